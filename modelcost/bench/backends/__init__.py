@@ -1,0 +1,1 @@
+"""modelcost.bench.backends"""

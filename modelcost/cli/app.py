@@ -1,0 +1,83 @@
+"""The ``modelcost`` typer app. Commands live in sibling modules and register themselves on ``app``."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from modelcost import __version__
+from modelcost.core.errors import ModelcostError
+
+app = typer.Typer(
+    name="modelcost",
+    help="What a model costs: exact params / storage / MACs / FLOPs, then measured latency and throughput "
+    "across PyTorch, ONNX Runtime and TensorRT, against the GPU's roofline.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str) -> None:
+    """One red line on stderr; the caller exits 1."""
+    from rich.console import Console
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {message}", markup=True)
+
+
+def user_errors(fn: F) -> F:
+    """Turn ModelcostError into one red line and exit code 1 (no traceback); other exceptions keep theirs."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ModelcostError as exc:
+            fail(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__)
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"modelcost {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """modelcost: what a model costs, counted exactly and measured honestly."""
+
+
+def _register_commands() -> None:
+    # Importing a command module registers its commands on ``app``.
+    import importlib
+
+    for name in ("analyze", "bench", "gpu", "decide"):
+        try:
+            importlib.import_module(f"modelcost.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"modelcost.cli.{name}":
+                raise
+
+
+_register_commands()
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        fail("interrupted")
+        sys.exit(130)

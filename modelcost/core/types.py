@@ -1,0 +1,245 @@
+"""The plain data every layer of modelcost passes around.
+
+Standard library only. Counts are integers; byte sizes end in ``_bytes``; times in ``_ms`` / ``_s``.
+MACs are stored, FLOPs are stored separately (FLOPs = 2 x MACs + the documented cost of the other ops,
+see ``modelcost.analysis.formulas``), never one mistaken for the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Dim = int | str  # a concrete size, or the name of a symbolic dimension
+Shape = tuple[Dim, ...]
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A model input or output: name, shape (symbolic dims as strings) and dtype name ("float32")."""
+
+    name: str
+    shape: Shape
+    dtype: str
+
+    @property
+    def is_static(self) -> bool:
+        return all(isinstance(d, int) for d in self.shape)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    source: str  # what the user passed: a path, "zoo:resnet50", "pkg.mod:factory"
+    format: str  # "onnx" | "pytorch" | "torchscript" | "torch.export"
+    file_size_bytes: int | None = None  # on disk, external data included; None for in-memory models
+    opset: int | None = None
+
+
+@dataclass
+class LayerCost:
+    """Cost of one ONNX node, or of the ops one PyTorch leaf module (or top-level call site) ran."""
+
+    name: str
+    op: str  # ONNX op type, or the module class / aten op name
+    macs: int = 0
+    flops: int = 0
+    params: int = 0
+    output_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    macs_dtype: str | None = None  # precision the MACs run in ("float32", "int8", ...)
+    weight_bytes: int = 0
+    activation_bytes: int = 0  # bytes of this layer's outputs
+    status: str = "counted"  # "counted" | "zero_cost" | "uncounted"
+
+
+@dataclass
+class ParamStats:
+    total: int = 0
+    trainable: int | None = None  # PyTorch only; None for ONNX
+    by_dtype: dict[str, int] = field(default_factory=dict)
+    shared: int = 0  # parameters reachable under more than one name, counted once in total
+    buffers: int = 0  # PyTorch buffers (running stats, ...), not in total
+    constants: int = 0  # ONNX Constant-node / non-weight constant elements, not in total
+
+
+@dataclass
+class StorageStats:
+    bytes: int = 0  # parameter bytes at their stored dtypes
+    by_dtype: dict[str, int] = field(default_factory=dict)
+    buffer_bytes: int = 0
+    file_size_bytes: int | None = None
+    external_data_bytes: int | None = None
+    fp16_bytes: int = 0  # what the parameters would take stored at fp16 / int8 / int4
+    int8_bytes: int = 0
+    int4_bytes: int = 0
+
+
+@dataclass
+class ComputeStats:
+    macs: int = 0
+    flops: int = 0
+    macs_by_dtype: dict[str, int] = field(default_factory=dict)
+    flops_by_op: dict[str, int] = field(default_factory=dict)
+    macs_by_op: dict[str, int] = field(default_factory=dict)
+    uncounted_ops: dict[str, int] = field(default_factory=dict)  # op -> occurrences
+    zero_cost_ops: dict[str, int] = field(default_factory=dict)  # op -> occurrences
+
+
+@dataclass
+class MemoryStats:
+    weight_bytes: int = 0
+    input_bytes: int = 0
+    output_bytes: int = 0
+    activation_bytes: int = 0  # sum of every intermediate tensor produced
+    peak_activation_bytes: int = 0  # max bytes of simultaneously live activations, topological order
+    arithmetic_intensity: float = 0.0  # FLOPs / (weight + input + activation bytes)
+
+
+@dataclass
+class CostReport:
+    """The static analysis of one model at one set of input shapes."""
+
+    model: ModelInfo
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+    params: ParamStats
+    storage: StorageStats
+    compute: ComputeStats
+    memory: MemoryStats
+    layers: list[LayerCost] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # assumptions: If branch taken, Loop trip count, ...
+    problems: list[str] = field(default_factory=list)  # bad input met on the way (unknown op, ...): exit 1
+    batch_size: int | None = None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Benchmarks
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Summary of repeated latency samples, all in milliseconds."""
+
+    count: int
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+    mean: float
+    std: float
+    min: float
+    max: float
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation (std / mean)."""
+        return self.std / self.mean if self.mean else 0.0
+
+
+@dataclass(frozen=True)
+class AccuracyStats:
+    max_abs_err: float
+    max_rel_err: float
+    cosine: float
+    top1_agreement: float | None = None  # only when the output looks like class scores
+    reference: str = ""  # which config was the reference
+
+
+@dataclass
+class DeviceInfo:
+    kind: str  # "cuda" | "cpu"
+    name: str
+    driver: str | None = None
+    cuda: str | None = None
+    compute_capability: str | None = None
+    memory_bytes: int | None = None
+    sm_count: int | None = None
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """Where one measured config sits against the device's two roofs."""
+
+    achieved_tflops: float
+    peak_tflops: float  # spec (datasheet-consistent) dense peak for the precision used
+    mfu: float  # achieved / spec peak
+    achieved_gbps: float
+    peak_gbps: float
+    intensity: float  # FLOPs per byte moved
+    ridge_point: float  # peak FLOP/s / peak bytes/s
+    bound: str  # "compute" | "memory" | "overhead"
+    lower_bound_ms: float  # max(FLOPs / peak, bytes / bandwidth)
+    measured_over_bound: float
+    bytes_moved: int
+    bytes_basis: str  # which bytes were counted, in words
+    measured_peak_tflops: float | None = None  # from `modelcost gpu --measure`, when cached
+    mfu_measured: float | None = None
+
+
+@dataclass
+class GpuSpec:
+    """A GPU's theoretical limits, from NVML / CUDA properties or from the built-in table (what-if)."""
+
+    name: str
+    architecture: str
+    compute_capability: str | None = None
+    sm_count: int | None = None
+    cuda_cores_per_sm: int | None = None
+    tensor_cores_per_sm: int | None = None
+    base_clock_mhz: int | None = None
+    boost_clock_mhz: int | None = None
+    max_clock_mhz: int | None = None
+    tensor_clock_mhz: int | None = None  # the clock the datasheet's tensor peaks use
+    memory_bytes: int | None = None
+    bus_width_bits: int | None = None
+    memory_clock_mhz: int | None = None
+    bandwidth_gbps: float | None = None  # GB/s, 1e9 bytes
+    power_limit_w: float | None = None
+    driver: str | None = None
+    peak_tflops: dict[str, float] = field(default_factory=dict)  # dense, by precision ("fp32", "bf16", ...)
+    sparse_peak_tflops: dict[str, float] = field(default_factory=dict)  # 2:4 structured sparsity
+    measured_tflops: dict[str, float] = field(default_factory=dict)  # from --measure
+    measured_gbps: float | None = None
+    source: str = "table"  # "nvml" | "table"
+
+
+@dataclass
+class BenchResult:
+    backend: str  # registry name, e.g. "torch-eager", "ort-cuda", "tensorrt"
+    precision: str  # "fp32", "tf32", "fp16", "bf16", "int8", "fp8"
+    batch_size: int
+    status: str  # "ok" | "unavailable" | "failed" | "oom"
+    reason: str | None = None
+    latency_ms: LatencyStats | None = None  # device time (CUDA events) on GPU; wall time on CPU
+    throughput_ips: float | None = None  # batch / median latency
+    e2e_latency_ms: LatencyStats | None = None  # host-side, host<->device copies included
+    first_inference_ms: float | None = None
+    build_s: float | None = None  # compile / engine build / session creation
+    gpu_memory_peak_bytes: int | None = None
+    power_w_mean: float | None = None
+    energy_j_per_inference: float | None = None
+    gpu_util_mean: float | None = None
+    sm_clock_mhz_mean: float | None = None
+    throttle_reasons: list[str] = field(default_factory=list)
+    accuracy: AccuracyStats | None = None
+    roofline: RooflinePoint | None = None
+    device: str = ""
+    timing: str = ""  # what the latency figure includes, in words
+    budget_hit: bool = False  # the time budget ended the run before the median settled to +-1%
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunReport:
+    """Everything one run produced: the static analysis, the benchmarks, the GPU. ``complete`` is False when
+    the run was interrupted or a backend crashed and what is here is what finished."""
+
+    cost: CostReport | None = None
+    benchmarks: list[BenchResult] = field(default_factory=list)
+    gpu: GpuSpec | None = None
+    device: DeviceInfo | None = None
+    complete: bool = True
+    notes: list[str] = field(default_factory=list)
+    created: str = ""  # ISO-8601 time
+    command: str = ""

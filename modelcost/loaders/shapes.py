@@ -1,0 +1,70 @@
+"""Parse and apply the user's shape options: ``--input-shape NAME=1x3x224x224`` and ``--batch-size N``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from modelcost.core.errors import ModelcostError, UnboundDimensionError
+from modelcost.core.types import TensorSpec
+
+BATCH_DIM_NAMES = {"batch", "batch_size", "n", "b", "N", "B", "batch_dim", "unk__0"}
+
+
+def parse_input_shapes(items: Iterable[str] | None) -> dict[str, tuple[int, ...]]:
+    """['x=1x3x224x224', 'ids=2,128'] -> {'x': (1, 3, 224, 224), 'ids': (2, 128)}."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for item in items or ():
+        name, sep, dims = item.partition("=")
+        if not sep or not name or not dims:
+            raise ModelcostError(f"--input-shape {item!r}: expected NAME=DIMS such as input=1x3x224x224")
+        try:
+            shape = tuple(int(d) for d in dims.replace(",", "x").split("x"))
+        except ValueError:
+            raise ModelcostError(f"--input-shape {item!r}: dimensions must be integers such as 1x3x224x224") from None
+        if any(d <= 0 for d in shape):
+            raise ModelcostError(f"--input-shape {item!r}: dimensions must be positive")
+        shapes[name.strip()] = shape
+    return shapes
+
+
+def bind_shape(
+    spec: TensorSpec, batch_size: int | None, given: dict[str, tuple[int, ...]], bound: dict[str, int] | None = None
+) -> TensorSpec:
+    """Resolve every symbolic dim of ``spec``: an explicit --input-shape wins; else a dim named in ``bound``
+    (symbols shared between inputs); else the first dim takes --batch-size. An unbound dim raises
+    UnboundDimensionError naming the input, the dim and the option to set."""
+    if spec.name in given:
+        shape = given[spec.name]
+        if len(shape) != len(spec.shape):
+            raise ModelcostError(
+                f"--input-shape {spec.name}: the model's input has {len(spec.shape)} dims {_fmt(spec.shape)}, "
+                f"got {len(shape)}"
+            )
+        for want, got in zip(spec.shape, shape, strict=True):
+            if isinstance(want, int) and want != got:
+                raise ModelcostError(f"--input-shape {spec.name}: the model fixes {_fmt(spec.shape)}, got {_fmt(shape)}")
+        return TensorSpec(spec.name, shape, spec.dtype)
+    bound = bound if bound is not None else {}
+    dims: list[int] = []
+    for i, d in enumerate(spec.shape):
+        if isinstance(d, int) and d > 0:
+            dims.append(d)
+        elif isinstance(d, str) and d in bound:
+            dims.append(bound[d])
+        elif i == 0 and batch_size is not None:
+            dims.append(batch_size)
+            if isinstance(d, str) and d:
+                bound[d] = batch_size
+        else:
+            label = repr(d) if isinstance(d, str) and d else f"#{i} (unnamed)"
+            example = "x".join(str(x) if isinstance(x, int) and x > 0 else "N" for x in spec.shape)
+            hint = "--batch-size N or " if i == 0 else ""
+            raise UnboundDimensionError(
+                f"input {spec.name!r} has unbound dimension {label} at position {i} of {_fmt(spec.shape)}; "
+                f"set it with {hint}--input-shape {spec.name}={example}"
+            )
+    return TensorSpec(spec.name, tuple(dims), spec.dtype)
+
+
+def _fmt(shape: Iterable[object]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"

@@ -1,0 +1,58 @@
+"""The versioned JSON report (docs/REPORT_SCHEMA.md documents every key)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from modelcost.core.types import CostReport, RunReport
+
+SCHEMA = "modelcost.report/1"
+
+
+def _plain(obj: Any) -> Any:
+    """Dataclasses -> dicts, tuples -> lists, NaN/inf -> None (JSON has none of them)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        if hasattr(obj, "cv") and "std" in out:
+            out["cv"] = _plain(obj.cv)
+        return out
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def cost_to_dict(cost: CostReport) -> dict[str, Any]:
+    d = _plain(cost)
+    d["inputs"] = [{"name": t["name"], "shape": t["shape"], "dtype": t["dtype"]} for t in d["inputs"]]
+    return d
+
+
+def run_to_dict(run: RunReport) -> dict[str, Any]:
+    """The whole document. Static keys sit at the top level (``model``, ``params``, ``compute``, ...)."""
+    doc: dict[str, Any] = {"schema": SCHEMA, "complete": run.complete, "created": run.created, "command": run.command}
+    if run.cost is not None:
+        doc.update(cost_to_dict(run.cost))
+    doc["benchmarks"] = _plain(run.benchmarks)
+    doc["gpu"] = _plain(run.gpu)
+    doc["device"] = _plain(run.device)
+    doc["run_notes"] = list(run.notes)
+    return doc
+
+
+def dumps(run: RunReport) -> str:
+    return json.dumps(run_to_dict(run), indent=2, sort_keys=False)
+
+
+def write_json(run: RunReport, path: str | Path) -> Path:
+    """Write atomically: a temporary file beside the target, then rename."""
+    from modelcost.report.atomic import atomic_write_text
+
+    return atomic_write_text(Path(path), dumps(run) + "\n")
