@@ -1,0 +1,71 @@
+"""The rich terminal summary of a static analysis."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from modelcost.core.types import CostReport, LayerCost
+from modelcost.core.units import binary_bytes, si
+
+
+def _shape(shape: tuple[object, ...] | list[object]) -> str:
+    return "x".join(str(d) for d in shape) if shape else "scalar"
+
+
+def _totals_table(cost: CostReport) -> Table:
+    p, s, c, m = cost.params, cost.storage, cost.compute, cost.memory
+    table = Table(title=f"{cost.model.name}  ({cost.model.format})", show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    table.add_column("detail", style="dim")
+    trainable = "" if p.trainable is None else f"trainable {p.trainable:,}"
+    extra = ", ".join(x for x in (trainable, f"shared {p.shared:,}" if p.shared else "",
+                                    f"buffers {p.buffers:,}" if p.buffers else "",
+                                    f"constants {p.constants:,}" if p.constants else "") if x)
+    table.add_row("parameters", f"{p.total:,}", f"{si(p.total)}  {extra}".strip())
+    table.add_row("  by dtype", "", ", ".join(f"{k} {v:,}" for k, v in p.by_dtype.items()))
+    on_disk = f"file {binary_bytes(s.file_size_bytes)}" if s.file_size_bytes is not None else "in memory"
+    table.add_row("weight storage", binary_bytes(s.bytes), on_disk)
+    table.add_row("  at fp16 / int8 / int4", "", " / ".join(binary_bytes(b) for b in (s.fp16_bytes, s.int8_bytes, s.int4_bytes)))
+    table.add_row("MACs", f"{c.macs:,}", si(c.macs))
+    if len(c.macs_by_dtype) > 1 or (c.macs_by_dtype and "float32" not in c.macs_by_dtype):
+        table.add_row("  by dtype", "", ", ".join(f"{k} {si(v)}" for k, v in c.macs_by_dtype.items()))
+    table.add_row("FLOPs", f"{c.flops:,}", f"{si(c.flops)}  (2 x MACs + other ops, docs/COUNTING.md)")
+    table.add_row("activations", binary_bytes(m.activation_bytes), f"peak live {binary_bytes(m.peak_activation_bytes)}")
+    table.add_row("inputs / outputs", f"{binary_bytes(m.input_bytes)} / {binary_bytes(m.output_bytes)}", "")
+    table.add_row("arithmetic intensity", f"{m.arithmetic_intensity:.1f}", "FLOPs per byte of weights + inputs + activations")
+    return table
+
+
+def _layers_table(layers: list[LayerCost], total_flops: int, top: int | None) -> Table:
+    ranked = sorted(layers, key=lambda layer: layer.flops, reverse=True)
+    shown = ranked if top is None else ranked[:top]
+    title = "layers" if top is None else f"heaviest {len(shown)} of {len(layers)} layers (by FLOPs)"
+    table = Table(title=title, title_justify="left")
+    for col, justify in (("layer", "left"), ("op", "left"), ("MACs", "right"), ("FLOPs", "right"),
+                         ("% FLOPs", "right"), ("params", "right"), ("output", "left")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for layer in shown:
+        share = 100.0 * layer.flops / total_flops if total_flops else 0.0
+        outs = ", ".join(_shape(s) for s in layer.output_shapes[:2])
+        table.add_row(layer.name, layer.op, si(layer.macs), si(layer.flops), f"{share:.1f}", si(layer.params), outs)
+    return table
+
+
+def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
+    console = console or Console()
+    inputs = ", ".join(f"{t.name} {_shape(t.shape)} {t.dtype}" for t in cost.inputs)
+    console.print(f"[bold]inputs:[/] {inputs}")
+    console.print(_totals_table(cost))
+    if top != 0 and cost.layers:
+        console.print(_layers_table(cost.layers, cost.compute.flops, top))
+    if cost.compute.uncounted_ops:
+        ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items())
+        console.print(f"[yellow]uncounted ops (no formula; their cost is not in the totals):[/] {ops}")
+    else:
+        console.print("[green]every op counted[/] (or known to cost nothing)")
+    for note in cost.notes:
+        console.print(f"[dim]note:[/] {note}")
+    for problem in cost.problems:
+        console.print(f"[red]problem:[/] {problem}")
