@@ -57,7 +57,8 @@ def bind_shape(
                 bound[d] = batch_size
         else:
             label = repr(d) if isinstance(d, str) and d else f"#{i} (unnamed)"
-            example = "x".join(str(x) if isinstance(x, int) and x > 0 else "N" for x in spec.shape)
+            rest = ["N" if not (isinstance(x, int) and x > 0) else str(x) for x in spec.shape[i:]]
+            example = "x".join([str(x) for x in dims] + rest)
             hint = "--batch-size N or " if i == 0 else ""
             raise UnboundDimensionError(
                 f"input {spec.name!r} has unbound dimension {label} at position {i} of {_fmt(spec.shape)}; "
