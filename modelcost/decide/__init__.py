@@ -1,0 +1,1 @@
+"""Decisions: which config to deploy (recommend), is the candidate faster (compare), make one (quantize)."""

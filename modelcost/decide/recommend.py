@@ -1,0 +1,232 @@
+"""Choose a deployment config (backend + precision + batch size) from measured benchmarks. Pure functions.
+
+Definitions, used everywhere the recommendation is shown:
+- latency: the ``latency_stat`` percentile of the measured latency (default p99: a latency limit is a tail
+  limit); the Pareto front uses the same statistic.
+- throughput: ``BenchResult.throughput_ips`` (batch / median latency).
+- memory: ``gpu_memory_peak_bytes`` in GB of 10^9 bytes. Not measured (CPU backends) -> the memory
+  constraint cannot be shown to hold, and the config fails it ("not measured").
+- accuracy drop, in percent: (1 - top-1 agreement with the FP32 reference) x 100 when the output looks like
+  class scores, else (1 - cosine similarity) x 100. An FP32 config without accuracy figures is the reference
+  (drop 0); a reduced-precision config without them fails the constraint ("not measured").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modelcost.core.decisions import ConstraintCheck, Recommendation
+from modelcost.core.errors import ModelcostError
+from modelcost.core.types import BenchResult
+
+LATENCY_STATS = ("p50", "p90", "p95", "p99", "mean")
+OBJECTIVES = ("throughput", "latency")
+GB = 1e9
+
+
+@dataclass(frozen=True)
+class Constraints:
+    max_latency_ms: float | None = None
+    min_throughput_ips: float | None = None
+    max_memory_gb: float | None = None
+    max_accuracy_drop_pct: float | None = None
+    batch_sizes: tuple[int, ...] | None = None  # only these batch sizes are acceptable
+    latency_stat: str = "p99"
+
+    def as_dict(self) -> dict[str, float]:
+        given = {
+            "max_latency_ms": self.max_latency_ms, "min_throughput_ips": self.min_throughput_ips,
+            "max_memory_gb": self.max_memory_gb, "max_accuracy_drop_pct": self.max_accuracy_drop_pct,
+        }
+        return {k: v for k, v in given.items() if v is not None}
+
+
+def label(r: BenchResult) -> str:
+    """'ort-cuda fp16 b8' — how a config is named in every recommendation text."""
+    return f"{r.backend} {r.precision} b{r.batch_size}"
+
+
+def latency_of(r: BenchResult, stat: str) -> float | None:
+    return None if r.latency_ms is None else float(getattr(r.latency_ms, stat))
+
+
+def accuracy_drop_pct(r: BenchResult) -> float | None:
+    """See the module docstring. None: not measured."""
+    acc = r.accuracy
+    if acc is None:
+        return 0.0 if r.precision == "fp32" else None
+    if acc.top1_agreement is not None:
+        return (1.0 - acc.top1_agreement) * 100.0
+    return max(0.0, (1.0 - acc.cosine) * 100.0)
+
+
+def _excess(value: float, limit: float, unit: str, upper: bool) -> str:
+    """'+2.4 ms, +24.0%' over an upper limit; '-1000 ips, -20.0%' under a lower one."""
+    delta = abs(value - limit)
+    sign = "+" if upper else "-"
+    rel = f", {sign}{delta / abs(limit) * 100:.1f}%" if limit else ""
+    return f"{sign}{delta:.4g} {unit}{rel}"
+
+
+def _check_upper(name: str, what: str, value: float | None, limit: float, unit: str) -> ConstraintCheck:
+    if value is None:
+        return ConstraintCheck(name, limit, None, False, f"{what} not measured: cannot show it is <= {limit:g} {unit}")
+    ok = value <= limit
+    rel = "<=" if ok else ">"
+    detail = f"{what} {value:.4g} {unit} {rel} {limit:g} {unit}"
+    if not ok:
+        detail += f" ({_excess(value, limit, unit, True)} over)"
+    return ConstraintCheck(name, limit, value, ok, detail)
+
+
+def check_config(r: BenchResult, c: Constraints) -> list[ConstraintCheck]:
+    """Every given constraint applied to one measured config."""
+    checks: list[ConstraintCheck] = []
+    if c.batch_sizes:
+        ok = r.batch_size in c.batch_sizes
+        wanted = ",".join(str(b) for b in c.batch_sizes)
+        checks.append(ConstraintCheck("batch_size", float(r.batch_size), float(r.batch_size), ok,
+                                      f"batch {r.batch_size} {'in' if ok else 'not in'} {{{wanted}}}"))
+    if c.max_latency_ms is not None:
+        checks.append(_check_upper("max_latency_ms", f"{c.latency_stat} latency", latency_of(r, c.latency_stat),
+                                   c.max_latency_ms, "ms"))
+    if c.min_throughput_ips is not None:
+        v, lim = r.throughput_ips, c.min_throughput_ips
+        if v is None:
+            checks.append(ConstraintCheck("min_throughput_ips", lim, None, False, "throughput not measured"))
+        else:
+            ok = v >= lim
+            detail = f"throughput {v:.4g} ips {'>=' if ok else '<'} {lim:g} ips"
+            if not ok:
+                detail += f" ({_excess(v, lim, 'ips', False)} short)"
+            checks.append(ConstraintCheck("min_throughput_ips", lim, v, ok, detail))
+    if c.max_memory_gb is not None:
+        mem = None if r.gpu_memory_peak_bytes is None else r.gpu_memory_peak_bytes / GB
+        checks.append(_check_upper("max_memory_gb", "peak GPU memory", mem, c.max_memory_gb, "GB"))
+    if c.max_accuracy_drop_pct is not None:
+        checks.append(_check_upper("max_accuracy_drop_pct", "accuracy drop", accuracy_drop_pct(r),
+                                   c.max_accuracy_drop_pct, "%"))
+    return checks
+
+
+def pareto_front(results: list[BenchResult], stat: str = "p50") -> list[BenchResult]:
+    """Measured configs that no other config beats on both lower latency and higher throughput; by latency."""
+    pts = [r for r in results if r.status == "ok" and latency_of(r, stat) is not None and r.throughput_ips]
+    front = []
+    for p in pts:
+        lp, tp = latency_of(p, stat), p.throughput_ips
+        dominated = any(
+            latency_of(q, stat) <= lp and q.throughput_ips >= tp  # type: ignore[operator]
+            and (latency_of(q, stat) < lp or q.throughput_ips > tp)  # type: ignore[operator]
+            for q in pts if q is not p
+        )
+        if not dominated:
+            front.append(p)
+    return sorted(front, key=lambda r: (latency_of(r, stat), -(r.throughput_ips or 0)))
+
+
+def _score(r: BenchResult, objective: str, stat: str) -> tuple[float, float]:
+    """Sort key, best first: throughput (higher) then latency (lower), or the other way round."""
+    lat = latency_of(r, stat) or float("inf")
+    thr = r.throughput_ips or 0.0
+    return (-thr, lat) if objective == "throughput" else (lat, -thr)
+
+
+def recommend(results: list[BenchResult], constraints: Constraints | None = None,
+              objective: str = "throughput") -> Recommendation:
+    """The measured config that meets every constraint with the best ``objective``, with reasons; the Pareto
+    front; and, when nothing fits, which constraint fails and by how much."""
+    c = constraints or Constraints()
+    if c.latency_stat not in LATENCY_STATS:
+        raise ModelcostError(f"latency statistic must be one of {', '.join(LATENCY_STATS)}, not {c.latency_stat!r}")
+    if objective not in OBJECTIVES:
+        raise ModelcostError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
+    measured = [r for r in results if r.status == "ok" and r.latency_ms is not None]
+    rec = Recommendation(objective=objective, latency_stat=c.latency_stat, constraints=c.as_dict(),
+                         pareto=pareto_front(measured, c.latency_stat), considered=len(measured))
+    rec.skipped = [f"{label(r)}: {r.status}" + (f" ({r.reason})" if r.reason else "")
+                   for r in results if r not in measured]
+    if not measured:
+        rec.reasons.append("no config was measured successfully, so there is nothing to recommend")
+        rec.failing.append("no measured config")
+        return rec
+    for r in measured:
+        rec.checks.append((label(r), check_config(r, c)))
+    rec.feasible = sorted((r for r, (_, ch) in zip(measured, rec.checks) if all(x.ok for x in ch)),
+                          key=lambda r: _score(r, objective, c.latency_stat))
+    if rec.feasible:
+        rec.best = rec.feasible[0]
+        rec.reasons = _why_best(rec, c)
+    else:
+        rec.failing = _why_nothing(rec.checks, c)
+        rec.reasons = [f"none of the {len(measured)} measured configs meets every constraint"] + rec.failing
+    return rec
+
+
+def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
+    best = rec.best
+    assert best is not None
+    stat = c.latency_stat
+    lat, thr = latency_of(best, stat), best.throughput_ips or 0.0
+    n = len(rec.feasible)
+    head = (f"{label(best)}: the highest throughput ({thr:.4g} ips)" if rec.objective == "throughput"
+            else f"{label(best)}: the lowest {stat} latency ({lat:.4g} ms)")
+    why = [head + f" of the {n} config{'s' if n != 1 else ''} that meet every constraint "
+           f"({rec.considered} measured)"]
+    if n > 1:
+        nxt = rec.feasible[1]
+        if rec.objective == "throughput":
+            gain = (thr / nxt.throughput_ips - 1) * 100 if nxt.throughput_ips else float("inf")
+            why.append(f"next best: {label(nxt)} at {nxt.throughput_ips:.4g} ips ({gain:.1f}% less throughput)")
+        else:
+            why.append(f"next best: {label(nxt)} at {latency_of(nxt, stat):.4g} ms {stat}")
+    checks = dict(rec.checks)[label(best)]
+    why += [ch.detail for ch in checks]
+    why.append(f"{stat} latency {lat:.4g} ms; throughput {thr:.4g} ips; "
+               f"{'on' if best in rec.pareto else 'not on'} the latency-throughput Pareto front")
+    if best.accuracy is not None:
+        drop = accuracy_drop_pct(best)
+        why.append(f"accuracy vs {best.accuracy.reference or 'the reference'}: drop {drop:.3g}% "
+                   f"(cosine {best.accuracy.cosine:.6f}, max abs err {best.accuracy.max_abs_err:.3g})")
+    return why
+
+
+def _why_nothing(checks: list[tuple[str, list[ConstraintCheck]]], c: Constraints) -> list[str]:
+    """Per constraint: the best any config reaches and how far from the limit it is; then the closest config."""
+    out: list[str] = []
+    by_name: dict[str, list[tuple[str, ConstraintCheck]]] = {}
+    for lab, chs in checks:
+        for ch in chs:
+            by_name.setdefault(ch.name, []).append((lab, ch))
+    for name, pairs in by_name.items():
+        if any(ch.ok for _, ch in pairs):
+            continue
+        if name == "batch_size":
+            seen = sorted({int(ch.value or 0) for _, ch in pairs})
+            out.append(f"batch size: no config was measured at batch {','.join(map(str, c.batch_sizes or ()))} "
+                       f"(measured: {','.join(map(str, seen))})")
+            continue
+        known = [(lab, ch) for lab, ch in pairs if ch.value is not None]
+        if not known:
+            out.append(f"{name}: not measured for any config ({pairs[0][1].detail})")
+            continue
+        lower_is_better = name != "min_throughput_ips"
+        lab, ch = (min if lower_is_better else max)(known, key=lambda p: p[1].value)  # type: ignore[arg-type]
+        out.append(f"{name} {ch.limit:g} fails for every config; the best is {lab}: {ch.detail}")
+    closest = min(checks, key=lambda p: (sum(not ch.ok for ch in p[1]), _total_excess(p[1])))
+    failing = [ch.detail for ch in closest[1] if not ch.ok]
+    out.append(f"closest: {closest[0]}, which fails " + "; ".join(failing))
+    return out
+
+
+def _total_excess(checks: list[ConstraintCheck]) -> float:
+    """Sum of relative distances to the limits of the failing checks (unmeasured counts as far)."""
+    total = 0.0
+    for ch in checks:
+        if ch.ok:
+            continue
+        if ch.value is None or not ch.limit:
+            total += 10.0
+        else:
+            total += abs(ch.value - ch.limit) / abs(ch.limit)
+    return total

@@ -1,0 +1,127 @@
+"""recommend: constraints, the best config and why, the Pareto front, and what fails when nothing fits."""
+
+from __future__ import annotations
+
+import pytest
+
+from modelcost.core.errors import ModelcostError
+from modelcost.core.types import AccuracyStats, BenchResult, LatencyStats
+from modelcost.decide.recommend import Constraints, accuracy_drop_pct, label, pareto_front, recommend
+
+
+def lat(p50: float, p99: float | None = None) -> LatencyStats:
+    p99 = p50 * 1.1 if p99 is None else p99
+    return LatencyStats(count=100, p50=p50, p90=p50, p95=p50, p99=p99, mean=p50, std=0.01, min=p50, max=p99)
+
+
+def res(backend: str, precision: str, batch: int, p50: float, p99: float | None = None, mem_gb: float | None = 1.0,
+        top1: float | None = None, cosine: float = 1.0, status: str = "ok") -> BenchResult:
+    acc = None if top1 is None and precision == "fp32" else AccuracyStats(0.01, 0.01, cosine, top1, "fp32")
+    return BenchResult(backend=backend, precision=precision, batch_size=batch, status=status,
+                       latency_ms=lat(p50, p99) if status == "ok" else None,
+                       throughput_ips=batch / p50 * 1000 if status == "ok" else None,
+                       gpu_memory_peak_bytes=None if mem_gb is None else int(mem_gb * 1e9),
+                       accuracy=acc if status == "ok" else None)
+
+
+# Throughput = batch / p50: A 1/2ms = 500 ips; B 8/4ms = 2000; C 64/20ms = 3200; D 64/16ms = 4000; E 1/1ms = 1000.
+A = res("torch-eager", "fp32", 1, 2.0, 2.5)
+B = res("torch-eager", "fp32", 8, 4.0, 5.0)
+C = res("ort-cuda", "fp32", 64, 20.0, 25.0, mem_gb=3.0)
+D = res("ort-cuda", "fp16", 64, 16.0, 18.0, mem_gb=2.0, top1=0.99)
+E = res("ort-cuda", "fp16", 1, 1.0, 1.2, top1=0.99)
+ALL = [A, B, C, D, E]
+
+
+def test_no_constraints_picks_the_highest_throughput():
+    rec = recommend(ALL)
+    assert rec.best is D  # 4000 ips is the highest
+    assert rec.considered == 5 and len(rec.feasible) == 5
+    assert "highest throughput (4000 ips)" in rec.reasons[0]
+    # next best is C at 3200 ips: D has 4000/3200 - 1 = 25% more throughput
+    assert "ort-cuda fp32 b64 at 3200 ips (25.0% less throughput)" in rec.reasons[1]
+
+
+def test_latency_limit_uses_p99_by_default():
+    # p99 <= 6 ms: A (2.5), B (5.0), E (1.2) pass; C (25) and D (18) fail. Best throughput: B 2000 ips.
+    rec = recommend(ALL, Constraints(max_latency_ms=6))
+    assert rec.best is B
+    assert {label(r) for r in rec.feasible} == {"torch-eager fp32 b1", "torch-eager fp32 b8", "ort-cuda fp16 b1"}
+    assert "p99 latency 5 ms <= 6 ms" in rec.reasons
+
+
+def test_latency_objective_picks_the_lowest_latency():
+    rec = recommend(ALL, Constraints(max_latency_ms=6), objective="latency")
+    assert rec.best is E
+
+
+def test_accuracy_drop_excludes_reduced_precision():
+    # D and E agree on top-1 for 99% of inputs: a 1% drop > 0.5% allowed. FP32 configs are the reference (0%).
+    assert accuracy_drop_pct(D) == pytest.approx(1.0)
+    assert accuracy_drop_pct(A) == 0.0
+    rec = recommend(ALL, Constraints(max_accuracy_drop_pct=0.5))
+    assert rec.best is C
+
+
+def test_accuracy_drop_from_cosine_when_no_top1():
+    r = res("ort-cuda", "fp16", 1, 1.0, cosine=0.998)
+    r.accuracy = AccuracyStats(0.1, 0.1, 0.998, None, "fp32")
+    assert accuracy_drop_pct(r) == pytest.approx(0.2)  # (1 - 0.998) x 100
+
+
+def test_memory_not_measured_fails_the_memory_constraint():
+    cpu = res("ort-cpu", "fp32", 1, 3.0, mem_gb=None)
+    rec = recommend([cpu], Constraints(max_memory_gb=8))
+    assert rec.best is None
+    assert any("max_memory_gb: not measured for any config" in f for f in rec.failing)
+
+
+def test_batch_size_filter():
+    rec = recommend(ALL, Constraints(batch_sizes=(1,)))
+    assert rec.best is E  # 1000 ips beats A's 500
+    rec = recommend(ALL, Constraints(batch_sizes=(4,)))
+    assert rec.best is None
+    assert "no config was measured at batch 4 (measured: 1,8,64)" in rec.failing[0]
+
+
+def test_nothing_fits_says_which_constraint_and_by_how_much():
+    # min throughput 5000: the best is D at 4000 ips -> 1000 ips (20%) short.
+    rec = recommend(ALL, Constraints(min_throughput_ips=5000))
+    assert rec.best is None
+    msg = rec.failing[0]
+    assert msg.startswith("min_throughput_ips 5000 fails for every config; the best is ort-cuda fp16 b64")
+    assert "-1000 ips, -20.0% short" in msg
+    # max latency 1 ms p99: the lowest is E at 1.2 ms -> 0.2 ms (20%) over.
+    rec = recommend(ALL, Constraints(max_latency_ms=1))
+    assert "the best is ort-cuda fp16 b1: p99 latency 1.2 ms > 1 ms (+0.2 ms, +20.0% over)" in rec.failing[0]
+
+
+def test_each_constraint_met_somewhere_but_not_jointly_names_the_closest():
+    # latency <= 3 ms p99 holds for A, E; throughput >= 1500 holds for B, C, D: nobody has both.
+    rec = recommend(ALL, Constraints(max_latency_ms=3, min_throughput_ips=1500))
+    assert rec.best is None
+    # E fails throughput by 500/1500 = 33%, A by 1000/1500 = 67%, B fails latency by 2/3 = 67%: E is closest.
+    assert rec.failing[-1].startswith("closest: ort-cuda fp16 b1, which fails throughput 1000 ips < 1500 ips")
+
+
+def test_pareto_front():
+    # By p50: E (1 ms, 1000), A (2 ms, 500: dominated by E), B (4 ms, 2000), C (20 ms, 3200: dominated by D),
+    # D (16 ms, 4000). Front by latency: E, B, D.
+    assert [label(r) for r in pareto_front(ALL)] == ["ort-cuda fp16 b1", "torch-eager fp32 b8", "ort-cuda fp16 b64"]
+
+
+def test_unmeasured_configs_are_listed_not_ranked():
+    bad = res("tensorrt", "fp16", 1, 1.0, status="unavailable")
+    bad.reason = "TensorRT not installed"
+    rec = recommend([A, bad])
+    assert rec.best is A
+    assert rec.skipped == ["tensorrt fp16 b1: unavailable (TensorRT not installed)"]
+    empty = recommend([bad])
+    assert empty.best is None and empty.failing == ["no measured config"]
+
+
+def test_bad_options_are_user_errors():
+    with pytest.raises(ModelcostError):
+        recommend(ALL, Constraints(latency_stat="p42"))
+    with pytest.raises(ModelcostError):
+        recommend(ALL, objective="cheapest")
