@@ -174,6 +174,11 @@ class RooflinePoint:
     bytes_basis: str  # which bytes were counted, in words
     measured_peak_tflops: float | None = None  # from `modelcost gpu --measure`, when cached
     mfu_measured: float | None = None
+    roof: str = ""  # which roof is lower at this intensity: "compute" | "memory" (bound adds "overhead")
+    compute_ms: float = 0.0  # FLOPs / peak FLOP/s
+    memory_ms: float = 0.0  # bytes_moved / peak bandwidth
+    peak_key: str = ""  # which peak was used: "fp32" (CUDA cores), "tf32", "bf16", "fp16", "int8", "fp8"
+    flops: int = 0  # model FLOPs at the benchmark's batch size
 
 
 @dataclass
@@ -201,6 +206,9 @@ class GpuSpec:
     measured_tflops: dict[str, float] = field(default_factory=dict)  # from --measure
     measured_gbps: float | None = None
     source: str = "table"  # "nvml" | "table"
+    l2_cache_bytes: int | None = None
+    measurements: list[CeilingMeasurement] = field(default_factory=list)  # from --measure, with clocks
+    notes: list[str] = field(default_factory=list)  # where a figure came from, what did not match
 
 
 @dataclass
@@ -223,6 +231,7 @@ class BenchResult:
     throttle_reasons: list[str] = field(default_factory=list)
     accuracy: AccuracyStats | None = None
     roofline: RooflinePoint | None = None
+    layer_profile: LayerProfile | None = None  # measured time per module / ONNX node (bench/profile.py)
     device: str = ""
     timing: str = ""  # what the latency figure includes, in words
     budget_hit: bool = False  # the time budget ended the run before the median settled to +-1%
@@ -243,3 +252,91 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     created: str = ""  # ISO-8601 time
     command: str = ""
+
+
+# ---------------------------------------------------------------------------------------------------
+# GPU limits, per-layer time and what-if estimates (modelcost.hardware, analysis/roofline.py)
+
+
+@dataclass
+class CeilingMeasurement:
+    """One ceiling measured by ``modelcost gpu --measure``: a large matmul at one precision, or a
+    device-to-device copy, with the clocks and throttle reasons NVML saw while it ran."""
+
+    kind: str  # "matmul" | "copy"
+    precision: str  # "fp32" (TF32 off), "tf32", "fp16", "bf16", "int8", "fp8"; "" for the copy
+    value: float | None  # TFLOP/s (matmul) or GB/s (copy, read + write); None when it failed
+    unit: str  # "TFLOP/s" | "GB/s"
+    spec: float | None = None  # the spec peak for the same precision / the spec bandwidth
+    fraction_of_spec: float | None = None
+    shape: str = ""  # "8192x8192x8192" or "1.00 GiB"
+    median_ms: float | None = None  # per iteration
+    iterations: int = 0
+    sm_clock_mhz_min: float | None = None
+    sm_clock_mhz_mean: float | None = None
+    mem_clock_mhz_mean: float | None = None
+    power_w_mean: float | None = None
+    throttle_reasons: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class LayerTime:
+    """Measured time of one module (PyTorch, exclusive of its child modules) or ONNX node, per inference."""
+
+    name: str
+    op: str
+    time_ms: float
+    calls: int = 1  # calls per inference
+
+
+@dataclass
+class LayerProfile:
+    """Per-layer time from the framework's own profiler (torch.profiler or ONNX Runtime profiling)."""
+
+    source: str  # "torch.profiler" | "onnxruntime"
+    time_kind: str  # what time_ms is, in words ("CUDA kernel time", "CPU time", ...)
+    runs: int
+    total_ms: float  # sum of the layers' times per inference
+    wall_ms: float | None = None  # wall time per inference while profiling (profiler overhead included)
+    layers: list[LayerTime] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LayerRoofline:
+    """One row of "where the time goes vs where the FLOPs are"."""
+
+    name: str
+    op: str
+    flops: int
+    flops_share: float  # of the model's FLOPs
+    bytes_moved: int
+    intensity: float  # FLOPs per byte
+    bound: str  # "compute" | "memory": this layer's intensity against the device's ridge point
+    lower_bound_ms: float
+    time_ms: float | None = None  # measured (LayerProfile), when there is one
+    time_share: float | None = None
+    achieved_tflops: float | None = None
+    layers: int = 1  # static-analysis layers folded into this row
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """Lower-bound latency of a model on a GPU from the table: max(FLOPs / peak, bytes / bandwidth)."""
+
+    gpu: str
+    precision: str
+    peak_key: str
+    batch_size: int
+    flops: int
+    bytes_moved: int
+    bytes_basis: str
+    peak_tflops: float
+    peak_gbps: float
+    compute_ms: float
+    memory_ms: float
+    lower_bound_ms: float
+    bound: str  # "compute" | "memory"
+    max_throughput_ips: float  # batch / lower bound: no run can beat it
+
