@@ -1,0 +1,240 @@
+"""The ONNX Runtime backends: CUDA execution provider with I/O binding, TensorRT execution provider, CPU.
+
+On CUDA the inputs are PyTorch tensors on the GPU bound by pointer, and the outputs are bound to the device
+buffers ONNX Runtime allocated on the first run, so a timed ``run_with_iobinding`` moves nothing between host
+and device. ONNX Runtime is given a PyTorch stream as ``user_compute_stream`` and the CUDA events are recorded
+on that same stream (ONNX Runtime rejects stream 0, so it is a stream of its own). fp16 = an fp16 copy of the
+model (``onnxruntime.transformers.float16``, I/O kept fp32, ops without fp16 kernels left in fp32), cached.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
+from modelcost.bench.model import BenchModel
+from modelcost.core.errors import ModelcostError
+
+_EP = {"ort-cuda": "CUDAExecutionProvider", "ort-tensorrt": "TensorrtExecutionProvider", "ort-cpu": "CPUExecutionProvider"}
+TRT_MISSING = "TensorRT not installed — pip install 'modelcost[tensorrt]'"
+
+
+def make(entry: BackendInfo) -> OrtBackend:
+    return OrtBackend(entry)
+
+
+def tensorrt_libs_reason() -> str | None:
+    """None when TensorRT's libraries load (the tensorrt wheel, or libnvinfer on the library path)."""
+    import ctypes
+    import importlib.util
+
+    if importlib.util.find_spec("tensorrt") is not None or importlib.util.find_spec("tensorrt_libs") is not None:
+        return None
+    for lib in ("libnvinfer.so.10", "libnvinfer.so.11", "libnvinfer.so"):
+        try:
+            ctypes.CDLL(lib)
+            return None
+        except OSError:
+            continue
+    return TRT_MISSING
+
+
+def is_oom_text(text: str) -> bool:
+    t = text.lower()
+    return "out of memory" in t or "failed to allocate memory" in t or "alloc_failed" in t or "bfcarena" in t
+
+
+class OrtBackend:
+    def __init__(self, entry: BackendInfo) -> None:
+        self.entry = entry
+        self.name = entry.name
+        self.provider = _EP[entry.name]
+
+    def unavailable_reason(self) -> str | None:
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            return "onnxruntime is not installed — pip install onnxruntime"
+        if self.name == "ort-cpu":
+            return None
+        have = ort.get_available_providers()
+        if self.name == "ort-tensorrt":
+            if self.provider not in have:
+                return "onnxruntime has no TensorRT execution provider (install onnxruntime-gpu: 'modelcost[gpu]')"
+            if (why := tensorrt_libs_reason()) is not None:
+                return why
+        elif self.provider not in have:
+            return "onnxruntime has no CUDA execution provider — pip install 'modelcost[gpu]' (onnxruntime-gpu)"
+        from modelcost.bench.backends.torch_backends import cuda_unavailable_reason
+
+        return cuda_unavailable_reason()
+
+    def precision_reason(self, precision: str) -> str | None:
+        if precision not in self.entry.precisions:
+            return f"{self.name} has no {precision} (it has {', '.join(self.entry.precisions)})"
+        return None
+
+    def prepare(self, model: BenchModel, precision: str, config: BenchConfig) -> OrtRunner:
+        return OrtRunner(self, model, precision, config)
+
+
+def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
+    """An fp16 copy of the model, I/O types kept fp32; cached under ``<cache>/onnx-fp16/<key>.onnx``."""
+    import onnx
+
+    out = Path(cache_dir) / "onnx-fp16" / f"{key}.onnx"
+    if out.exists():
+        return out
+    try:
+        from onnxruntime.transformers.float16 import convert_float_to_float16
+    except ImportError:
+        try:
+            from onnxconverter_common.float16 import convert_float_to_float16
+        except ImportError as exc:
+            raise Unavailable("no fp16 converter: onnxruntime.transformers or onnxconverter-common is needed") from exc
+    model = onnx.load(str(path))
+    converted = convert_float_to_float16(model, keep_io_types=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(f".tmp{time.time_ns()}")
+    onnx.save(converted, str(tmp), save_as_external_data=converted.ByteSize() > (1 << 31) - (1 << 24))
+    tmp.replace(out)
+    return out
+
+
+class OrtRunner:
+    """An InferenceSession for one precision; every batch size shares it (the model's batch is dynamic)."""
+
+    def __init__(self, backend: OrtBackend, model: BenchModel, precision: str, config: BenchConfig) -> None:
+        import onnxruntime as ort
+
+        self.backend, self.model, self.precision, self.config = backend, model, precision, config
+        self.device = "cpu" if backend.name == "ort-cpu" else "cuda"
+        self.notes: list[str] = []
+        t0 = time.perf_counter()
+        path = model.onnx_file(config.cache_dir)
+        if model.export_note:
+            self.notes.append(model.export_note)
+        if precision == "fp16" and backend.name == "ort-cuda":
+            path = fp16_copy(path, config.cache_dir, model.content_hash()[:16])
+            self.notes.append("fp16 copy of the model (onnxruntime.transformers.float16, I/O kept fp32)")
+        self.stream = None
+        providers: list[Any] = [backend.provider]
+        if self.device == "cuda":
+            import torch
+
+            self.stream = torch.cuda.Stream()
+            cuda_opts = {"device_id": str(torch.cuda.current_device()), "user_compute_stream": str(self.stream.cuda_stream)}
+            providers = [("CUDAExecutionProvider", cuda_opts)]
+            if backend.name == "ort-tensorrt":
+                trt_cache = Path(config.cache_dir) / "ort-tensorrt"
+                trt_cache.mkdir(parents=True, exist_ok=True)
+                trt_opts = {"device_id": cuda_opts["device_id"], "user_compute_stream": cuda_opts["user_compute_stream"],
+                            "trt_fp16_enable": str(precision == "fp16"), "trt_engine_cache_enable": "True",
+                            "trt_engine_cache_path": str(trt_cache), "trt_timing_cache_enable": "True"}
+                providers.insert(0, ("TensorrtExecutionProvider", trt_opts))
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        try:
+            self.ort_session = ort.InferenceSession(str(path), sess_options=options, providers=providers)
+        except Exception as exc:
+            if is_oom_text(str(exc)):
+                raise OutOfMemory(str(exc).splitlines()[0]) from exc
+            raise
+        used = self.ort_session.get_providers()
+        if not used or used[0] != backend.provider:
+            raise ModelcostError(f"onnxruntime did not use {backend.provider} (it used {', '.join(used)})")
+        self.build_s = time.perf_counter() - t0
+        self.input_names = [i.name for i in self.ort_session.get_inputs()]
+        self.output_names = [o.name for o in self.ort_session.get_outputs()]
+
+    def session(self, batch_size: int, host_inputs: Sequence[Any]) -> OrtSession:
+        return OrtSession(self, host_inputs)
+
+    def close(self) -> None:
+        self.ort_session = None
+
+
+class OrtSession:
+    def __init__(self, runner: OrtRunner, host_inputs: Sequence[Any]) -> None:
+        self.runner = runner
+        self.device = runner.device
+        self.stream = runner.stream
+        self.build_s = 0.0
+        self.notes: list[str] = []
+        sess = runner.ort_session
+        specs = runner.model.specs(1)
+        order = [s.name for s in specs]
+        by_name = dict(zip(order, host_inputs, strict=True))
+        missing = [n for n in runner.input_names if n not in by_name]
+        if missing:
+            raise ModelcostError(f"the ONNX model's inputs {missing} are not among the model's inputs {order}")
+        self.feed = {n: by_name[n] for n in runner.input_names}
+        self._outputs: list[Any] | None = None
+        t0 = time.perf_counter()
+        try:
+            if self.device == "cuda":
+                self._bind_cuda()
+            else:
+                self._outputs = sess.run(runner.output_names, self.feed)
+        except Exception as exc:
+            if is_oom_text(str(exc)):
+                raise OutOfMemory(str(exc).splitlines()[0]) from exc
+            raise
+        self.build_s = time.perf_counter() - t0  # ort-tensorrt: the engine for this shape is built here
+        if self.device == "cuda":
+            self.timing = ("GPU time between CUDA events on ONNX Runtime's compute stream around run_with_iobinding "
+                           "(inputs and outputs bound on the GPU; no host<->device copies)")
+        else:
+            self.timing = "host wall time (perf_counter) around InferenceSession.run on the CPU; inputs already in memory"
+
+    def _bind_cuda(self) -> None:
+        import torch
+
+        sess = self.runner.ort_session
+        device_id = torch.cuda.current_device()
+        self._tensors = [torch.from_numpy(a.copy()).to("cuda") for a in self.feed.values()]
+        torch.cuda.synchronize()
+        io = sess.io_binding()
+        for name, arr, t in zip(self.feed, self.feed.values(), self._tensors, strict=True):
+            io.bind_input(name, "cuda", device_id, arr.dtype, tuple(t.shape), t.data_ptr())
+        for name in self.runner.output_names:
+            io.bind_output(name, "cuda", device_id)
+        sess.run_with_iobinding(io)
+        values = io.get_outputs()  # the device buffers ONNX Runtime allocated: keep them bound from now on
+        io.clear_binding_outputs()
+        for name, value in zip(self.runner.output_names, values, strict=True):
+            io.bind_ortvalue_output(name, value)
+        self._io = io
+        self._values = values
+        sess.run_with_iobinding(io)
+        torch.cuda.synchronize()
+
+    def run(self) -> None:
+        if self.device == "cuda":
+            self.runner.ort_session.run_with_iobinding(self._io)
+        else:
+            self._outputs = self.runner.ort_session.run(self.runner.output_names, self.feed)
+
+    def outputs(self) -> list[Any]:
+        import numpy as np
+
+        outs = [v.numpy() for v in self._values] if self.device == "cuda" else list(self._outputs or [])
+        return [o.astype(np.float32) if o.dtype.kind == "f" else o for o in outs]
+
+    def run_e2e(self, host_inputs: Sequence[Any]) -> None:
+        specs = self.runner.model.specs(1)
+        feed = dict(zip([s.name for s in specs], host_inputs, strict=True))
+        self.runner.ort_session.run(self.runner.output_names, {n: feed[n] for n in self.runner.input_names})
+
+    def memory_peak_bytes(self) -> tuple[int | None, str]:
+        return None, "nvml"  # ONNX Runtime's arena is not PyTorch's: the runner measures with NVML
+
+    def close(self) -> None:
+        self._io = None
+        self._values = []
+        self._tensors = []
+        self._outputs = None

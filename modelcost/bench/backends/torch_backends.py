@@ -1,0 +1,258 @@
+"""The PyTorch backends: eager (TF32 off / on), autocast, the cast model, torch.compile, CUDA-graph replay of
+the eager and of the compiled model, and eager on the CPU.
+
+Every CUDA variant runs under ``torch.inference_mode`` with ``cudnn.benchmark`` on (cuDNN picks its fastest
+algorithm per shape during warm-up). TF32 is off except for the ``tf32`` precision. fp16 / bf16 of the
+``half``, ``compile`` and ``cudagraph`` backends mean the model's weights and float inputs cast to that dtype
+(channels_last memory format for conv nets); ``autocast`` keeps fp32 weights and autocasts the forward.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
+from modelcost.bench.export import flatten_outputs
+from modelcost.bench.model import BenchModel
+
+_DTYPE = {"fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+
+def make(entry: BackendInfo) -> TorchBackend:
+    return TorchBackend(entry)
+
+
+def cuda_unavailable_reason() -> str | None:
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed — pip install torch"
+    if not torch.cuda.is_available():
+        return "no CUDA device"
+    return None
+
+
+def is_oom(exc: BaseException) -> bool:
+    import torch
+
+    if isinstance(exc, torch.cuda.OutOfMemoryError):
+        return True
+    text = str(exc).lower()
+    return "out of memory" in text or "cudnn_status_alloc_failed" in text or "cublas_status_alloc_failed" in text
+
+
+@contextlib.contextmanager
+def tf32_mode(enabled: bool) -> Iterator[None]:
+    """TF32 for matmul and cuDNN convolutions on or off, restored afterwards."""
+    import torch
+
+    old = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.get_float32_matmul_precision())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.backends.cuda.matmul.allow_tf32 = enabled
+        torch.backends.cudnn.allow_tf32 = enabled
+        torch.set_float32_matmul_precision("high" if enabled else "highest")
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old[0], old[1]
+            torch.set_float32_matmul_precision(old[2])
+
+
+class TorchBackend:
+    def __init__(self, entry: BackendInfo) -> None:
+        self.entry = entry
+        self.name = entry.name
+
+    def unavailable_reason(self) -> str | None:
+        if self.entry.device == "cpu":
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                return "torch is not installed — pip install torch"
+            return None
+        return cuda_unavailable_reason()
+
+    def precision_reason(self, precision: str) -> str | None:
+        if precision not in self.entry.precisions:
+            return f"{self.name} has no {precision} (it has {', '.join(self.entry.precisions)})"
+        if precision == "bf16":
+            import torch
+
+            if not torch.cuda.is_bf16_supported():
+                return "bf16 needs compute capability 8.0+"
+        return None
+
+    def prepare(self, model: BenchModel, precision: str, config: BenchConfig) -> TorchRunner:
+        if model.kind != "pytorch":
+            raise Unavailable("PyTorch backends need a PyTorch model")
+        return TorchRunner(self.name, model, precision, config)
+
+
+class TorchRunner:
+    """One torch backend at one precision; the device copy of the model is made here (``build_s``)."""
+
+    def __init__(self, backend: str, model: BenchModel, precision: str, config: BenchConfig) -> None:
+        import torch
+
+        self.backend, self.model, self.precision, self.config = backend, model, precision, config
+        self.device = "cpu" if backend == "torch-cpu" else "cuda"
+        self.notes: list[str] = []
+        cast = backend in ("torch-half", "torch-compile", "torch-cudagraph", "torch-compile-cudagraph")
+        self.dtype = _DTYPE[precision] if cast else "float32"
+        self.channels_last = cast and self.dtype != "float32" and model.is_conv_net()
+        t0 = time.perf_counter()
+        try:
+            self.module = model.device_module(self.device, self.dtype, self.channels_last)
+        except Exception as exc:
+            if self.device == "cuda" and is_oom(exc):
+                raise OutOfMemory(f"out of memory copying the model to the GPU: {exc}") from exc
+            raise
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+            torch.backends.cudnn.benchmark = True
+        self.build_s = time.perf_counter() - t0
+        if self.channels_last:
+            self.notes.append("channels_last memory format")
+        if backend.startswith("torch-compile"):
+            mode = config.compile_mode
+            self.compile_mode = "max-autotune-no-cudagraphs" if mode == "max-autotune" else "default"
+            self.notes.append(f"torch.compile mode={self.compile_mode}, dynamic=False (one compile per batch size)")
+
+    def context(self) -> contextlib.AbstractContextManager[Any]:
+        """Entered around everything a session does: inference mode, TF32 setting, autocast."""
+        import torch
+
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch.inference_mode())
+        if self.device == "cuda":
+            stack.enter_context(tf32_mode(self.precision == "tf32"))
+        if self.backend == "torch-autocast":
+            stack.enter_context(torch.autocast("cuda", dtype=getattr(torch, _DTYPE[self.precision])))
+        return stack
+
+    def session(self, batch_size: int, host_inputs: Sequence[Any]) -> TorchSession:
+        return TorchSession(self, batch_size, host_inputs)
+
+    def close(self) -> None:
+        self.module = None
+        if self.backend.startswith("torch-compile"):
+            import torch
+
+            torch._dynamo.reset()
+
+
+class TorchSession:
+    def __init__(self, runner: TorchRunner, batch_size: int, host_inputs: Sequence[Any]) -> None:
+        import torch
+
+        self.runner = runner
+        self.device = runner.device
+        self._torch = torch
+        self.stream = torch.cuda.current_stream() if self.device == "cuda" else None
+        self._ctx = runner.context()
+        self._ctx.__enter__()
+        self.build_s = 0.0
+        self.notes: list[str] = []
+        self._graph = None
+        self._out: Any = None
+        try:
+            if self.device == "cuda":
+                torch.cuda.reset_peak_memory_stats()
+            self.inputs = [self._to_device(a) for a in host_inputs]
+            fn = runner.module
+            t0 = time.perf_counter()
+            if runner.backend.startswith("torch-compile"):
+                fn = torch.compile(runner.module, mode=runner.compile_mode, dynamic=False)
+                self._out = fn(*self.inputs)  # the compile happens here: part of the build
+                torch.cuda.synchronize()
+            self._fn = fn
+            if runner.backend.endswith("cudagraph"):
+                self._capture()
+            self.build_s = time.perf_counter() - t0
+        except BaseException:
+            self.close()
+            raise
+        self.timing = self._describe()
+
+    def _to_device(self, array: Any) -> Any:
+        torch = self._torch
+        t = torch.from_numpy(array.copy())
+        if t.is_floating_point():
+            t = t.to(getattr(torch, self.runner.dtype))
+        t = t.to(self.device)
+        if self.runner.channels_last and t.dim() == 4:
+            t = t.contiguous(memory_format=torch.channels_last)
+        return t
+
+    def _capture(self) -> None:
+        torch = self._torch
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                self._fn(*self.inputs)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self._out = self._fn(*self.inputs)
+        torch.cuda.synchronize()
+        self._graph = graph
+
+    def _describe(self) -> str:
+        if self.device == "cpu":
+            return "host wall time (perf_counter) around the forward on the CPU; inputs already in memory"
+        what = "a CUDA-graph replay of the forward" if self._graph is not None else "the forward"
+        return (f"GPU time between CUDA events around {what} (kernels plus any launch gaps); inputs already on "
+                "the GPU; no host<->device copies")
+
+    def run(self) -> None:
+        if self._graph is not None:
+            self._graph.replay()
+        else:
+            self._out = self._fn(*self.inputs)
+
+    def sync(self) -> None:
+        if self.device == "cuda":
+            self._torch.cuda.synchronize()
+
+    def outputs(self) -> list[Any]:
+        outs = []
+        for t in flatten_outputs(self._out):
+            t = t.detach()
+            outs.append((t.float() if t.is_floating_point() else t).cpu().numpy())
+        return outs
+
+    def run_e2e(self, host_inputs: Sequence[Any]) -> None:
+        fresh = [self._to_device(a) for a in host_inputs]
+        if self._graph is not None:
+            for static, new in zip(self.inputs, fresh, strict=True):
+                static.copy_(new)
+            self._graph.replay()
+            out = self._out
+        else:
+            out = self._fn(*fresh)
+        for t in flatten_outputs(out):
+            t.cpu()
+
+    def memory_peak_bytes(self) -> tuple[int | None, str]:
+        if self.device != "cuda":
+            return None, ""
+        return int(self._torch.cuda.max_memory_allocated()), (
+            "torch.cuda.max_memory_allocated: weights, inputs, activations and workspaces allocated through "
+            "PyTorch's allocator during this config (CUDA context and allocator cache not included)")
+
+    def close(self) -> None:
+        self._graph = None
+        self._out = None
+        self.inputs = []
+        self._fn = None
+        if self._ctx is not None:
+            self._ctx.__exit__(None, None, None)
+            self._ctx = None

@@ -1,0 +1,141 @@
+"""What every backend is and what one benchmark run is asked to do.
+
+A *backend* (``torch-eager``, ``ort-cuda``, ``tensorrt``, ...) knows whether it can run here and how to turn a
+model into a *runner* for one precision; a runner makes a *session* for one batch size. A session holds its
+inputs on its device and runs one forward per ``run()`` call; the timing loop (``bench.timing``) wraps those
+calls in CUDA events or ``perf_counter``. Nothing here imports torch, onnxruntime or tensorrt.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from modelcost.bench.model import BenchModel
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "int8", "fp8")
+COMPILE_MODES = ("default", "max-autotune")
+
+
+def default_cache_dir() -> Path:
+    """``$MODELCOST_CACHE_DIR``, else ``$XDG_CACHE_HOME/modelcost``, else ``~/.cache/modelcost``."""
+    if os.environ.get("MODELCOST_CACHE_DIR"):
+        return Path(os.environ["MODELCOST_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "modelcost"
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """How long and how carefully to measure. Times are per (backend, precision, batch) config.
+
+    Warm-up runs windows of ``warmup`` iterations until the medians of two successive windows differ by less
+    than ``warmup_settle`` (2%), bounded by ``warmup_max_s``. The timed run goes on until at least
+    ``min_time_s`` and ``min_iters`` are reached AND the 95% confidence interval of the median is within
+    ``target_rel_ci`` (+-1%) of it; ``max_time_s`` is the budget that stops it regardless (the result then says
+    ``budget_hit``)."""
+
+    device: str = "auto"  # "auto" | "cuda" | "cpu": which backends run by default
+    warmup: int = 10  # iterations per warm-up window (and the minimum warm-up)
+    warmup_settle: float = 0.02
+    warmup_max_s: float = 10.0
+    min_time_s: float = 1.0
+    min_iters: int = 50
+    max_time_s: float = 20.0
+    target_rel_ci: float = 0.01
+    e2e_min_iters: int = 10  # host-side end-to-end latency: a shorter loop of the same kind
+    e2e_max_s: float = 2.0
+    compile_mode: str = "default"  # torch.compile: "default" | "max-autotune"
+    samples_csv: Path | None = None  # NVML samples of every timed run, nvidia-smi field names
+    sample_interval_s: float = 0.02
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from modelcost.core.errors import ModelcostError
+
+        if self.device not in ("auto", "cuda", "cpu"):
+            raise ModelcostError(f"--device {self.device!r}: use cuda, cpu or auto")
+        if self.compile_mode not in COMPILE_MODES:
+            raise ModelcostError(f"--compile-mode {self.compile_mode!r}: use one of {', '.join(COMPILE_MODES)}")
+        if self.min_time_s < 0 or self.max_time_s <= 0 or self.min_iters < 1 or self.warmup < 1:
+            raise ModelcostError("timing options: --min-time-s >= 0, --max-time-s > 0, --min-iters >= 1, --warmup >= 1")
+        if self.max_time_s < self.min_time_s:
+            raise ModelcostError(f"--max-time-s {self.max_time_s} is below --min-time-s {self.min_time_s}")
+
+
+class OutOfMemory(Exception):
+    """A backend ran out of device memory (the sweep of that backend stops at this batch size)."""
+
+
+class Unavailable(Exception):
+    """This backend cannot run this model / precision here; the message is the plain reason."""
+
+
+class Session(Protocol):
+    """One (backend, precision, batch) ready to run. Inputs are already on the device."""
+
+    device: str  # "cuda" | "cpu"
+    timing: str  # what one ``run()`` covers, in words
+    stream: Any  # torch.cuda.Stream the work is enqueued on (CUDA events are recorded there); None on CPU
+
+    def run(self) -> None:
+        """One forward on the resident inputs. On CUDA it may return before the GPU is done."""
+
+    def outputs(self) -> list[np.ndarray]:
+        """The outputs of the last ``run()``, copied to the host (float outputs as float32)."""
+
+    def run_e2e(self, host_inputs: Sequence[np.ndarray]) -> None:
+        """Host inputs -> device, forward, outputs -> host; returns when the host has them."""
+
+    def memory_peak_bytes(self) -> tuple[int | None, str]:
+        """Peak device memory of this config and how it was measured (None where it cannot be)."""
+
+    def close(self) -> None:
+        """Free what the session holds."""
+
+
+class Runner(Protocol):
+    """A backend's model prepared for one precision; makes a session per batch size."""
+
+    build_s: float  # time spent preparing the model (shared by every batch size)
+    notes: list[str]
+
+    def session(self, batch_size: int, host_inputs: Sequence[np.ndarray]) -> Session: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """One registry entry. ``load`` imports the backend's module only when the backend is chosen."""
+
+    name: str
+    device: str  # "cuda" | "cpu"
+    precisions: tuple[str, ...]
+    model_kinds: tuple[str, ...]  # "pytorch" and/or "onnx"
+    description: str
+    module: str  # modelcost.bench.backends.<module>
+    factory: str  # name of the function in that module: factory(name) -> Backend
+    reference: bool = False  # true for the FP32 reference backends
+
+
+class Backend(Protocol):
+    name: str
+
+    def unavailable_reason(self) -> str | None:
+        """None when the backend can run here, else the plain reason (what to install, no CUDA device)."""
+
+    def precision_reason(self, precision: str) -> str | None:
+        """None when this precision can run here (e.g. FP8 needs compute capability 8.9+)."""
+
+    def prepare(self, model: BenchModel, precision: str, config: BenchConfig) -> Runner: ...
+
+
+ProgressHook = Callable[[str], None]

@@ -1,0 +1,117 @@
+"""PyTorch -> ONNX, made when an ONNX Runtime or TensorRT backend is asked to run a PyTorch model.
+
+The export is traced at batch 2 with the batch (first) dimension of every input and output made dynamic, so one
+file serves every batch size of the sweep. The TorchScript-based exporter is tried first (fast, and the graphs
+it writes are the ones TensorRT's parser knows best); where it is missing or fails, the ``torch.export``-based
+exporter (``dynamo=True``) is used. The file is cached under ``<cache>/onnx/<name>-<hash>/model.onnx`` where
+the hash covers the module's class, weights and input specs and the torch version; a later run reuses it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from modelcost.core.errors import ModelcostError
+
+if TYPE_CHECKING:
+    from modelcost.bench.model import BenchModel
+
+EXPORT_BATCH = 2
+OPSET = 17
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")[:60] or "model"
+
+
+def flatten_outputs(obj: Any) -> list[Any]:
+    """Tensors of a module's output in order: a tensor, tuples/lists, dicts (by insertion) and HF-style outputs."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, dict) or hasattr(obj, "to_tuple"):
+        values = obj.values() if isinstance(obj, dict) else obj.to_tuple()
+        return [t for v in values for t in flatten_outputs(v)]
+    if isinstance(obj, (list, tuple)):
+        return [t for v in obj for t in flatten_outputs(v)]
+    return []
+
+
+def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
+    """(path of the ONNX file, a note saying how it was made)."""
+    import torch
+
+    key = model.content_hash()[:16]
+    final_dir = Path(cache_dir) / "onnx" / f"{_slug(model.name)}-{key}"
+    final = final_dir / "model.onnx"
+    if final.exists():
+        return final, f"ONNX export reused from the cache ({final})"
+    module = model.cpu_module()
+    arrays, _ = model.host_inputs(EXPORT_BATCH)
+    args = tuple(torch.from_numpy(a.copy()) for a in arrays)
+    specs = model.specs(EXPORT_BATCH)
+    input_names = [s.name for s in specs]
+    with torch.no_grad():
+        n_out = len(flatten_outputs(module(*args)))
+    output_names = [f"output_{i}" for i in range(n_out)]
+    tmp_dir = final_dir.parent / f".{final_dir.name}.tmp{os.getpid()}"
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    tmp_dir.mkdir(parents=True)
+    errors: list[str] = []
+    try:
+        for exporter in (_export_torchscript, _export_dynamo):
+            try:
+                how = exporter(module, args, tmp_dir / "model.onnx", input_names, output_names)
+                break
+            except Exception as exc:  # noqa: BLE001 - try the other exporter, then report both
+                errors.append(f"{exporter.__name__.removeprefix('_export_')}: {exc.__class__.__name__}: "
+                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
+                for f in tmp_dir.iterdir():
+                    f.unlink()
+        else:
+            raise ModelcostError(f"could not export {model.name} to ONNX ({'; '.join(errors)})")
+        try:
+            os.replace(tmp_dir, final_dir)
+        except OSError:  # another process made it first
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+    return final, f"exported to ONNX with the {how} exporter (opset {OPSET}, dynamic batch), cached at {final}"
+
+
+def _export_torchscript(module: Any, args: tuple[Any, ...], path: Path, input_names: list[str],
+                        output_names: list[str]) -> str:
+    import torch
+
+    axes = {name: {0: "batch"} for name in [*input_names, *output_names]}
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, args, str(path), input_names=input_names, output_names=output_names,
+                          dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True, dynamo=False)
+    return "TorchScript-based"
+
+
+def _export_dynamo(module: Any, args: tuple[Any, ...], path: Path, input_names: list[str],
+                   output_names: list[str]) -> str:
+    import torch
+
+    batch = torch.export.Dim("batch", min=1, max=65536)
+    shapes = tuple({0: batch} for _ in args)
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(module, args, input_names=input_names, output_names=output_names,
+                                    dynamic_shapes=shapes, dynamo=True, verbose=False)
+        program.save(str(path), external_data=_big(module))
+    return "torch.export-based"
+
+
+def _big(module: Any) -> bool:
+    return sum(p.numel() * p.element_size() for p in module.parameters()) > (1 << 30)

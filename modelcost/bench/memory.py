@@ -1,0 +1,78 @@
+"""Device memory: give it back between configs, and say which device the figures come from.
+
+Peak memory per config is measured two ways, and every result says which (``BenchResult.notes``):
+PyTorch backends use ``torch.cuda.max_memory_allocated`` (reset when the config starts, so it holds the weights,
+inputs, activations and workspaces of this config only); ONNX Runtime and TensorRT allocate outside PyTorch, so
+for them it is NVML's device memory in use, the peak sampled during the timed run minus what was in use just
+before the backend was prepared (their arenas, workspaces and weights; anything else on the GPU would distort it).
+"""
+
+from __future__ import annotations
+
+import gc
+import platform
+from typing import Any
+
+from modelcost.core.types import DeviceInfo
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def free_device_memory() -> None:
+    """Drop Python references' garbage and return PyTorch's cached blocks to the driver."""
+    gc.collect()
+    if cuda_available():
+        import torch
+
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
+
+def cuda_uuid() -> str | None:
+    """NVML's "GPU-..." UUID of PyTorch's current device (so NVML samples the same GPU)."""
+    try:
+        import torch
+
+        uuid = torch.cuda.get_device_properties(torch.cuda.current_device()).uuid
+    except Exception:  # noqa: BLE001 - older torch or no device
+        return None
+    text = str(uuid)
+    return text if text.startswith("GPU-") else f"GPU-{text}"
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def device_info(kind: str, nvml: Any = None, handle: Any = None) -> DeviceInfo:
+    """What ran the benchmarks: the CUDA device PyTorch uses, or the host CPU."""
+    if kind != "cuda":
+        import os
+
+        return DeviceInfo(kind="cpu", name=f"{_cpu_name()} ({os.cpu_count()} logical cores)")
+    import torch
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    driver = None
+    if nvml is not None:
+        try:
+            driver = nvml.nvmlSystemGetDriverVersion()
+            driver = driver.decode() if isinstance(driver, bytes) else str(driver)
+        except Exception:  # noqa: BLE001
+            driver = None
+    return DeviceInfo(kind="cuda", name=props.name, driver=driver, cuda=torch.version.cuda,
+                      compute_capability=f"{props.major}.{props.minor}", memory_bytes=int(props.total_memory),
+                      sm_count=int(props.multi_processor_count))

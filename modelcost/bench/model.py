@@ -1,0 +1,172 @@
+"""The model as the benchmarks see it: input specs per batch size, the same inputs for every backend, one set
+of weights for every backend, and an ONNX file when an ONNX Runtime / TensorRT backend asks for one.
+
+A PyTorch model is instantiated once on the CPU (seeded, so its random weights are the same every run); each
+backend gets a copy on its device at its dtype, and the ONNX export is made from that same CPU module, so
+every backend computes with the same weights and accuracy can be compared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modelcost.core.types import TensorSpec
+
+
+@dataclass
+class BenchModel:
+    name: str
+    kind: str  # "pytorch" | "onnx"
+    specs_for: Callable[[int], list[TensorSpec]]
+    make_cpu_module: Callable[[], Any] | None = None  # PyTorch: a real fp32 module in eval mode, on the CPU
+    onnx_path: Path | None = None  # ONNX models: the file; PyTorch models: the export, once made
+    source: str = ""
+    seed: int = 0
+    export_note: str = ""
+    _module: Any = None
+    _copies: OrderedDict[tuple[str, str, bool], Any] = field(default_factory=OrderedDict)
+    _inputs: dict[int, tuple[list[Any], list[str]]] = field(default_factory=dict)
+    _int_high: dict[str, int] | None = None
+    _hash: str | None = None
+
+    # -- inputs --------------------------------------------------------------------------------------------
+    def specs(self, batch_size: int) -> list[TensorSpec]:
+        return list(self.specs_for(batch_size))
+
+    def batch_problem(self, batch_size: int) -> str | None:
+        """A reason when the inputs at ``batch_size`` do not actually carry that batch (a fixed batch dim)."""
+        specs = self.specs(batch_size)
+        firsts = [s.shape[0] for s in specs if s.shape]
+        if firsts and batch_size not in firsts:
+            return f"the model's inputs fix the batch dimension at {firsts[0]} (asked for batch {batch_size})"
+        return None
+
+    def host_inputs(self, batch_size: int) -> tuple[list[Any], list[str]]:
+        """Arrays (seeded: the same for every backend) and notes on what was assumed about them."""
+        if batch_size not in self._inputs:
+            from modelcost.bench.inputs import make_host_inputs
+
+            specs = self.specs(batch_size)
+            self._inputs[batch_size] = make_host_inputs(specs, int_high=self.int_high(), seed=self.seed + batch_size)
+        return self._inputs[batch_size]
+
+    def int_high(self) -> dict[str, int]:
+        if self._int_high is None:
+            from modelcost.bench import inputs
+
+            specs = self.specs(1)
+            if all(s.dtype.startswith("float") or s.dtype in ("half", "double", "bfloat16") for s in specs):
+                self._int_high = {}
+            elif self.kind == "onnx" and self.onnx_path is not None:
+                import onnx
+
+                self._int_high = inputs.onnx_int_ranges(onnx.load(str(self.onnx_path), load_external_data=False))
+            else:
+                self._int_high = inputs.torch_int_ranges(self.cpu_module(), specs)
+        return self._int_high
+
+    # -- PyTorch weights -----------------------------------------------------------------------------------
+    def cpu_module(self) -> Any:
+        if self.kind != "pytorch" or self.make_cpu_module is None:
+            raise ValueError("PyTorch backends need a PyTorch model")
+        if self._module is None:
+            import torch
+
+            torch.manual_seed(self.seed)
+            self._module = self.make_cpu_module().eval()
+        return self._module
+
+    def is_conv_net(self) -> bool:
+        import torch
+
+        return any(isinstance(m, (torch.nn.Conv2d, torch.nn.Conv3d)) for m in self.cpu_module().modules())
+
+    def device_module(self, device: str, dtype: str = "float32", channels_last: bool = False) -> Any:
+        """A copy of the CPU module on ``device`` at ``dtype`` (cached: backends that only read it share it;
+        at most two copies are kept)."""
+        import copy
+
+        import torch
+
+        key = (device, dtype, channels_last)
+        if key in self._copies:
+            self._copies.move_to_end(key)
+            return self._copies[key]
+        while len(self._copies) >= 2:
+            self._copies.popitem(last=False)
+        mod = copy.deepcopy(self.cpu_module()).to(device=device, dtype=getattr(torch, dtype))
+        if channels_last:
+            mod = mod.to(memory_format=torch.channels_last)
+        self._copies[key] = mod.eval()
+        return self._copies[key]
+
+    def release_device_copies(self) -> None:
+        self._copies.clear()
+
+    # -- ONNX ----------------------------------------------------------------------------------------------
+    def onnx_file(self, cache_dir: Path) -> Path:
+        """The ONNX file: the model itself, or the cached export of the PyTorch model (dynamic batch)."""
+        if self.onnx_path is None:
+            from modelcost.bench.export import export_to_onnx
+
+            self.onnx_path, self.export_note = export_to_onnx(self, cache_dir)
+        return self.onnx_path
+
+    def content_hash(self) -> str:
+        """sha256 of what determines the computation: the ONNX file (external data by name, size and mtime),
+        or the PyTorch module's class, weights and input specs."""
+        if self._hash is None:
+            h = hashlib.sha256()
+            if self.kind == "onnx" and self.onnx_path is not None:
+                hash_onnx_file(h, self.onnx_path)
+            else:
+                hash_module(h, self.cpu_module(), self.specs(1))
+            self._hash = h.hexdigest()
+        return self._hash
+
+    def close(self) -> None:
+        self.release_device_copies()
+        self._module = None
+
+
+def hash_onnx_file(h: Any, path: Path) -> None:
+    path = Path(path)
+    h.update(path.read_bytes())
+    for sibling in sorted(path.parent.iterdir()):
+        if sibling != path and sibling.is_file() and not sibling.name.endswith(".onnx"):
+            st = sibling.stat()
+            h.update(f"{sibling.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+
+
+def hash_module(h: Any, module: Any, specs: list[TensorSpec]) -> None:
+    import torch
+
+    h.update(f"{type(module).__module__}.{type(module).__qualname__}|torch {torch.__version__}".encode())
+    h.update(repr([(s.name, s.shape[1:], s.dtype) for s in specs]).encode())
+    for name, t in module.state_dict().items():
+        h.update(name.encode())
+        h.update(repr((tuple(t.shape), str(t.dtype))).encode())
+        data = t.detach().contiguous().cpu().reshape(-1)
+        h.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
+
+
+def from_module(module: Any, specs_for: Callable[[int], list[TensorSpec]], name: str = "model", seed: int = 0) -> BenchModel:
+    """A BenchModel of an ``nn.Module`` you already have (library use and tests)."""
+    return BenchModel(name=name, kind="pytorch", specs_for=specs_for, make_cpu_module=lambda: module, seed=seed)
+
+
+def from_loaded_torch(loaded: Any, name: str, source: str = "", seed: int = 0) -> BenchModel:
+    """From ``modelcost.loaders.torch_loader.LoadedTorch``: ``instantiate(device, dtype)`` and
+    ``input_specs(batch_size)``."""
+    return BenchModel(name=name, kind="pytorch", specs_for=loaded.input_specs,
+                      make_cpu_module=lambda: loaded.instantiate("cpu"), source=source, seed=seed)
+
+
+def from_onnx_path(path: Path, specs_for: Callable[[int], list[TensorSpec]], name: str, source: str = "",
+                   seed: int = 0) -> BenchModel:
+    return BenchModel(name=name, kind="onnx", specs_for=specs_for, onnx_path=Path(path), source=source, seed=seed)

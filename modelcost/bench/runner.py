@@ -1,0 +1,341 @@
+"""The sweep: backends x precisions x batch sizes, one ``BenchResult`` per config.
+
+Per (backend, precision) the model is prepared once, then each batch size gets a session: a first call
+(``first_inference_ms``), the warm-up and timed loop (``bench.timing``) with the NVML sampler running, the
+accuracy of the last outputs against the FP32 reference, and a shorter host-side end-to-end loop. An
+out-of-memory ends that (backend, precision)'s sweep with status ``oom``, frees the memory and the sweep goes
+on; any other failure becomes status ``failed`` with its reason. Results are appended to the caller's list as
+they finish, so an interrupted run keeps what it measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelcost.bench import registry
+from modelcost.bench.accuracy import compare
+from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
+from modelcost.bench.memory import cuda_available, cuda_uuid, device_info, free_device_memory
+from modelcost.bench.model import BenchModel
+from modelcost.bench.stats import latency_stats
+from modelcost.bench.timing import CudaEventClock, WallClock, measure, measure_e2e
+from modelcost.core.errors import ModelcostError
+from modelcost.core.types import BenchResult, DeviceInfo
+
+
+@dataclass
+class Plan:
+    """What will run: (backend, precision) pairs, and the rows that will not run with their reasons."""
+
+    device: str
+    runnable: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[BenchResult] = field(default_factory=list)
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    return device
+
+
+def make_plan(model: BenchModel, backends: Sequence[str] | None, precisions: Sequence[str] | None,
+              config: BenchConfig) -> Plan:
+    device = resolve_device(config.device)
+    names = list(backends) if backends else registry.default_backends(device)
+    if not backends and config.device == "auto" and device == "cpu":
+        names += registry.default_backends("cuda")  # listed as unavailable: say why the GPU ones did not run
+    plan = Plan(device=device)
+    for name in names:
+        entry = registry.info(name)
+        wanted = [p for p in (precisions or entry.precisions) if p in entry.precisions]
+        reason = registry.unavailable_reason(name)
+        if reason is None and model.kind not in entry.model_kinds:
+            reason = "PyTorch backends need a PyTorch model"
+        for precision in wanted:
+            why = reason
+            if why is None:
+                why = registry.get_backend(name).precision_reason(precision)
+            if why is None:
+                plan.runnable.append((name, precision))
+            else:
+                plan.skipped.append(BenchResult(name, precision, 0, "unavailable", reason=why, device=entry.device))
+    if precisions and not plan.runnable and not plan.skipped:
+        raise ModelcostError(f"no chosen backend has precision {', '.join(precisions)}; see 'modelcost backends'")
+    return plan
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{exc.__class__.__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+
+
+def _is_oom(exc: BaseException) -> bool:
+    if isinstance(exc, OutOfMemory):
+        return True
+    if cuda_available():
+        from modelcost.bench.backends.torch_backends import is_oom
+
+        return is_oom(exc)
+    return False
+
+
+class Reference:
+    """The FP32 reference outputs per batch size: torch eager FP32 (TF32 off) for PyTorch models, ONNX Runtime
+    FP32 for ONNX models, on the benchmark device; computed once per batch size, untimed."""
+
+    def __init__(self, model: BenchModel, device: str, config: BenchConfig) -> None:
+        self.model, self.device, self.config = model, device, config
+        self.outputs: dict[int, list[Any] | str] = {}
+        if model.kind == "pytorch":
+            self.name = "torch-eager fp32 (TF32 off)" if device == "cuda" else "torch-cpu fp32"
+        else:
+            self.name = "ort-cuda fp32" if device == "cuda" else "ort-cpu fp32"
+
+    def get(self, batch_size: int) -> list[Any] | str:
+        """The outputs, or the reason there are none."""
+        if batch_size not in self.outputs:
+            try:
+                self.outputs[batch_size] = self._compute(batch_size)
+            except Exception as exc:  # noqa: BLE001 - accuracy is then left out, with the reason
+                self.outputs[batch_size] = f"no reference outputs ({_first_line(exc)})"
+                free_device_memory()
+        return self.outputs[batch_size]
+
+    def _compute(self, batch_size: int) -> list[Any]:
+        arrays, _ = self.model.host_inputs(batch_size)
+        name = {"pytorch": "torch-eager" if self.device == "cuda" else "torch-cpu",
+                "onnx": "ort-cuda" if self.device == "cuda" else "ort-cpu"}[self.model.kind]
+        if self.model.kind == "onnx" and name == "ort-cuda" and registry.unavailable_reason(name) is not None:
+            name = "ort-cpu"
+        runner = registry.get_backend(name).prepare(self.model, "fp32", self.config)
+        session = runner.session(batch_size, arrays)
+        try:
+            session.run()
+            return session.outputs()
+        finally:
+            session.close()
+            if self.model.kind == "onnx":
+                runner.close()
+
+
+class Sweep:
+    """Runs a plan; ``results`` grows as configs finish."""
+
+    def __init__(self, model: BenchModel, plan: Plan, batch_sizes: Sequence[int], config: BenchConfig,
+                 results: list[BenchResult], progress: Any = None) -> None:
+        self.model, self.plan, self.batch_sizes, self.config = model, plan, list(batch_sizes), config
+        self.results, self.progress = results, progress
+        self.nvml = self.handle = None
+        self.nvml_reason = ""
+        if plan.device == "cuda" and plan.runnable:
+            from modelcost.bench.nvml_sampler import open_nvml
+
+            self.nvml, got = open_nvml(cuda_uuid())
+            if self.nvml is None:
+                self.nvml_reason = got
+            else:
+                self.handle = got
+        self.device_info: DeviceInfo = device_info(plan.device, self.nvml, self.handle)
+        self.reference = Reference(model, plan.device, config)
+
+    def run(self) -> None:
+        self.results.extend(self.plan.skipped)
+        if self.plan.runnable:  # before any config, so no config's memory figure includes the reference's
+            self._advance("reference outputs (fp32)", 0)
+            for batch in self.batch_sizes:
+                self.reference.get(batch)
+            self.model.release_device_copies()
+        for backend, precision in self.plan.runnable:
+            self._sweep_one(backend, precision)
+
+    def _advance(self, label: str, steps: int = 1) -> None:
+        if self.progress is not None:
+            self.progress(label, steps)
+
+    def _sweep_one(self, backend: str, precision: str) -> None:
+        entry = registry.info(backend)
+        batches = list(self.batch_sizes)
+        if entry.device == "cuda":
+            free_device_memory()
+        baseline = self._memory_used()
+        try:
+            runner = registry.get_backend(backend).prepare(self.model, precision, self.config)
+        except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
+            status = "oom" if _is_oom(exc) else "unavailable" if isinstance(exc, Unavailable) else "failed"
+            self.results.append(BenchResult(backend, precision, 0, status, reason=_first_line(exc) if status != "unavailable"
+                                            else str(exc), device=self.device_info.name))
+            free_device_memory()
+            self._advance(f"{backend} {precision}", len(batches))
+            return
+        try:
+            for i, batch in enumerate(batches):
+                self._advance(f"{backend} {precision} batch {batch}", 0)
+                result = self._run_config(runner, backend, precision, batch, baseline)
+                self.results.append(result)
+                self._advance(f"{backend} {precision} batch {batch}")
+                if result.status == "oom":
+                    self._advance(f"{backend} {precision}", len(batches) - i - 1)
+                    break
+        finally:
+            runner.close()
+            if entry.model_kinds == ("pytorch",):
+                self.model.release_device_copies()
+            free_device_memory()
+
+    def _memory_used(self) -> int | None:
+        if self.nvml is None:
+            return None
+        from modelcost.bench.nvml_sampler import memory_used_bytes
+
+        return memory_used_bytes(self.nvml, self.handle)
+
+    def _run_config(self, runner: Any, backend: str, precision: str, batch: int, baseline: int | None) -> BenchResult:
+        result = BenchResult(backend, precision, batch, "ok", device=self.device_info.name)
+        problem = self.model.batch_problem(batch)
+        if problem is not None:
+            result.status, result.reason = "failed", problem
+            return result
+        arrays, input_notes = self.model.host_inputs(batch)
+        result.notes.extend(list(getattr(runner, "notes", [])) + input_notes)
+        session = None
+        try:
+            session = runner.session(batch, arrays)
+            result.build_s = runner.build_s + getattr(session, "build_s", 0.0)
+            result.notes.extend(getattr(session, "notes", []))
+            self._measure(session, result, arrays, baseline)
+        except Exception as exc:  # noqa: BLE001
+            oom = _is_oom(exc)
+            result.status = "oom" if oom else "failed"
+            result.reason = (f"out of memory at batch {batch}; larger batches of this backend were skipped"
+                             if oom else _first_line(exc))
+            result.latency_ms = result.e2e_latency_ms = None
+            result.throughput_ips = None
+        finally:
+            if session is not None:
+                session.close()
+            session = None
+            if result.status != "ok":
+                free_device_memory()
+        return result
+
+    def _measure(self, session: Any, result: BenchResult, arrays: list[Any], baseline: int | None) -> None:
+        torch = None
+        if session.device == "cuda":
+            import torch
+        clock = CudaEventClock(torch, session.stream) if torch is not None else WallClock()
+        result.first_inference_ms = clock.time_ms(session.run)
+        sampler = self._sampler()
+        summary: dict[str, Any] = {}
+
+        def on_timed(starting: bool) -> None:
+            if sampler is None:
+                return
+            if starting:
+                sampler.start()
+            else:
+                summary["s"] = sampler.stop()
+
+        m = measure(clock, session.run, self.config, on_timed)
+        result.latency_ms = latency_stats(m.samples_ms)
+        result.throughput_ips = result.batch_size / result.latency_ms.p50 * 1e3
+        result.budget_hit = m.budget_hit
+        result.timing = session.timing
+        result.extra.update({"samples": len(m.samples_ms), "warmup_iters": m.warmup_iters,
+                             "warmup_settled": m.warmup_settled, "median_ci95_rel": m.rel_ci,
+                             "stop_reason": m.stop_reason, "timed_s": round(m.timed_s, 3), "clock": clock.kind})
+        if m.budget_hit:
+            result.notes.append(m.stop_reason)
+        if not m.warmup_settled:
+            result.notes.append(f"warm-up did not settle within {self.config.warmup_max_s:g} s ({m.warmup_iters} calls)")
+        self._accuracy(session, result)
+        sync = torch.cuda.synchronize if torch is not None else None
+        e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), self.config)
+        result.e2e_latency_ms = latency_stats(e2e)
+        result.extra["e2e_timing"] = ("host wall time (perf_counter) from host inputs to host outputs: host->device "
+                                      "input copies, the forward, device->host output copies, synchronised")
+        self._memory(session, result, summary.get("s"), baseline)
+        self._power(result, summary.get("s"), len(m.samples_ms), sampler)
+
+    def _accuracy(self, session: Any, result: BenchResult) -> None:
+        ref = self.reference.get(result.batch_size)
+        if isinstance(ref, str):
+            result.notes.append(ref)
+            return
+        try:
+            result.accuracy = compare(session.outputs(), ref, batch_size=result.batch_size, reference_name=self.reference.name)
+        except ValueError as exc:
+            result.notes.append(f"accuracy not compared: {exc}")
+
+    def _sampler(self) -> Any:
+        if self.nvml is None:
+            return None
+        from modelcost.bench.nvml_sampler import NvmlSampler
+
+        return NvmlSampler(self.nvml, self.handle, self.config.sample_interval_s)
+
+    def _memory(self, session: Any, result: BenchResult, summary: Any, baseline: int | None) -> None:
+        peak, basis = session.memory_peak_bytes()
+        if basis == "nvml":
+            if summary is not None and summary.memory_used_max_bytes is not None and baseline is not None:
+                peak = max(0, summary.memory_used_max_bytes - baseline)
+                basis = ("NVML device memory used: peak during the timed run minus before the backend was prepared "
+                         "(arena, workspaces, weights, I/O buffers)")
+            else:
+                basis = ""
+        result.gpu_memory_peak_bytes = peak
+        if basis:
+            result.extra["gpu_memory_basis"] = basis
+
+    def _power(self, result: BenchResult, summary: Any, calls: int, sampler: Any) -> None:
+        if summary is None:
+            if self.nvml_reason:
+                result.notes.append(self.nvml_reason)
+            return
+        result.power_w_mean = summary.power_w_mean
+        result.gpu_util_mean = summary.gpu_util_mean
+        result.sm_clock_mhz_mean = summary.sm_clock_mhz_mean
+        result.throttle_reasons = [r for r in summary.throttle_reasons if r != "gpu_idle"]
+        if summary.energy_j is not None and calls:
+            result.energy_j_per_inference = summary.energy_j / calls
+            result.extra["energy_source"] = summary.energy_source
+            result.extra["energy_j_per_item"] = summary.energy_j / calls / result.batch_size
+        result.extra.update({"mem_clock_mhz_mean": summary.mem_clock_mhz_mean,
+                             "temperature_c_max": summary.temperature_c_max, "nvml_samples": summary.samples})
+        if self.config.samples_csv is not None:
+            from modelcost.bench.nvml_sampler import append_csv
+
+            append_csv(self.config.samples_csv, sampler.rows(result.backend, result.precision, result.batch_size))
+
+
+def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
+                   batch_sizes: Sequence[int] = (1,), config: BenchConfig | None = None,
+                   results: list[BenchResult] | None = None, progress: bool = False) -> tuple[list[BenchResult], DeviceInfo]:
+    """Benchmark ``model``; returns (results, the device). Pass ``results`` to keep partial results on interrupt."""
+    config = config or BenchConfig()
+    results = results if results is not None else []
+    if not batch_sizes or any(int(b) < 1 for b in batch_sizes):
+        raise ModelcostError("batch sizes must be positive integers, e.g. --batch-sizes 1,8,32")
+    plan = make_plan(model, backends, precisions, config)
+    total = len(plan.runnable) * len(batch_sizes)
+    if not progress or total == 0:
+        sweep = Sweep(model, plan, batch_sizes, config, results)
+        sweep.run()
+        return results, sweep.device_info
+    from modelcost.bench.progress import progress_bar
+
+    with progress_bar(total) as advance:
+        sweep = Sweep(model, plan, batch_sizes, config, results, advance)
+        sweep.run()
+    return results, sweep.device_info
+
+
+def timing_summary(results: Sequence[BenchResult]) -> list[str]:
+    """One line per distinct ``timing`` text: what the latency figures include."""
+    seen: dict[str, list[str]] = {}
+    for r in results:
+        if r.timing:
+            seen.setdefault(r.timing, []).append(r.backend)
+    return [f"{', '.join(dict.fromkeys(names))}: {text}" for text, names in seen.items()]
+

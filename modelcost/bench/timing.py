@@ -1,0 +1,143 @@
+"""The timing loops: warm up until the timings settle, then sample until the median is known.
+
+Two clocks. ``CudaEventClock`` records a CUDA event on the session's stream before and after one call and
+synchronises on the second, so a sample is the GPU time between the two events: the forward's kernels plus any
+time the GPU sat waiting for the host to launch them; the host is idle between samples (one request at a time).
+``WallClock`` takes ``perf_counter`` around the call (CPU backends, and host-side end-to-end latency).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelcost.bench.base import BenchConfig
+from modelcost.bench.stats import median, median_rel_halfwidth, settled
+
+Fn = Callable[[], Any]
+
+
+class WallClock:
+    """Host wall time around ``fn()``; ``sync`` (if given) runs inside the timed span so async work counts."""
+
+    kind = "perf_counter"
+
+    def __init__(self, sync: Callable[[], None] | None = None) -> None:
+        self._sync = sync
+
+    def time_ms(self, fn: Fn) -> float:
+        t0 = time.perf_counter()
+        fn()
+        if self._sync is not None:
+            self._sync()
+        return (time.perf_counter() - t0) * 1e3
+
+
+class CudaEventClock:
+    """GPU time between two CUDA events recorded on ``stream`` around ``fn()``."""
+
+    kind = "cuda-events"
+
+    def __init__(self, torch: Any, stream: Any = None) -> None:
+        self._torch = torch
+        self._stream = stream if stream is not None else torch.cuda.current_stream()
+        self._start = torch.cuda.Event(enable_timing=True)
+        self._end = torch.cuda.Event(enable_timing=True)
+
+    def time_ms(self, fn: Fn) -> float:
+        with self._torch.cuda.stream(self._stream):
+            self._start.record(self._stream)
+            fn()
+            self._end.record(self._stream)
+        self._end.synchronize()
+        return float(self._start.elapsed_time(self._end))
+
+
+@dataclass
+class Measurement:
+    samples_ms: list[float] = field(default_factory=list)
+    warmup_iters: int = 0
+    warmup_s: float = 0.0
+    warmup_settled: bool = False
+    timed_s: float = 0.0
+    rel_ci: float = math.inf  # half-width of the median's 95% CI / median
+    budget_hit: bool = False
+    stop_reason: str = ""
+
+
+def warm_up(clock: Any, fn: Fn, config: BenchConfig, m: Measurement) -> None:
+    """Windows of ``config.warmup`` calls until two successive window medians agree within
+    ``config.warmup_settle``, or ``config.warmup_max_s`` has passed (windows shrink for slow models)."""
+    t0 = time.perf_counter()
+    window = config.warmup
+    previous: float | None = None
+    while True:
+        samples = [clock.time_ms(fn) for _ in range(window)]
+        m.warmup_iters += window
+        current = median(samples)
+        elapsed = time.perf_counter() - t0
+        if settled(previous, current, config.warmup_settle):
+            m.warmup_settled = True
+            break
+        if elapsed >= config.warmup_max_s:
+            break
+        previous = current
+        per_call_s = max(elapsed / m.warmup_iters, 1e-9)
+        left_s = config.warmup_max_s - elapsed
+        window = max(3, min(config.warmup, int(left_s / 2 / per_call_s)))
+    m.warmup_s = time.perf_counter() - t0
+
+
+def sample(clock: Any, fn: Fn, config: BenchConfig, m: Measurement) -> None:
+    """Sample until min time AND min count AND median CI <= target, or the ``max_time_s`` budget is spent."""
+    t0 = time.perf_counter()
+    next_check = config.min_iters
+    while True:
+        m.samples_ms.append(clock.time_ms(fn))
+        n = len(m.samples_ms)
+        elapsed = time.perf_counter() - t0
+        enough = n >= config.min_iters and elapsed >= config.min_time_s
+        if enough and n >= next_check:
+            m.rel_ci = median_rel_halfwidth(m.samples_ms)
+            if m.rel_ci <= config.target_rel_ci:
+                m.stop_reason = f"median settled to +-{m.rel_ci * 100:.2f}% (95% CI) after {n} samples"
+                break
+            next_check = n + max(1, n // 10)
+        if elapsed >= config.max_time_s:
+            m.rel_ci = median_rel_halfwidth(m.samples_ms)
+            m.budget_hit = True
+            what = f"the median was known to +-{m.rel_ci * 100:.2f}%" if math.isfinite(m.rel_ci) else "too few samples"
+            m.stop_reason = f"time budget {config.max_time_s:g} s hit after {n} samples; {what}"
+            break
+    m.timed_s = time.perf_counter() - t0
+
+
+def measure(clock: Any, fn: Fn, config: BenchConfig, on_timed: Callable[[bool], None] | None = None) -> Measurement:
+    """Warm up, then sample. ``on_timed(True/False)`` is called around the timed phase (NVML sampler)."""
+    m = Measurement()
+    warm_up(clock, fn, config, m)
+    if on_timed is not None:
+        on_timed(True)
+    try:
+        sample(clock, fn, config, m)
+    finally:
+        if on_timed is not None:
+            on_timed(False)
+    return m
+
+
+def measure_e2e(clock: Any, fn: Fn, config: BenchConfig) -> list[float]:
+    """The shorter host-side loop: 2 warm-up calls, then at least ``e2e_min_iters`` calls and at most
+    ``e2e_max_s`` seconds (whichever comes last, the count winning if one call is slow)."""
+    for _ in range(2):
+        fn()
+    samples: list[float] = []
+    t0 = time.perf_counter()
+    while len(samples) < config.e2e_min_iters or time.perf_counter() - t0 < min(config.e2e_max_s, config.min_time_s):
+        samples.append(clock.time_ms(fn))
+        if len(samples) >= config.e2e_min_iters and time.perf_counter() - t0 >= config.e2e_max_s:
+            break
+    return samples
