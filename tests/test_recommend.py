@@ -39,7 +39,7 @@ def test_no_constraints_picks_the_highest_throughput():
     assert rec.considered == 5 and len(rec.feasible) == 5
     assert "highest throughput (4000 ips)" in rec.reasons[0]
     # next best is C at 3200 ips: D has 4000/3200 - 1 = 25% more throughput
-    assert "ort-cuda fp32 b64 at 3200 ips (25.0% less throughput)" in rec.reasons[1]
+    assert "ort-cuda fp32 b64 at 3200 ips (ort-cuda fp16 b64 has 25.0% more)" in rec.reasons[1]
 
 
 def test_latency_limit_uses_p99_by_default():

@@ -177,7 +177,7 @@ def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
         nxt = rec.feasible[1]
         if rec.objective == "throughput":
             gain = (thr / nxt.throughput_ips - 1) * 100 if nxt.throughput_ips else float("inf")
-            why.append(f"next best: {label(nxt)} at {nxt.throughput_ips:.4g} ips ({gain:.1f}% less throughput)")
+            why.append(f"next best: {label(nxt)} at {nxt.throughput_ips:.4g} ips ({label(best)} has {gain:.1f}% more)")
         else:
             why.append(f"next best: {label(nxt)} at {latency_of(nxt, stat):.4g} ms {stat}")
     checks = dict(rec.checks)[label(best)]

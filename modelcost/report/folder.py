@@ -1,0 +1,144 @@
+"""The report folder: ``reports/<model>-<timestamp>/`` (or ``--out DIR``) with
+
+    report.json       the versioned JSON report (report/json_report.py), plus ``recommendation`` /
+                      ``comparison`` keys when the run has them
+    report.md         Markdown, plots linked from plots/
+    report.html       self-contained: plots embedded, no network needed to view it
+    benchmarks.csv    one row per benchmarked config
+    plots/*.png       the plots the data allows (throughput, latency, roofline, FLOPs/params, memory, speedup)
+    <samples>.csv     the NVML samples of the timed runs, when the benchmark wrote them
+
+Every file is written atomically (temporary file, then rename), JSON first. A run that was interrupted
+(``RunReport.complete`` False) is still written, marked INCOMPLETE in every file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import math
+import re
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from modelcost.core.decisions import Comparison, Recommendation
+from modelcost.core.types import BenchResult, RunReport
+from modelcost.report.atomic import atomic_write_bytes, atomic_write_text
+
+DEFAULT_ROOT = Path("reports")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")[:60] or "model"
+
+
+def _stamp(created: str) -> str:
+    try:
+        t = datetime.fromisoformat(created)
+    except ValueError:
+        t = datetime.now(timezone.utc)
+    return t.strftime("%Y%m%d-%H%M%S")
+
+
+def default_dir(run: RunReport, comparison: Comparison | None = None, root: Path = DEFAULT_ROOT) -> Path:
+    """``root/<model>-<timestamp>``, with ``-2``, ``-3`` ... when that folder already exists."""
+    if comparison is not None:
+        name = f"{comparison.base.name}-vs-{comparison.candidate.name}"
+    else:
+        name = run.cost.model.name if run.cost is not None else "run"
+    base = Path(root) / f"{_slug(name)}-{_stamp(run.created)}"
+    path, n = base, 2
+    while path.exists():
+        path, n = base.with_name(f"{base.name}-{n}"), n + 1
+    return path
+
+
+def _jsonable(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _config(r: BenchResult, stat: str = "p50") -> dict[str, Any]:
+    lat = getattr(r.latency_ms, stat) if r.latency_ms is not None else None
+    return {"backend": r.backend, "precision": r.precision, "batch_size": r.batch_size, f"latency_ms_{stat}": lat,
+            "throughput_ips": r.throughput_ips, "role": r.extra.get("role")}
+
+
+def recommendation_to_dict(rec: Recommendation) -> dict[str, Any]:
+    """Configs by name and figures, not whole benchmark records (those are in ``benchmarks``)."""
+    stat = rec.latency_stat
+    return {
+        "objective": rec.objective, "latency_stat": stat, "constraints": dict(rec.constraints),
+        "best": None if rec.best is None else _config(rec.best, stat), "reasons": list(rec.reasons),
+        "failing": list(rec.failing), "pareto": [_config(r, stat) for r in rec.pareto],
+        "feasible": [_config(r, stat) for r in rec.feasible], "considered": rec.considered,
+        "checks": {label: _jsonable(checks) for label, checks in rec.checks}, "skipped": list(rec.skipped),
+    }
+
+
+def comparison_to_dict(cmp: Comparison) -> dict[str, Any]:
+    d = _jsonable(cmp)
+    d["accuracy"] = [{"backend": be, **_jsonable(a)} for be, a in cmp.accuracy]
+    return d
+
+
+def _roofline_maker(run: RunReport) -> dict[str, tuple[str, Callable[[], bytes | None]]]:
+    """The roofline plot of ``report/roofline_plot.py`` (written by the roofline work), when it is there."""
+    if not any(r.roofline is not None for r in run.benchmarks):
+        return {}
+    if importlib.util.find_spec("modelcost.report.roofline_plot") is None:
+        return {}
+    from modelcost.report import roofline_plot
+
+    fn = getattr(roofline_plot, "roofline_png", None) or getattr(roofline_plot, "render_roofline", None)
+    if fn is None:
+        return {}
+    return {"roofline": ("Roofline: each measured config against the GPU's two roofs", lambda: fn(run))}
+
+
+def write_report_folder(run: RunReport, out_dir: str | Path | None = None, samples_csv: str | Path | None = None,
+                        *, recommendation: Recommendation | None = None, comparison: Comparison | None = None,
+                        root: str | Path = DEFAULT_ROOT) -> Path:
+    """Write every report file into ``out_dir`` (default ``root/<model>-<timestamp>``); returns the folder."""
+    from modelcost.report import csv_report, json_report, plots
+    from modelcost.report.html import render_html
+    from modelcost.report.markdown import render_markdown
+
+    if not run.created:
+        run.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    if comparison is not None and not comparison.complete:
+        run.complete = False
+    folder = Path(out_dir) if out_dir is not None else default_dir(run, comparison, Path(root))
+    folder.mkdir(parents=True, exist_ok=True)
+    if samples_csv is not None and not Path(samples_csv).is_file():
+        run.notes.append(f"NVML samples CSV {samples_csv} was not found; not copied")
+    doc = json_report.run_to_dict(run)
+    if recommendation is not None:
+        doc["recommendation"] = recommendation_to_dict(recommendation)
+    if comparison is not None:
+        doc["comparison"] = comparison_to_dict(comparison)
+    import json
+
+    atomic_write_text(folder / "report.json", json.dumps(doc, indent=2) + "\n")
+    csv_report.write_csv(run, folder / "benchmarks.csv")
+    if samples_csv is not None and Path(samples_csv).is_file():
+        atomic_write_bytes(folder / Path(samples_csv).name, Path(samples_csv).read_bytes())
+    order, images, notes = plots.all_plots(run, comparison, extra=_roofline_maker(run))
+    files: dict[str, str] = {}
+    for name, (kind, data) in images.items():
+        files[name] = f"plots/{name}.{kind}"
+        atomic_write_bytes(folder / files[name], data)
+    shown = RunReport(**{**{f.name: getattr(run, f.name) for f in dataclasses.fields(run)},
+                         "notes": [*run.notes, *notes]})
+    atomic_write_text(folder / "report.md", render_markdown(shown, order, recommendation, comparison, files))
+    atomic_write_text(folder / "report.html", render_html(shown, images, order, recommendation, comparison))
+    return folder

@@ -1,0 +1,169 @@
+"""The content of a report as neutral blocks, rendered alike by ``markdown.py`` and ``html.py``.
+
+One builder decides what a report says; the two renderers only decide how it looks, so the Markdown and the
+HTML never disagree. Sees only ``modelcost.core`` types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from modelcost.core.decisions import Comparison, Recommendation
+from modelcost.core.types import BenchResult, CostReport, RunReport
+from modelcost.core.units import binary_bytes, si
+
+
+@dataclass
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass
+class Para:
+    text: str
+    strong: bool = False
+
+
+@dataclass
+class Banner:
+    """A warning line shown on top (the INCOMPLETE mark)."""
+
+    text: str
+
+
+@dataclass
+class Bullets:
+    items: list[str]
+
+
+@dataclass
+class Table:
+    headers: list[str]
+    rows: list[list[str]]
+    numeric: list[bool] = field(default_factory=list)  # right-align these columns
+
+
+@dataclass
+class Image:
+    name: str  # plot name: plots/<name>.png in the folder, embedded in the HTML
+    title: str
+
+
+Block = Heading | Para | Banner | Bullets | Table | Image
+
+INCOMPLETE = "INCOMPLETE"
+
+
+def config_label(r: BenchResult) -> str:
+    """'ort-cuda fp16 b8', prefixed by the model for comparison runs ('base: ort-cuda fp32 b1')."""
+    head = f"{r.extra['role']}: " if r.extra.get("role") else ""
+    return f"{head}{r.backend} {r.precision} b{r.batch_size}"
+
+
+def incomplete_text(run: RunReport) -> str:
+    return (f"{INCOMPLETE}: the run was interrupted or a backend crashed; this report holds only what finished "
+            "before it stopped (see the run notes). Configs that did not run are missing, not zero.")
+
+
+def report_title(run: RunReport, comparison: Comparison | None = None) -> str:
+    if comparison is not None:
+        return f"modelcost compare: {comparison.base.name} vs {comparison.candidate.name}"
+    name = run.cost.model.name if run.cost else "model"
+    return f"modelcost report: {name}"
+
+
+def build(run: RunReport, plots: list[tuple[str, str]] | None = None, recommendation: Recommendation | None = None,
+          comparison: Comparison | None = None) -> list[Block]:
+    """Every block of the report, in order. ``plots``: (name, title) of the plots that were drawn."""
+    from modelcost.report import sections_bench as sb
+    from modelcost.report import sections_decide as sd
+
+    blocks: list[Block] = [Heading(report_title(run, comparison), 1)]
+    if not run.complete or (comparison is not None and not comparison.complete):
+        blocks.append(Banner(incomplete_text(run)))
+    meta = [f"created {run.created or '-'}"]
+    if run.command:
+        meta.append(f"command: {run.command}")
+    if run.device is not None:
+        meta.append(f"device: {run.device.name} ({run.device.kind})")
+    blocks.append(Para("; ".join(meta)))
+    if run.cost is not None:
+        blocks += summary_blocks(run.cost)
+    if comparison is not None:
+        blocks += sd.comparison_blocks(comparison)
+    if recommendation is not None:
+        blocks += sd.recommendation_blocks(recommendation)
+    if run.benchmarks:
+        blocks += sb.benchmark_blocks(run.benchmarks)
+        blocks += sb.roofline_blocks(run.benchmarks)
+    if run.gpu is not None:
+        blocks += sb.gpu_blocks(run.gpu)
+    if run.cost is not None:
+        blocks += static_blocks(run.cost)
+    if plots:
+        blocks.append(Heading("Plots"))
+        blocks += [Image(name, title) for name, title in plots]
+    if run.notes:
+        blocks += [Heading("Run notes"), Bullets(list(run.notes))]
+    return blocks
+
+
+def summary_blocks(cost: CostReport) -> list[Block]:
+    p, s, c, m = cost.params, cost.storage, cost.compute, cost.memory
+    rows = [
+        ["model", f"{cost.model.name} ({cost.model.format}, {cost.model.source})"],
+        ["inputs", ", ".join(f"{t.name} {'x'.join(str(d) for d in t.shape)} {t.dtype}" for t in cost.inputs)],
+        ["parameters", f"{p.total:,} ({si(p.total)})" + _by(p.by_dtype, lambda v: f"{v:,}")],
+        ["storage", f"{s.bytes:,} B ({binary_bytes(s.bytes)})" + _by(s.by_dtype, binary_bytes)],
+        ["MACs", f"{c.macs:,} ({si(c.macs)})" + _by(c.macs_by_dtype, si)],
+        ["FLOPs", f"{c.flops:,} ({si(c.flops)}) = 2 x MACs + the other ops' documented costs"],
+        ["peak live activations", binary_bytes(m.peak_activation_bytes)],
+        ["arithmetic intensity", f"{m.arithmetic_intensity:.2f} FLOPs/byte"],
+    ]
+    if s.file_size_bytes is not None:
+        rows.insert(4, ["file size on disk", binary_bytes(s.file_size_bytes)])
+    if cost.batch_size is not None:
+        rows.insert(2, ["batch size (static analysis)", str(cost.batch_size)])
+    if c.uncounted_ops:
+        rows.append(["uncounted ops", ", ".join(f"{k} x{v}" for k, v in sorted(c.uncounted_ops.items()))])
+    return [Heading("Summary"), Table(["", "value"], rows)]
+
+
+def _by(d: dict[str, int], fmt) -> str:  # type: ignore[no-untyped-def]
+    if len(d) <= 1:
+        return ""
+    return " — " + ", ".join(f"{k}: {fmt(v)}" for k, v in sorted(d.items(), key=lambda kv: -kv[1]))
+
+
+def static_blocks(cost: CostReport, top: int = 15) -> list[Block]:
+    c = cost.compute
+    blocks: list[Block] = [Heading("Static analysis")]
+    ops = sorted(set(c.flops_by_op) | set(c.macs_by_op), key=lambda o: -c.flops_by_op.get(o, 0))
+    if ops:
+        total = c.flops or 1
+        rows = [[o, f"{c.macs_by_op.get(o, 0):,}", f"{c.flops_by_op.get(o, 0):,}",
+                 f"{c.flops_by_op.get(o, 0) / total * 100:.1f}%"] for o in ops]
+        blocks += [Heading("Compute by op type", 3),
+                   Table(["op", "MACs", "FLOPs", "share of FLOPs"], rows, [False, True, True, True])]
+    layers = sorted(cost.layers, key=lambda lc: -lc.flops)[:top]
+    if layers:
+        rows = [[lc.name, lc.op, f"{lc.macs:,}", f"{lc.flops:,}", f"{lc.params:,}",
+                 "; ".join("x".join(map(str, s)) for s in lc.output_shapes), lc.macs_dtype or "-"] for lc in layers]
+        blocks += [Heading(f"Heaviest layers (top {len(layers)} of {len(cost.layers)} by FLOPs)", 3),
+                   Table(["layer", "op", "MACs", "FLOPs", "params", "output shapes", "MAC dtype"], rows,
+                         [False, False, True, True, True, False, False])]
+    if c.uncounted_ops:
+        blocks += [Heading("Uncounted ops (their cost is not in the totals)", 3),
+                   Bullets([f"{k}: {v} occurrence(s)" for k, v in sorted(c.uncounted_ops.items())])]
+    m = cost.memory
+    blocks += [Heading("Memory (static)", 3), Table(["", "bytes"], [
+        ["weights", binary_bytes(m.weight_bytes)], ["inputs", binary_bytes(m.input_bytes)],
+        ["outputs", binary_bytes(m.output_bytes)], ["all intermediate activations", binary_bytes(m.activation_bytes)],
+        ["peak of live activations (topological order)", binary_bytes(m.peak_activation_bytes)],
+    ])]
+    if cost.notes:
+        blocks += [Heading("Assumptions", 3), Bullets(list(cost.notes))]
+    if cost.problems:
+        blocks += [Heading("Problems met", 3), Bullets(list(cost.problems))]
+    return blocks

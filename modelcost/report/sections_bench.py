@@ -1,0 +1,102 @@
+"""Report blocks for benchmarks, the roofline and the GPU (see ``sections.py``)."""
+
+from __future__ import annotations
+
+from modelcost.core.types import BenchResult, GpuSpec
+from modelcost.core.units import binary_bytes
+from modelcost.report.sections import Block, Bullets, Heading, Para, Table, config_label
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _g(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def accuracy_text(r: BenchResult) -> str:
+    a = r.accuracy
+    if a is None:
+        return "reference" if r.precision == "fp32" and r.status == "ok" else "-"
+    top1 = f", top-1 {a.top1_agreement * 100:.1f}%" if a.top1_agreement is not None else ""
+    return f"cos {a.cosine:.6f}, max abs {a.max_abs_err:.2g}{top1}"
+
+
+def benchmark_blocks(results: list[BenchResult]) -> list[Block]:
+    ok = [r for r in results if r.status == "ok" and r.latency_ms is not None]
+    blocks: list[Block] = [Heading("Benchmarks")]
+    timings = sorted({r.timing for r in ok if r.timing})
+    if timings:
+        blocks += [Para("What the latency figures include:"), Bullets(timings)]
+    blocks.append(Para("Latency in ms over the timed runs (after warm-up); IPS = batch / median latency; "
+                       "e2e = host-side latency including host<->device copies."))
+    if ok:
+        rows = []
+        for r in sorted(ok, key=lambda r: -(r.throughput_ips or 0)):
+            lat = r.latency_ms
+            assert lat is not None
+            e2e = r.e2e_latency_ms.p50 if r.e2e_latency_ms else None
+            rows.append([
+                config_label(r), str(r.batch_size), _f(lat.p50), _f(lat.p90), _f(lat.p99),
+                f"{lat.mean:.3f} ± {lat.std:.3f}", f"{lat.cv * 100:.1f}%", str(lat.count), _g(r.throughput_ips),
+                _f(e2e), binary_bytes(r.gpu_memory_peak_bytes), _f(r.power_w_mean, 1),
+                _g(r.energy_j_per_inference, 3), accuracy_text(r) + (" (budget hit)" if r.budget_hit else ""),
+            ])
+        headers = ["config", "batch", "p50 ms", "p90 ms", "p99 ms", "mean ± std ms", "cv", "runs", "IPS",
+                   "e2e p50 ms", "GPU mem peak", "power W", "J / inference", "accuracy vs FP32"]
+        blocks.append(Table(headers, rows, [False] + [True] * 12 + [False]))
+    extra = [r for r in ok if r.build_s is not None or r.first_inference_ms is not None]
+    if extra:
+        blocks += [Heading("Build and first inference", 3),
+                   Table(["config", "build s", "first inference ms"],
+                         [[config_label(r), _f(r.build_s, 2), _f(r.first_inference_ms, 2)] for r in extra],
+                         [False, True, True])]
+    bad = [r for r in results if r not in ok]
+    if bad:
+        blocks += [Heading("Not measured", 3),
+                   Bullets([f"{config_label(r)}: {r.status}" + (f" — {r.reason}" if r.reason else "") for r in bad])]
+    notes = sorted({f"{config_label(r)}: {n}" for r in results for n in r.notes})
+    throttled = [f"{config_label(r)}: throttle reasons seen: {', '.join(r.throttle_reasons)}"
+                 for r in ok if r.throttle_reasons]
+    if notes or throttled:
+        blocks += [Heading("Benchmark notes", 3), Bullets(throttled + notes)]
+    return blocks
+
+
+def roofline_blocks(results: list[BenchResult]) -> list[Block]:
+    pts = [r for r in results if r.status == "ok" and r.roofline is not None]
+    if not pts:
+        return []
+    rows = []
+    for r in pts:
+        p = r.roofline
+        assert p is not None
+        mfu_m = f" ({p.mfu_measured * 100:.1f}% of measured)" if p.mfu_measured is not None else ""
+        rows.append([config_label(r), _g(p.achieved_tflops), _g(p.peak_tflops), f"{p.mfu * 100:.1f}%{mfu_m}",
+                     _g(p.achieved_gbps), _g(p.peak_gbps), _g(p.intensity), _g(p.ridge_point), p.bound,
+                     _f(p.lower_bound_ms, 4), f"{p.measured_over_bound:.2f}x"])
+    bases = sorted({r.roofline.bytes_basis for r in pts if r.roofline and r.roofline.bytes_basis})
+    headers = ["config", "TFLOP/s", "peak TFLOP/s", "MFU", "GB/s", "peak GB/s", "FLOPs/byte", "ridge",
+               "bound", "lower bound ms", "measured / bound"]
+    blocks: list[Block] = [Heading("Roofline"), Table(headers, rows, [False] + [True] * 7 + [False, True, True])]
+    if bases:
+        blocks += [Para("Bytes counted as moved:"), Bullets(bases)]
+    return blocks
+
+
+def gpu_blocks(gpu: GpuSpec) -> list[Block]:
+    rows = [["name", gpu.name], ["architecture", gpu.architecture],
+            ["compute capability", gpu.compute_capability or "-"], ["SMs", _g(gpu.sm_count)],
+            ["tensor clock (datasheet peaks)", f"{gpu.tensor_clock_mhz} MHz" if gpu.tensor_clock_mhz else "-"],
+            ["memory", binary_bytes(gpu.memory_bytes)],
+            ["bandwidth", f"{gpu.bandwidth_gbps:.0f} GB/s" if gpu.bandwidth_gbps else "-"],
+            ["power limit", f"{gpu.power_limit_w:.0f} W" if gpu.power_limit_w else "-"],
+            ["driver", gpu.driver or "-"], ["source", gpu.source]]
+    peaks = [[k, _g(v), _g(gpu.sparse_peak_tflops.get(k)), _g(gpu.measured_tflops.get(k))]
+             for k, v in gpu.peak_tflops.items()]
+    blocks: list[Block] = [Heading("GPU"), Table(["", "value"], rows)]
+    if peaks:
+        blocks += [Heading("Peak TFLOP/s by precision (dense; 2:4 sparse; measured)", 3),
+                   Table(["precision", "dense", "2:4 sparse", "measured"], peaks, [False, True, True, True])]
+    return blocks
