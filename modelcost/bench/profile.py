@@ -186,28 +186,34 @@ def parse_ort_profile(events: Sequence[dict[str, Any]], runs: int) -> tuple[dict
 def fused_coverage(original: Any, optimized: Any) -> dict[str, list[str]]:
     """For each node of the optimised graph, the original nodes it covers.
 
-    An original node belongs to the optimised node that produces one of its outputs (names compared with
-    ORT's layout suffixes like ``_nchwc`` removed); an original node whose outputs vanished (fused away) is
-    followed downstream to the first consumer whose output survives."""
-    def base(name: str) -> str:
-        for suffix in ("_nchwc",):
-            name = name.removesuffix(suffix)
-        return name
-
-    producer = {base(o): n.name for n in optimized.graph.node for o in n.output if o}
+    An original node is owned by the optimised node of the same name, else by the one producing one of its
+    outputs (ORT's layout pass names a fused node after the output it makes, plus ``_nchwc``, and renames the
+    tensor; compute nodes win over the layout reorders that re-create the original tensor names). A node
+    fused away is followed downstream to the first consumer that is owned."""
+    names = {n.name for n in optimized.graph.node}
+    producer: dict[str, str] = {n.name.removesuffix("_nchwc"): n.name for n in optimized.graph.node
+                                if n.name.endswith("_nchwc")}
+    for n in optimized.graph.node:
+        for o in n.output:
+            if o:
+                producer.setdefault(o, n.name)
     consumers: dict[str, list[Any]] = defaultdict(list)
     for n in original.graph.node:
         for i in n.input:
             consumers[i].append(n)
     cover: dict[str, list[str]] = defaultdict(list)
     for n in original.graph.node:
-        seen, frontier, owner = set(), [n], None
+        seen: set[str] = set()
+        frontier, owner = [n], None
         while frontier and owner is None:
             node = frontier.pop(0)
             if node.name in seen:
                 continue
             seen.add(node.name)
-            owner = next((producer[o] for o in node.output if o in producer), None)
+            if node.name in names:
+                owner = node.name
+            else:
+                owner = next((producer[o] for o in node.output if o in producer), None)
             for o in node.output:
                 frontier.extend(consumers.get(o, []))
         if owner is not None:

@@ -288,6 +288,7 @@ class LayerTime:
     op: str
     time_ms: float
     calls: int = 1  # calls per inference
+    covers: list[str] = field(default_factory=list)  # original layer names it covers (ORT fused nodes)
 
 
 @dataclass
