@@ -253,8 +253,10 @@ class Sweep:
         sync = torch.cuda.synchronize if torch is not None else None
         e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), self.config)
         result.e2e_latency_ms = latency_stats(e2e)
-        result.extra["e2e_timing"] = ("host wall time (perf_counter) from host inputs to host outputs: host->device "
-                                      "input copies, the forward, device->host output copies, synchronised")
+        result.extra["e2e_timing"] = (
+            "host wall time (perf_counter) from host inputs to host outputs: host->device input copies, the forward, "
+            "device->host output copies, synchronised" if torch is not None else
+            "host wall time (perf_counter) from fresh host inputs to outputs on the CPU")
         self._memory(session, result, summary.get("s"), baseline)
         self._power(result, summary.get("s"), len(m.samples_ms), sampler)
 

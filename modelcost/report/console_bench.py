@@ -1,0 +1,104 @@
+"""The terminal table of benchmark results: one table per model, then what was not measured and why, then what
+the timings include. Sees only ``modelcost.core`` types."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from modelcost.core.types import BenchResult, DeviceInfo
+from modelcost.core.units import binary_bytes
+
+_PRECISION_ORDER = {"fp32": 0, "tf32": 1, "bf16": 2, "fp16": 3, "int8": 4, "fp8": 5}
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ips(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
+
+
+def _accuracy(r: BenchResult) -> str:
+    a = r.accuracy
+    if a is None:
+        return "-"
+    if a.max_abs_err == 0.0:
+        return "exact"
+    parts = [f"abs {a.max_abs_err:.1e}", f"cos {a.cosine:.6f}"]
+    if a.top1_agreement is not None:
+        parts.append(f"top1 {a.top1_agreement * 100:.1f}%")
+    return " ".join(parts)
+
+
+def timing_lines(results: Sequence[BenchResult]) -> list[str]:
+    """One line per distinct ``timing`` text, naming the backends it applies to."""
+    seen: dict[str, list[str]] = {}
+    for r in results:
+        if r.status == "ok" and r.timing:
+            names = seen.setdefault(r.timing, [])
+            if r.backend not in names:
+                names.append(r.backend)
+    return [f"{', '.join(names)}: {text}" for text, names in seen.items()]
+
+
+def bench_table(results: Sequence[BenchResult], title: str = "benchmarks") -> Any:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for col, justify in (("backend", "left"), ("precision", "left"), ("batch", "right"), ("p50 ms", "right"),
+                         ("p99 ms", "right"), ("IPS", "right"), ("e2e p50 ms", "right"), ("memory", "right"),
+                         ("power W", "right"), ("accuracy vs fp32", "left"), ("status", "left")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    ordered = sorted(results, key=lambda r: (r.backend, _PRECISION_ORDER.get(r.precision, 9), r.batch_size))
+    for r in ordered:
+        status = r.status if r.status == "ok" else f"[red]{r.status}[/]: {escape(r.reason or '')}"
+        if r.status == "ok" and r.budget_hit:
+            status = "ok [yellow](budget hit)[/]"
+        lat = r.latency_ms
+        table.add_row(
+            r.backend, r.precision, str(r.batch_size), _num(lat.p50 if lat else None), _num(lat.p99 if lat else None),
+            _ips(r.throughput_ips), _num(r.e2e_latency_ms.p50 if r.e2e_latency_ms else None),
+            binary_bytes(r.gpu_memory_peak_bytes) if r.gpu_memory_peak_bytes is not None else "-",
+            _num(r.power_w_mean, 0), _accuracy(r), status,
+        )
+    return table
+
+
+def print_benchmarks(results: Sequence[BenchResult], *, title: str = "benchmarks", device: DeviceInfo | None = None,
+                     console: Any = None) -> None:
+    """Measured configs (and failed / out-of-memory ones) in one table; unavailable ones listed with their
+    reason; then what the timings include."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = console or Console()
+    measured = [r for r in results if r.status != "unavailable"]
+    unavailable = [r for r in results if r.status == "unavailable"]
+    if device is not None:
+        title = f"{title} on {device.name}"
+    if measured:
+        console.print(bench_table(measured, title))
+    elif results:
+        console.print(f"[bold]{title}[/]: nothing was measured")
+    if unavailable:
+        by_backend: dict[tuple[str, str], list[str]] = {}
+        for r in unavailable:
+            by_backend.setdefault((r.backend, r.reason or ""), []).append(r.precision)
+        console.print("[bold]not measured[/]:")
+        for (backend, reason), precisions in by_backend.items():
+            console.print(f"  {backend} ({', '.join(precisions)}): unavailable — {escape(reason)}", highlight=False)
+    lines = timing_lines(results)
+    if lines:
+        console.print("[bold]what the timings include[/] (p50/p99/IPS; IPS = batch / p50):")
+        for line in lines:
+            console.print(f"  {escape(line)}", highlight=False)
+        console.print("  e2e: host wall time from host inputs to host outputs, host<->device copies included",
+                      highlight=False)
+    if any(r.budget_hit for r in results):
+        console.print("[yellow]budget hit[/]: the time budget (--max-time-s) ended the run before the median was "
+                      "known to +-1%", highlight=False)
