@@ -1,0 +1,219 @@
+"""Fold the small integer arithmetic of an ONNX graph (shape computations) with numpy.
+
+onnx's own shape inference propagates shape *values* through Shape/Gather/Concat/... but not through every
+op (``Range`` is the usual gap: an exported ``arange(seq_len)`` leaves every rotary / position tensor with an
+unknown length), and it never says what an ``If`` condition or a ``Loop`` trip count evaluates to. This module
+evaluates the nodes whose inputs are all known small values (inline initializers, Constant nodes, the shapes
+of statically shaped tensors) for a fixed set of cheap ops. It never touches external data, and it keeps no
+value above ``FOLD_MAX_ELEMENTS`` (a Range that long still yields its length).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+FOLD_MAX_ELEMENTS = 1 << 16
+_EXTERNAL = 1
+
+
+def _np() -> Any:
+    import numpy
+
+    return numpy
+
+
+def tensor_value(tensor: Any) -> Any | None:
+    """A small inline TensorProto as a numpy array; None for external or big tensors."""
+    if tensor.data_location == _EXTERNAL:
+        return None
+    n = 1
+    for d in tensor.dims:
+        n *= int(d)
+    if n > FOLD_MAX_ELEMENTS:
+        return None
+    from onnx import numpy_helper
+
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception:  # noqa: BLE001 - exotic dtypes: just not folded
+        return None
+
+
+def constant_value(node: Any) -> Any | None:
+    """Value of a Constant node (value / value_float(s) / value_int(s)), or None."""
+    np = _np()
+    for attr in node.attribute:
+        if attr.name == "value":
+            return tensor_value(attr.t)
+        if attr.name == "value_float":
+            return np.array(attr.f, dtype=np.float32)
+        if attr.name == "value_int":
+            return np.array(attr.i, dtype=np.int64)
+        if attr.name == "value_floats":
+            return np.array(list(attr.floats), dtype=np.float32)
+        if attr.name == "value_ints":
+            return np.array(list(attr.ints), dtype=np.int64)
+    return None
+
+
+def _attrs(node: Any) -> dict[str, Any]:
+    from onnx import helper
+
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _slice(x: Any, starts: Any, ends: Any, axes: Any = None, steps: Any = None) -> Any:
+    axes = list(range(len(starts))) if axes is None else [int(a) for a in axes]
+    steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
+    index = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps, strict=True):
+        index[a] = slice(int(s), int(e), st)
+    return x[tuple(index)]
+
+
+def _unsqueeze(x: Any, axes: Any) -> Any:
+    np = _np()
+    out_rank = x.ndim + len(axes)
+    for a in sorted(int(a) % out_rank for a in axes):
+        x = np.expand_dims(x, a)
+    return x
+
+
+def _div(a: Any, b: Any) -> Any:
+    np = _np()
+    if np.issubdtype(np.result_type(a, b), np.integer):
+        return (np.trunc(a / b)).astype(np.result_type(a, b))
+    return a / b
+
+
+def _reshape(x: Any, shape: Any) -> Any:
+    dims = [x.shape[i] if int(d) == 0 else int(d) for i, d in enumerate(shape)]
+    return x.reshape(dims)
+
+
+def _range(start: Any, limit: Any, delta: Any) -> Any:
+    np = _np()
+    return np.arange(start.item(), limit.item(), delta.item(), dtype=start.dtype)
+
+
+def range_length(start: Any, limit: Any, delta: Any) -> int:
+    import math
+
+    return max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
+
+
+def _cast(x: Any, to: int) -> Any:
+    from onnx import helper
+
+    return x.astype(helper.tensor_dtype_to_np_dtype(to))
+
+
+def _gather(x: Any, idx: Any, axis: int) -> Any:
+    return _np().take(x, idx, axis=axis)
+
+
+def _ops(opset: int) -> dict[str, Callable[..., Any]]:
+    np = _np()
+    return {
+        "Identity": lambda a, x: x,
+        "Cast": lambda a, x: _cast(x, a["to"]),
+        "Gather": lambda a, x, i: _gather(x, i, a.get("axis", 0)),
+        "Concat": lambda a, *xs: np.concatenate([np.atleast_1d(x) for x in xs], axis=a["axis"]),
+        "Unsqueeze": lambda a, x, axes=None: _unsqueeze(x, a["axes"] if axes is None else axes),
+        "Squeeze": lambda a, x, axes=None: np.squeeze(
+            x, axis=tuple(int(v) for v in (a.get("axes") if axes is None else axes) or ()) or None
+        ),
+        "Slice": (lambda a, x: _slice(x, a["starts"], a["ends"], a.get("axes"))) if opset < 10 else _slice_op,
+        "Add": lambda a, x, y: x + y,
+        "Sub": lambda a, x, y: x - y,
+        "Mul": lambda a, x, y: x * y,
+        "Div": lambda a, x, y: _div(x, y),
+        "Neg": lambda a, x: -x,
+        "Abs": lambda a, x: np.abs(x),
+        "Min": lambda a, *xs: np.minimum.reduce(np.broadcast_arrays(*xs)),
+        "Max": lambda a, *xs: np.maximum.reduce(np.broadcast_arrays(*xs)),
+        "Equal": lambda a, x, y: np.equal(x, y),
+        "Less": lambda a, x, y: np.less(x, y),
+        "Greater": lambda a, x, y: np.greater(x, y),
+        "Not": lambda a, x: np.logical_not(x),
+        "And": lambda a, x, y: np.logical_and(x, y),
+        "Or": lambda a, x, y: np.logical_or(x, y),
+        "Where": lambda a, c, x, y: np.where(c, x, y),
+        "Range": lambda a, s, l, d: _range(s, l, d),
+        "Reshape": lambda a, x, s: _reshape(x, s),
+        "ReduceProd": lambda a, x, axes=None: np.prod(x, keepdims=bool(a.get("keepdims", 1))) if axes is None and not a.get("axes") else None,
+        "ConstantOfShape": lambda a, s: _constant_of_shape(s, a),
+    }
+
+
+def _slice_op(a: dict[str, Any], x: Any, starts: Any, ends: Any, axes: Any = None, steps: Any = None) -> Any:
+    return _slice(x, starts, ends, axes, steps)
+
+
+def _constant_of_shape(shape: Any, attrs: dict[str, Any]) -> Any | None:
+    np = _np()
+    n = int(np.prod(shape)) if len(shape) else 1
+    if n > FOLD_MAX_ELEMENTS:
+        return None
+    value = attrs.get("value")
+    fill = tensor_value(value).reshape(-1)[0] if value is not None else np.float32(0)
+    return np.full([int(d) for d in shape], fill, dtype=fill.dtype)
+
+
+def fold_values(graph: Any, static_shape: Callable[[str], tuple[int, ...] | None], opset: int) -> tuple[dict[str, Any], dict[str, tuple[int, ...]]]:
+    """Evaluate what can be evaluated in ``graph`` (not its subgraphs).
+
+    Returns (values: name -> small numpy array, lengths: name -> shape of a Range output too long to keep).
+    ``static_shape(name)`` gives a tensor's inferred static shape (for Shape / Size) or None."""
+    np = _np()
+    values: dict[str, Any] = {}
+    for t in graph.initializer:
+        v = tensor_value(t)
+        if v is not None:
+            values[t.name] = v
+    lengths: dict[str, tuple[int, ...]] = {}
+    ops = _ops(opset)
+    for node in graph.node:
+        if node.domain not in ("", "ai.onnx") or len(node.output) == 0:
+            continue
+        op = node.op_type
+        try:
+            out = _fold_node(node, op, ops, values, static_shape, lengths)
+        except Exception:  # noqa: BLE001 - a value we cannot fold stays unknown, nothing more
+            out = None
+        if out is not None and getattr(out, "size", 0) <= FOLD_MAX_ELEMENTS:
+            values[node.output[0]] = np.asarray(out)
+    return values, lengths
+
+
+def _fold_node(node: Any, op: str, ops: dict[str, Callable[..., Any]], values: dict[str, Any],
+               static_shape: Callable[[str], tuple[int, ...] | None], lengths: dict[str, tuple[int, ...]]) -> Any:
+    np = _np()
+    if op == "Constant":
+        return constant_value(node)
+    if op in ("Shape", "Size"):
+        shape = static_shape(node.input[0])
+        if shape is None:
+            return None
+        if op == "Size":
+            return np.array(int(np.prod(shape)), dtype=np.int64)
+        a = _attrs(node)
+        return np.array(shape[a.get("start", 0): a.get("end", len(shape))], dtype=np.int64)
+    fn = ops.get(op)
+    if fn is None:
+        return None
+    args = []
+    for name in node.input:
+        if name == "":
+            args.append(None)
+        elif name in values:
+            args.append(values[name])
+        else:
+            return None
+    while args and args[-1] is None:
+        args.pop()
+    if op == "Range" and range_length(*args) > FOLD_MAX_ELEMENTS:
+        lengths[node.output[0]] = (range_length(*args),)
+        return None
+    return fn(_attrs(node), *args)

@@ -1,0 +1,357 @@
+"""Shapes of every tensor of an ONNX graph at the bound input shapes, without the weights.
+
+1. A *skeleton* of the model is built: the same nodes, inputs, outputs and initializer dims, but every tensor
+   bigger than a few KB is replaced by a dims-only stub marked external. Shape inference then serialises a few
+   hundred KB even for a 7B-parameter model (no weight bytes are copied, none are read). The bound input
+   shapes are written into the skeleton's inputs; model-local functions are inlined.
+2. ``onnx.shape_inference.infer_shapes(data_prop=True)`` fills in the intermediates (subgraphs of If included).
+3. Gaps are refined: ``onnx_fold`` evaluates small shape arithmetic (Range lengths, ...) and a few
+   onnxruntime contrib ops get their output shape here; the results go back in as value_info and inference
+   runs again (a few rounds at most).
+4. Loop / Scan bodies, whose loop-carried shapes onnx leaves unknown, are inferred on their own with the
+   initial loop-carried shapes (assumed stable across iterations).
+
+The result is an ``InferredOnnx``: the inferred skeleton (same node order as the file) and a ``ShapeTable``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelcost.core.errors import ModelcostError
+from modelcost.core.lazy import require
+from modelcost.core.types import TensorSpec
+from modelcost.loaders.onnx_fold import fold_values
+from modelcost.loaders.onnx_types import is_static, value_info_dtype, value_info_shape
+
+STUB_BYTES = 4096  # inline tensors above this many bytes are replaced by dims-only stubs in the skeleton
+REFINE_ROUNDS = 4
+Scope = tuple[Any, ...]  # (node index, attribute name, node index, attribute name, ...) from the main graph
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    shape: tuple[int | str, ...] | None  # None: rank unknown
+    dtype: str | None
+
+    @property
+    def static_shape(self) -> tuple[int, ...] | None:
+        return self.shape if is_static(self.shape) else None  # type: ignore[return-value]
+
+
+@dataclass
+class ShapeTable:
+    scopes: dict[Scope, dict[str, TensorInfo]] = field(default_factory=dict)
+
+    def put(self, scope: Scope, name: str, info: TensorInfo) -> None:
+        known = self.scopes.setdefault(scope, {}).get(name)
+        if known is None or (known.static_shape is None and info.shape is not None):
+            self.scopes[scope][name] = info
+
+    def get(self, scope: Scope, name: str) -> TensorInfo | None:
+        """The tensor as seen from ``scope``: its own scope first, then the enclosing ones (outer-scope names)."""
+        for depth in range(len(scope), -1, -2):
+            info = self.scopes.get(scope[:depth], {}).get(name)
+            if info is not None:
+                return info
+        return None
+
+
+@dataclass
+class InferredOnnx:
+    model: Any  # the inferred skeleton: nodes as in the file, initializers as dims-only stubs when big
+    table: ShapeTable
+    values: dict[str, Any]  # folded small values of the main graph (If conditions, Loop trip counts, ...)
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# skeleton
+
+
+def _is_big(tensor: Any) -> bool:
+    if tensor.data_location == 1:
+        return False  # already external: only dims and a few key/values
+    return tensor.ByteSize() > STUB_BYTES
+
+
+def _stub(onnx: Any, tensor: Any) -> Any:
+    stub = onnx.TensorProto(name=tensor.name, data_type=tensor.data_type, dims=tensor.dims)
+    stub.data_location = onnx.TensorProto.EXTERNAL
+    entry = stub.external_data.add()
+    entry.key, entry.value = "location", "modelcost-stub-never-read"
+    return stub
+
+
+def _skeleton_graph(onnx: Any, graph: Any) -> Any:
+    sk = onnx.GraphProto(name=graph.name)
+    sk.input.extend(graph.input)
+    sk.output.extend(graph.output)
+    sk.value_info.extend(graph.value_info)
+    sk.sparse_initializer.extend(graph.sparse_initializer)
+    sk.initializer.extend(_stub(onnx, t) if _is_big(t) else t for t in graph.initializer)
+    for node in graph.node:
+        heavy = any((a.HasField("t") and _is_big(a.t)) or a.HasField("g") or len(a.graphs) for a in node.attribute)
+        if not heavy:
+            sk.node.append(node)
+            continue
+        copy = sk.node.add()
+        copy.input.extend(node.input)
+        copy.output.extend(node.output)
+        copy.name, copy.op_type, copy.domain = node.name, node.op_type, node.domain
+        for attr in node.attribute:
+            a = copy.attribute.add()
+            if attr.HasField("g"):
+                a.name, a.type = attr.name, attr.type
+                a.g.CopyFrom(_skeleton_graph(onnx, attr.g))
+            elif attr.HasField("t") and _is_big(attr.t):
+                a.name, a.type = attr.name, attr.type
+                a.t.CopyFrom(_stub(onnx, attr.t))
+            else:
+                a.CopyFrom(attr)
+    return sk
+
+
+def skeleton(model: Any, inputs: list[TensorSpec]) -> Any:
+    """The model without weight bytes, its inputs set to the bound shapes."""
+    onnx = require("onnx")
+    sk = onnx.ModelProto(ir_version=model.ir_version)
+    sk.opset_import.extend(model.opset_import)
+    sk.functions.extend(model.functions)
+    sk.graph.CopyFrom(_skeleton_graph(onnx, model.graph))
+    bound = {s.name: s for s in inputs}
+    for vi in sk.graph.input:
+        spec = bound.get(vi.name)
+        if spec is None:
+            continue
+        shape = vi.type.tensor_type.shape
+        shape.Clear()
+        for d in spec.shape:
+            shape.dim.add().dim_value = int(d)
+    return sk
+
+
+# ---------------------------------------------------------------------------------------------------------
+# inference
+
+
+def run_onnx_inference(model: Any, what: str = "the model") -> Any:
+    """onnx shape inference with value propagation; without it if that fails; a clear error if both fail."""
+    from onnx import shape_inference
+
+    try:
+        return shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+    except Exception:  # noqa: BLE001 - retried below without data propagation
+        pass
+    try:
+        return shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=False)
+    except Exception as exc:  # noqa: BLE001 - onnx raises several types here
+        line = str(exc).strip().splitlines()[-1] if str(exc).strip() else exc.__class__.__name__
+        raise ModelcostError(
+            f"shape inference of {what} failed at the given input shapes ({line}); check --input-shape / --batch-size"
+        ) from None
+
+
+def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOnnx:
+    """Shapes of every tensor at ``inputs`` (see module doc)."""
+    sk = skeleton(model, inputs)
+    notes: list[str] = []
+    if len(sk.functions):
+        from onnx import inliner
+
+        sk = inliner.inline_local_functions(sk)
+        notes.append(f"{len(model.functions)} model-local function(s) inlined before counting")
+    inferred = run_onnx_inference(sk)
+    values: dict[str, Any] = {}
+    for _ in range(REFINE_ROUNDS):
+        table = ShapeTable()
+        _collect_flat(inferred.graph, (), table)
+        values, hints = _refine(inferred.graph, table, opset or 1, inferred.opset_import)
+        if not hints:
+            break
+        _add_hints(sk.graph, hints)
+        inferred = run_onnx_inference(sk)
+    table = ShapeTable()
+    collect(inferred.graph, (), table, notes, inferred.opset_import)
+    return InferredOnnx(model=inferred, table=table, values=values, notes=notes)
+
+
+def _collect_flat(graph: Any, scope: Scope, table: ShapeTable) -> None:
+    for vi in (*graph.input, *graph.value_info, *graph.output):
+        table.put(scope, vi.name, TensorInfo(value_info_shape(vi.type), value_info_dtype(vi.type)))
+    from modelcost.loaders.onnx_types import onnx_dtype_name
+
+    for t in graph.initializer:
+        table.put(scope, t.name, TensorInfo(tuple(int(d) for d in t.dims), onnx_dtype_name(t.data_type)))
+
+
+def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dict[str, Any], dict[str, TensorInfo]]:
+    """Folded values, and shape hints for main-graph tensors whose inferred shape is not static."""
+    from modelcost.loaders.onnx_shape_rules import contrib_output_shape
+
+    def static(name: str) -> tuple[int, ...] | None:
+        info = table.get((), name)
+        return info.static_shape if info else None
+
+    values, lengths = fold_values(graph, static, opset)
+    hints: dict[str, TensorInfo] = {}
+    for node in graph.node:
+        for i, name in enumerate(node.output):
+            info = table.get((), name)
+            if not name or (info is not None and info.static_shape is not None):
+                continue
+            shape = None
+            if name in values:
+                shape = tuple(int(d) for d in values[name].shape)
+            elif name in lengths:
+                shape = lengths[name]
+            elif node.op_type in ("Loop", "Scan"):
+                shape = _loop_output_shape(node, i, table, values, opsets)
+            elif i == 0:
+                shape = contrib_output_shape(node, table)
+            if shape is not None:
+                dtype = info.dtype if info and info.dtype else _hint_dtype(node, values, name, table)
+                hints[name] = TensorInfo(shape, dtype)
+                table.put((), name, hints[name])
+    return values, hints
+
+
+def _loop_output_shape(node: Any, i: int, table: ShapeTable, values: dict[str, Any], opsets: Any) -> tuple[int, ...] | None:
+    """Output ``i`` of a main-graph Loop / Scan from its body's inferred output shapes (first iteration)."""
+    from modelcost.loaders.onnx_shape_rules import scan_trip_count
+
+    body = next((a.g for a in node.attribute if a.name == "body"), None)
+    if body is None:
+        return None
+    body = _infer_body(node, body, (), table, [], opsets)
+    outs = [value_info_shape(vi.type) for vi in body.output]
+    if node.op_type == "Loop":
+        n_state = len(node.input) - 2
+        j = i + 1  # body outputs: condition, states, scan outputs
+        trip = values.get(node.input[0]) if node.input and node.input[0] else None
+        trip = int(trip) if trip is not None and trip.size == 1 else None
+        axis = 0
+    else:
+        n_state = len(node.input) - next((int(a.i) for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        j = i
+        trip = scan_trip_count(node, lambda n: table.get((), n))
+        axes = next((list(a.ints) for a in node.attribute if a.name == "scan_output_axes"), [])
+        axis = axes[i - n_state] if i >= n_state and i - n_state < len(axes) else 0
+    shape = outs[j] if j < len(outs) else None
+    if shape is None or not is_static(shape):
+        return None
+    if i < n_state:
+        return shape  # type: ignore[return-value]
+    if trip is None:
+        return None
+    full = list(shape)
+    full.insert(axis % (len(full) + 1), trip)
+    return tuple(full)  # type: ignore[arg-type]
+
+
+def _hint_dtype(node: Any, values: dict[str, Any], name: str, table: ShapeTable) -> str | None:
+    if name in values:
+        from modelcost.loaders.onnx_types import onnx_dtype_name
+        from onnx import helper
+
+        try:
+            return onnx_dtype_name(helper.np_dtype_to_tensor_dtype(values[name].dtype))
+        except Exception:  # noqa: BLE001
+            return None
+    first = table.get((), node.input[0]) if node.input else None
+    return first.dtype if first else None
+
+
+def _add_hints(graph: Any, hints: dict[str, TensorInfo]) -> None:
+    from onnx import helper
+
+    from modelcost.loaders.onnx_types import _ONNX_DTYPES
+
+    by_name = {name: code for code, (name, _) in _ONNX_DTYPES.items()}
+    keep = [vi for vi in graph.value_info if vi.name not in hints]
+    del graph.value_info[:]
+    graph.value_info.extend(keep)
+    for name, info in hints.items():
+        elem = by_name.get(info.dtype or "", 0)
+        graph.value_info.append(helper.make_tensor_value_info(name, elem, list(info.shape or ())))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# subgraphs
+
+
+def implicit_inputs(graph: Any) -> list[str]:
+    """Outer-scope names a subgraph (or its nested subgraphs) reads, in first-use order."""
+    defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+    defined.add("")
+    used: dict[str, None] = {}
+    for node in graph.node:
+        reads = list(node.input)
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                reads.extend(implicit_inputs(sub))
+        for name in reads:
+            if name not in defined:
+                used.setdefault(name, None)
+        defined.update(node.output)
+    return list(used)
+
+
+def collect(graph: Any, scope: Scope, table: ShapeTable, notes: list[str], opsets: Any = ()) -> None:
+    """Fill ``table`` for ``graph`` and, recursively, its subgraphs (Loop / Scan bodies inferred on their own)."""
+    _collect_flat(graph, scope, table)
+    for idx, node in enumerate(graph.node):
+        for attr in node.attribute:
+            if not attr.HasField("g"):
+                continue
+            sub_scope = (*scope, idx, attr.name)
+            body = attr.g
+            if node.op_type in ("Loop", "Scan") and node.domain in ("", "ai.onnx") and _needs_body_inference(body):
+                body = _infer_body(node, body, scope, table, notes, opsets)
+                attr.g.CopyFrom(body)
+            collect(body, sub_scope, table, notes, opsets)
+
+
+def _needs_body_inference(body: Any) -> bool:
+    produced = {o for n in body.node for o in n.output}
+    known = {vi.name for vi in (*body.value_info, *body.output) if is_static(value_info_shape(vi.type))}
+    return bool(produced - known - {""})
+
+
+def _infer_body(node: Any, body: Any, scope: Scope, table: ShapeTable, notes: list[str], opsets: Any) -> Any:
+    """Infer a Loop / Scan body as a graph of its own, its inputs typed from the node's (first-iteration) inputs."""
+    onnx = require("onnx")
+    from onnx import helper
+
+    from modelcost.loaders.onnx_shape_rules import body_input_types
+
+    graph = onnx.GraphProto()
+    graph.CopyFrom(body)
+    typed = body_input_types(node, body, lambda n: table.get(scope, n))
+    for vi in graph.input:
+        if vi.name in typed and typed[vi.name] is not None:
+            vi.CopyFrom(typed[vi.name])
+    for name in implicit_inputs(body):
+        info = table.get(scope, name)
+        if info is not None and info.shape is not None:
+            graph.input.append(_make_vi(helper, name, info))
+    mini = onnx.ModelProto(ir_version=10)
+    mini.opset_import.extend(opsets)
+    mini.graph.CopyFrom(graph)
+    label = node.name or node.op_type
+    try:
+        result = run_onnx_inference(mini, f"the body of {node.op_type} {label!r}").graph
+    except ModelcostError:
+        notes.append(f"{node.op_type} {label!r}: the body's shapes could not be inferred; its costs are not counted")
+        return body
+    del result.input[len(body.input):]
+    notes.append(f"{node.op_type} {label!r}: body shapes inferred from the initial loop-carried shapes (assumed the same every iteration)")
+    return result
+
+
+def _make_vi(helper: Any, name: str, info: TensorInfo) -> Any:
+    from modelcost.loaders.onnx_types import _ONNX_DTYPES
+
+    code = {n: c for c, (n, _) in _ONNX_DTYPES.items()}.get(info.dtype or "", 0)
+    return helper.make_tensor_value_info(name, code, [d if d != "" else None for d in info.shape or ()])
