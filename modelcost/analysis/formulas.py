@@ -34,6 +34,9 @@ ELEMENTWISE_FLOPS: dict[str, int] = {
         "tanh softsign isnan isinf bitshift square".split(),
         1,
     ),
+    # more of the same kind (one arithmetic / logical op or one transcendental each)
+    **dict.fromkeys("asin acos atan sinh cosh asinh acosh atanh bitwiseand bitwiseor bitwisexor bitwisenot".split(), 1),
+    "shrink": 2,  # compare, subtract/add the bias
     "leakyrelu": 2,  # compare, multiply
     "prelu": 2,
     "thresholdedrelu": 2,

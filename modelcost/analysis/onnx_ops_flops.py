@@ -1,0 +1,241 @@
+"""ONNX ops that cost FLOPs but no MACs: elementwise arithmetic and activations, quantize / dequantize,
+normalisations, softmax, pooling, reductions, resize, rotary embedding. Per-element costs are those of
+``modelcost.analysis.formulas`` (its module doc lists the conventions); the ONNX-only ones are here:
+
+* Sum / Max / Min of n inputs: n-1 per output element; Mean: n (n-1 adds and a divide);
+* DequantizeLinear 2 per element (subtract zero point, multiply); QuantizeLinear 4 (divide, round, add zero
+  point, saturate); DynamicQuantizeLinear 6 (min and max over the input, then quantize);
+* LpNormalization 3 per element (|x| or x^2, sum, divide) + 1 per normalised vector (root); LRN
+  2*size + 3 per element (squares and sums over the window, bias and scale, power, divide);
+  MeanVarianceNormalization 5 per element (a norm without affine); Hardmax 1 per input element;
+* Resize / Upsample: nearest moves data (zero cost); linear 3 FLOPs (one lerp) x (2^n - 1) lerps per output
+  element for n resized axes; cubic is left uncounted;
+* RotaryEmbedding 3 per rotated element (x*cos + rotate(x)*sin); CumSum 1 per element.
+"""
+
+from __future__ import annotations
+
+import math
+
+from modelcost.analysis import formulas as F
+from modelcost.analysis.onnx_ops import ZERO, OpContext, OpCost, register
+from modelcost.analysis.onnx_ops_mac import DEQUANTIZE_FLOPS, QUANTIZE_FLOPS
+
+_ELEMENTWISE = (
+    "Add Sub Mul Div Pow Mod Neg Abs Sign Ceil Floor Round Relu Clip Equal Greater Less GreaterOrEqual "
+    "LessOrEqual Not And Or Xor Where Reciprocal Sqrt Exp Log Erf Sin Cos Tan Tanh Softsign IsNaN IsInf "
+    "BitShift LeakyRelu PRelu ThresholdedRelu Elu Celu Selu Sigmoid HardSigmoid HardSwish Mish Softplus Asin "
+    "Acos Atan Sinh Cosh Asinh Acosh Atanh BitwiseAnd BitwiseOr BitwiseXor BitwiseNot Shrink"
+).split()
+
+
+def _per_element(ctx: OpContext, per: int) -> OpCost:
+    return OpCost(0, per * ctx.numel_out(0))
+
+
+@register(*_ELEMENTWISE)
+def elementwise(ctx: OpContext) -> OpCost:
+    """formulas.ELEMENTWISE_FLOPS per output element (broadcast included)."""
+    return _per_element(ctx, F.ELEMENTWISE_FLOPS[ctx.node.op_type.lower()])
+
+
+@register("Gelu")
+def gelu(ctx: OpContext) -> OpCost:
+    key = "gelu_tanh" if ctx.attr("approximate", "none") == "tanh" else "gelu"
+    return _per_element(ctx, F.ELEMENTWISE_FLOPS[key])
+
+
+@register("Swish")
+def swish(ctx: OpContext) -> OpCost:
+    """x * sigmoid(alpha x): SiLU, plus one multiply when alpha != 1."""
+    return _per_element(ctx, F.ELEMENTWISE_FLOPS["silu"] + (1 if float(ctx.attr("alpha", 1.0)) != 1.0 else 0))
+
+
+@register("Sum", "Max", "Min")
+def variadic(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, max(ctx.n_inputs() - 1, 0))
+
+
+@register("Mean")
+def mean(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, ctx.n_inputs() if ctx.n_inputs() > 1 else 0)
+
+
+@register("DequantizeLinear")
+def dequantize(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, DEQUANTIZE_FLOPS)
+
+
+@register("QuantizeLinear")
+def quantize(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, QUANTIZE_FLOPS)
+
+
+@register("DynamicQuantizeLinear")
+def dynamic_quantize(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, QUANTIZE_FLOPS + 2)
+
+
+@register("CumSum")
+def cumsum(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, 1)
+
+
+# --- normalisations ------------------------------------------------------------------------------------
+
+
+@register("BatchNormalization")
+def batch_norm(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, F.BATCHNORM_FLOPS_PER_ELEMENT)
+
+
+@register("LayerNormalization")
+def layer_norm(ctx: OpContext) -> OpCost:
+    return OpCost(0, F.norm_flops(ctx.numel_out(0), ctx.has_in(1), ctx.has_in(2)))
+
+
+@register("InstanceNormalization", "GroupNormalization")
+def instance_group_norm(ctx: OpContext) -> OpCost:
+    return OpCost(0, F.norm_flops(ctx.numel_out(0), True, True))
+
+
+@register("RMSNormalization")
+def rms_norm(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, F.RMSNORM_FLOPS_PER_ELEMENT + 1)
+
+
+@register("MeanVarianceNormalization")
+def mvn(ctx: OpContext) -> OpCost:
+    return OpCost(0, F.norm_flops(ctx.numel_out(0), False, False))
+
+
+@register("LpNormalization")
+def lp_norm(ctx: OpContext) -> OpCost:
+    shape = ctx.shape_in(0)
+    n = math.prod(shape)
+    axis_len = shape[int(ctx.attr("axis", -1)) % len(shape)] if shape else 1
+    return OpCost(0, 3 * n + (n // axis_len if axis_len else 0))
+
+
+@register("LRN")
+def lrn(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, 2 * int(ctx.attr("size")) + 3)
+
+
+@register("Softmax", "LogSoftmax")
+def softmax(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, F.SOFTMAX_FLOPS_PER_ELEMENT)
+
+
+@register("Hardmax")
+def hardmax(ctx: OpContext) -> OpCost:
+    return OpCost(0, ctx.numel_in(0))
+
+
+# --- pooling and reductions ---------------------------------------------------------------------------
+
+
+@register("MaxPool", "AveragePool", "LpPool")
+def pool(ctx: OpContext) -> OpCost:
+    """Output elements x window size (formulas.pool_flops)."""
+    return OpCost(0, F.pool_flops(ctx.numel_out(0), list(ctx.attr("kernel_shape"))))
+
+
+@register("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool")
+def global_pool(ctx: OpContext) -> OpCost:
+    return OpCost(0, ctx.numel_in(0))
+
+
+@register(
+    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+    "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin",
+)
+def reduction(ctx: OpContext) -> OpCost:
+    """Input elements (formulas convention for reductions)."""
+    return OpCost(0, ctx.numel_in(0))
+
+
+# --- resize and rotary --------------------------------------------------------------------------------
+
+
+@register("Resize", "Upsample")
+def resize(ctx: OpContext) -> OpCost | None:
+    mode = ctx.attr("mode", "nearest")
+    if mode == "nearest":
+        return ZERO
+    if mode not in ("linear", "bilinear"):
+        return None  # cubic: not counted
+    xs, ys = ctx.shape_in(0), ctx.shape_out(0)
+    n_axes = sum(1 for a, b in zip(xs, ys, strict=False) if a != b)
+    return _per_element(ctx, 3 * (2**n_axes - 1))
+
+
+def _rotary(ctx: OpContext, heads_attr: str) -> OpCost:
+    """3 FLOPs per rotated element; X is [B, H, S, D] or [B, S, H*D]; rotary_embedding_dim < D rotates part."""
+    xs = ctx.shape_in(0)
+    n = math.prod(xs)
+    heads = int(ctx.attr(heads_attr, 0))
+    head = xs[-1] if len(xs) == 4 or not heads else xs[-1] // heads
+    rot = int(ctx.attr("rotary_embedding_dim", 0)) or head
+    return OpCost(0, 3 * (n // head) * rot)
+
+
+@register("RotaryEmbedding")
+def rotary(ctx: OpContext) -> OpCost:
+    return _rotary(ctx, "num_heads")
+
+
+# --- onnxruntime contrib (com.microsoft) ops with the same conventions -----------------------------------
+
+
+@register("RotaryEmbedding", domain="com.microsoft")
+def ms_rotary(ctx: OpContext) -> OpCost:
+    return _rotary(ctx, "num_heads")
+
+
+@register("Gelu", domain="com.microsoft")
+def ms_gelu(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, F.ELEMENTWISE_FLOPS["gelu"])
+
+
+@register("FastGelu", domain="com.microsoft")
+def ms_fast_gelu(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, F.ELEMENTWISE_FLOPS["gelu_tanh"] + (1 if ctx.has_in(1) else 0))
+
+
+@register("BiasGelu", domain="com.microsoft")
+def ms_bias_gelu(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, F.ELEMENTWISE_FLOPS["gelu"] + 1)
+
+
+@register("QuickGelu", domain="com.microsoft")
+def ms_quick_gelu(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, F.ELEMENTWISE_FLOPS["quick_gelu"])
+
+
+@register("BiasAdd", domain="com.microsoft")
+def ms_bias_add(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, 2)
+
+
+@register("LayerNormalization", domain="com.microsoft")
+def ms_layer_norm(ctx: OpContext) -> OpCost:
+    return layer_norm(ctx)
+
+
+@register("SkipLayerNormalization", domain="com.microsoft")
+def ms_skip_layer_norm(ctx: OpContext) -> OpCost:
+    """input + skip (+ bias, input 4), then a layer norm with gamma (and beta, input 3)."""
+    n = ctx.numel_out(0)
+    return OpCost(0, n * (1 + int(ctx.has_in(4))) + F.norm_flops(n, True, ctx.has_in(3)))
+
+
+@register("SimplifiedLayerNormalization", domain="com.microsoft")
+def ms_rms_norm(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, F.RMSNORM_FLOPS_PER_ELEMENT + 1)
+
+
+@register("SkipSimplifiedLayerNormalization", domain="com.microsoft")
+def ms_skip_rms_norm(ctx: OpContext) -> OpCost:
+    return _per_element(ctx, 1 + int(ctx.has_in(3)) + F.RMSNORM_FLOPS_PER_ELEMENT + 1)
+

@@ -1,0 +1,135 @@
+"""Which ONNX tensors are parameters: the rule, applied from dims and dtypes only (no weight bytes).
+
+Every initializer (of the main graph or of a subgraph) is exactly one of:
+
+* a **buffer** when every use is a BatchNormalization running mean or variance (inputs 3 and 4): PyTorch keeps
+  those as buffers, not parameters, and so do we (``params.buffers``, not in the total);
+* a **constant** when it holds at most one element (epsilon, a scale, a zero point, an exponent), or when every
+  use is a *non-weight slot*: a shape, axes, indices, pads, starts/ends, a clip bound, or the scale / zero
+  point of a quantize / dequantize / QLinear op (``NON_WEIGHT_SLOTS``);
+* a **parameter** otherwise - weights, biases, embeddings, an int8 weight feeding DequantizeLinear and its
+  int32 bias. An initializer used by no node is a parameter too (it is stored) and the report says so.
+
+Constant *nodes* are always constants, whatever they hold (exporters use them for folded shape arithmetic and
+derived tables). ``params.constants`` counts the elements of constant initializers and Constant nodes.
+A parameter read by more than one node (tied weights, weights shared by If branches) is counted once in the
+total; ``params.shared`` counts its elements. Two initializers with identical bytes but different names
+cannot be recognised as tied without reading the bytes: they are counted twice.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelcost.analysis.summary import ParamTensor
+from modelcost.loaders.onnx_types import numel, onnx_dtype_name
+
+_REDUCE = "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare"
+NON_WEIGHT_SLOTS: dict[str, frozenset[int]] = {
+    **dict.fromkeys(_REDUCE.split(), frozenset({1})),
+    **dict.fromkeys("Reshape Expand Tile Unsqueeze Squeeze TopK Split Upsample CumSum Trilu Compress".split(), frozenset({1})),
+    **dict.fromkeys("Gather GatherElements GatherND ScatterND ScatterElements Scatter".split(), frozenset({1})),
+    "Slice": frozenset({1, 2, 3, 4}),
+    "Pad": frozenset({1, 2, 3}),
+    "Resize": frozenset({1, 2, 3}),
+    "CenterCropPad": frozenset({1}),
+    "ConstantOfShape": frozenset({0}),
+    "Range": frozenset({0, 1, 2}),
+    "OneHot": frozenset({1, 2}),
+    "Clip": frozenset({1, 2}),
+    "Dropout": frozenset({1, 2}),
+    "QuantizeLinear": frozenset({1, 2}),
+    "DequantizeLinear": frozenset({1, 2}),
+    "QLinearConv": frozenset({1, 2, 4, 5, 6, 7}),
+    "QLinearMatMul": frozenset({1, 2, 4, 5, 6, 7}),
+    "ConvInteger": frozenset({2, 3}),
+    "MatMulInteger": frozenset({2, 3}),
+    "LSTM": frozenset({4}),
+    "GRU": frozenset({4}),
+    "RNN": frozenset({4}),
+    "Loop": frozenset({0, 1}),
+    "If": frozenset({0}),
+    "NonMaxSuppression": frozenset({2, 3, 4}),
+    "RotaryEmbedding": frozenset({3}),
+}
+BUFFER_SLOTS: dict[str, frozenset[int]] = {"BatchNormalization": frozenset({3, 4})}
+
+
+@dataclass
+class ParamSplit:
+    params: list[ParamTensor] = field(default_factory=list)
+    buffers: list[ParamTensor] = field(default_factory=list)
+    constants: int = 0  # elements of constant initializers and Constant nodes
+    shared: int = 0  # elements of parameters read by more than one node
+    kind: dict[str, str] = field(default_factory=dict)  # initializer name -> "param" | "buffer" | "constant"
+    notes: list[str] = field(default_factory=list)
+
+
+def _graphs(graph: Any) -> Iterator[Any]:
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                yield from _graphs(attr.g)
+            for sub in attr.graphs:
+                yield from _graphs(sub)
+
+
+def _uses(root: Any) -> dict[str, list[tuple[str, int, int]]]:
+    """tensor name -> [(op type, input slot, id of the consuming node)] over every graph."""
+    uses: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+    for graph in _graphs(root):
+        for node in graph.node:
+            for slot, name in enumerate(node.input):
+                if name:
+                    uses[name].append((node.op_type, slot, id(node)))
+    return uses
+
+
+def _constant_node_elements(node: Any) -> int:
+    for attr in node.attribute:
+        if attr.HasField("t"):
+            return numel(attr.t.dims)
+        if attr.HasField("sparse_tensor"):
+            return numel(attr.sparse_tensor.dims)
+        if attr.name in ("value_floats", "value_ints", "value_strings"):
+            return len(attr.floats) + len(attr.ints) + len(attr.strings)
+    return 1
+
+
+def classify(root: Any) -> ParamSplit:
+    """Apply the module's rule to every initializer and Constant node of ``root`` and its subgraphs."""
+    uses = _uses(root)
+    split = ParamSplit()
+    unused = 0
+    for graph in _graphs(root):
+        tensors = [(t.name, tuple(int(d) for d in t.dims), t.data_type) for t in graph.initializer]
+        tensors += [(s.values.name, tuple(int(d) for d in s.dims), s.values.data_type) for s in graph.sparse_initializer]
+        for name, dims, elem_type in tensors:
+            kind = _kind(uses.get(name, []), numel(dims))
+            split.kind[name] = kind
+            tensor = ParamTensor(name, dims, onnx_dtype_name(elem_type))
+            if kind == "constant":
+                split.constants += tensor.numel
+            elif kind == "buffer":
+                split.buffers.append(tensor)
+            else:
+                split.params.append(tensor)
+                readers = {node_id for _, _, node_id in uses.get(name, [])}
+                split.shared += tensor.numel if len(readers) > 1 else 0
+                unused += 0 if readers else 1
+        split.constants += sum(_constant_node_elements(n) for n in graph.node if n.op_type == "Constant")
+    if unused:
+        split.notes.append(f"{unused} initializer(s) are read by no node; counted as parameters (they are stored)")
+    return split
+
+
+def _kind(uses: list[tuple[str, int, int]], n: int) -> str:
+    if uses and all(slot in BUFFER_SLOTS.get(op, ()) for op, slot, _ in uses):
+        return "buffer"
+    if n <= 1 or (uses and all(slot in NON_WEIGHT_SLOTS.get(op, ()) for op, slot, _ in uses)):
+        return "constant"
+    return "param"
