@@ -1,0 +1,76 @@
+"""The roofline plot (PNG or SVG by the file suffix): the memory roof, a compute roof per precision used,
+the measured ceilings where cached (dashed), and one point per measured backend / precision / batch.
+
+matplotlib is imported only here, with the Agg canvas (no display, no global pyplot state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from modelcost.core.lazy import require
+from modelcost.core.types import BenchResult, GpuSpec
+
+COLORS = {"fp32": "#1f77b4", "tf32": "#2ca02c", "fp16": "#d62728", "bf16": "#9467bd", "int8": "#8c564b",
+          "fp8": "#e377c2", "int4": "#7f7f7f", "fp4": "#bcbd22"}
+
+
+def _roofs(ax: object, gpu: GpuSpec, keys: list[str], lo: float, hi: float) -> None:
+    bw_tbs = gpu.bandwidth_gbps / 1e3  # TB/s: TFLOP/s = TB/s x FLOP/B
+    xs = [lo, hi]
+    ax.plot(xs, [bw_tbs * x for x in xs], color="black", lw=1.5,  # type: ignore[attr-defined]
+            label=f"memory roof {gpu.bandwidth_gbps:,.0f} GB/s")
+    for key in keys:
+        peak = gpu.peak_tflops[key]
+        ridge = peak / bw_tbs
+        color = COLORS.get(key, "gray")
+        ax.plot([ridge, hi], [peak, peak], color=color, lw=1.5, label=f"{key} peak {peak:,.1f} TFLOP/s")  # type: ignore[attr-defined]
+        measured = gpu.measured_tflops.get(key)
+        if measured:
+            ax.plot([measured / bw_tbs, hi], [measured, measured], color=color, lw=1, ls="--",  # type: ignore[attr-defined]
+                    label=f"{key} measured {measured:,.1f}")
+    if gpu.measured_gbps:
+        mbw = gpu.measured_gbps / 1e3
+        ax.plot(xs, [mbw * x for x in xs], color="black", lw=1, ls="--",  # type: ignore[attr-defined]
+                label=f"measured copy {gpu.measured_gbps:,.0f} GB/s")
+
+
+def plot_roofline(gpu: GpuSpec, results: Sequence[BenchResult], path: str | Path, title: str | None = None) -> Path:
+    """Write the roofline of ``results`` (those with a roofline point) against ``gpu`` to ``path``."""
+    require("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    points = [r for r in results if r.roofline is not None]
+    keys = [k for k in dict.fromkeys(r.roofline.peak_key for r in points) if k in gpu.peak_tflops]  # type: ignore[union-attr]
+    keys = keys or [k for k in ("fp32", "bf16") if k in gpu.peak_tflops]
+    if not gpu.bandwidth_gbps or not keys:
+        raise ValueError(f"{gpu.name}: no bandwidth or peak to draw")
+    xs = [r.roofline.intensity for r in points if r.roofline.intensity > 0]  # type: ignore[union-attr]
+    ridges = [gpu.peak_tflops[k] / (gpu.bandwidth_gbps / 1e3) for k in keys]
+    lo = min(xs + ridges) / 20
+    hi = max(xs + ridges) * 20
+    fig = Figure(figsize=(9, 6), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _roofs(ax, gpu, keys, lo, hi)
+    for r in points:
+        p = r.roofline
+        assert p is not None
+        ax.scatter([p.intensity], [p.achieved_tflops], color=COLORS.get(p.peak_key, "gray"), zorder=3, s=28,
+                   marker={"compute": "o", "memory": "s", "overhead": "x"}.get(p.bound, "o"))
+        ax.annotate(f"{r.backend} {r.precision} b{r.batch_size}", (p.intensity, p.achieved_tflops),
+                    textcoords="offset points", xytext=(4, 3), fontsize=7)
+    ax.set_xlabel("arithmetic intensity (FLOPs per byte moved)")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_xlim(lo, hi)
+    ax.set_title(title or f"Roofline on {gpu.name}  (o compute, s memory, x overhead-bound)", fontsize=10)
+    ax.grid(True, which="both", ls=":", lw=0.5)
+    ax.legend(fontsize=7, loc="lower right")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(str(path), format="svg" if path.suffix.lower() == ".svg" else "png", bbox_inches="tight")
+    return path
