@@ -14,6 +14,7 @@ from typing import Any
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
 from modelcost.core.types import BenchResult, CostReport, DeviceInfo
+from modelcost.core.types import GpuSpec, LayerProfile, LayerRoofline, RooflinePoint, RunReport, WhatIf
 from modelcost.loaders.base import LoadOptions, source_kind
 from modelcost.loaders.shapes import parse_input_shapes
 
@@ -110,3 +111,122 @@ def run_benchmarks(
 def benchmark(source: str | BenchModel, **kwargs: Any) -> list[BenchResult]:
     """``run_benchmarks`` without the device: the list of BenchResult."""
     return run_benchmarks(source, **kwargs)[0]
+
+
+# ---------------------------------------------------------------------------------------------------
+# GPU limits and roofline (issue 4): hardware -> analysis.roofline; bench.profile for per-layer time
+
+
+def gpu_spec(name: str | None = None, *, index: int = 0, cached_ceilings: bool = True) -> GpuSpec:
+    """A GPU's limits. ``name``: from the built-in table (what-if; no GPU needed). None: this machine's GPU
+    ``index`` from NVML + CUDA properties, with its cached measured ceilings (ModelcostError if there is none)."""
+    from modelcost.core.errors import ModelcostError
+    from modelcost.hardware.ceilings import with_cached_ceilings
+    from modelcost.hardware.nvml import no_gpu_reason, query_gpu
+    from modelcost.hardware.specs import spec_from_table
+
+    if name:
+        return spec_from_table(name)
+    spec = query_gpu(index)
+    if spec is None:
+        raise ModelcostError(f"no NVIDIA GPU here ({no_gpu_reason()}); name one for what-if figures, "
+                             "e.g. --name 'H100 SXM' (modelcost gpu --list)")
+    return with_cached_ceilings(spec) if cached_ceilings else spec
+
+
+def measure_ceilings(
+    gpu: GpuSpec | None = None, *, index: int = 0, refresh: bool = False, cache_dir: str | None = None,
+    progress: Any = None,
+) -> GpuSpec:
+    """Measured matmul (per precision) and copy ceilings of this GPU, cached per GPU + driver."""
+    from modelcost.hardware.ceilings import measure_ceilings as measure
+
+    gpu = gpu or gpu_spec(index=index, cached_ceilings=False)
+    return measure(gpu, index=index, refresh=refresh, directory=cache_dir, progress=progress)
+
+
+def roofline(cost: CostReport, results: Sequence[BenchResult], gpu: GpuSpec) -> list[RooflinePoint | None]:
+    """The roofline point of each result (None for CPU, failed or unmeasured ones)."""
+    from modelcost.analysis.roofline import roofline_points
+
+    return roofline_points(cost, results, gpu)
+
+
+def what_if(cost: CostReport, target_gpu: str | GpuSpec, precision: str = "fp16", batch_size: int | None = None) -> WhatIf:
+    """Lower-bound latency of the model on ``target_gpu`` (a table name or a GpuSpec)."""
+    from modelcost.analysis.roofline import what_if as estimate
+
+    gpu = gpu_spec(target_gpu) if isinstance(target_gpu, str) else target_gpu
+    return estimate(cost, gpu, precision, batch_size)
+
+
+def attach_roofline(run: RunReport, gpu: GpuSpec | None = None) -> RunReport:
+    """Fill ``run.gpu`` (this GPU from NVML with cached ceilings, unless given) and every GPU result's
+    ``roofline``. Without a GPU or a static analysis it leaves the run as it is and adds a note."""
+    from modelcost.analysis.roofline import roofline_point
+    from modelcost.core.errors import ModelcostError
+
+    if gpu is None and run.gpu is None:
+        try:
+            gpu = gpu_spec()
+        except ModelcostError as exc:
+            run.notes.append(f"roofline: {exc}")
+            return run
+    run.gpu = gpu or run.gpu
+    if run.cost is None:
+        run.notes.append("roofline: no static analysis (FLOPs) to place the benchmarks on the roofline")
+        return run
+    for result in run.benchmarks:
+        result.roofline = roofline_point(run.cost, result, run.gpu)  # type: ignore[arg-type]
+    return run
+
+
+def layer_roofline(cost: CostReport, gpu: GpuSpec, precision: str, batch_size: int | None = None,
+                   profile: LayerProfile | None = None) -> list[LayerRoofline]:
+    """Per-layer intensity and bound class against ``gpu``; with ``profile``, where the time goes."""
+    from modelcost.analysis.roofline import layer_rooflines
+
+    return layer_rooflines(cost, gpu, precision, batch_size, profile)
+
+
+def profile_layers(
+    source: str | BenchModel, *, framework: str = "torch", device: str = "cuda", precision: str = "fp32",
+    batch_size: int = 1, runs: int = 10, warmup: int = 3, config: BenchConfig | None = None,
+) -> LayerProfile:
+    """Measured time per module (``framework="torch"``, eager; fp16/bf16 = the model cast, channels_last for
+    conv nets) or per ONNX node (``"onnx"``, ONNX Runtime on ``device``) from the framework's own profiler."""
+    from modelcost.bench.profile import profile_onnx, profile_torch
+
+    config = config or BenchConfig()
+    model = source if isinstance(source, BenchModel) else bench_model(source, batch_size=batch_size, seed=config.seed)
+    arrays, _ = model.host_inputs(batch_size)
+    if framework == "onnx":
+        path = model.onnx_file(config.cache_dir)
+        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if device == "cuda" else ["CPUExecutionProvider"]
+        feeds = {spec.name: a for spec, a in zip(model.specs(batch_size), arrays, strict=True)}
+        return profile_onnx(path, feeds, providers=providers, runs=runs, warmup=warmup)
+    return _profile_torch_model(model, arrays, device, precision, runs, warmup, profile_torch)
+
+
+def _profile_torch_model(model: BenchModel, arrays: Any, device: str, precision: str, runs: int, warmup: int,
+                         profile_torch: Any) -> LayerProfile:
+    import torch
+
+    from modelcost.bench.backends.torch_backends import tf32_mode
+
+    dtype = {"fp16": "float16", "bf16": "bfloat16"}.get(precision, "float32")
+    channels_last = dtype != "float32" and model.is_conv_net()
+    module = model.device_module(device, dtype, channels_last)
+    inputs = []
+    for a in arrays:
+        t = torch.from_numpy(a.copy())
+        t = (t.to(getattr(torch, dtype)) if t.is_floating_point() else t).to(device)
+        inputs.append(t.contiguous(memory_format=torch.channels_last) if channels_last and t.dim() == 4 else t)
+    with tf32_mode(precision == "tf32") if device == "cuda" else _nullcontext():
+        return profile_torch(module, tuple(inputs), runs=runs, warmup=warmup)
+
+
+def _nullcontext() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()
