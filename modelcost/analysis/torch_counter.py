@@ -1,0 +1,311 @@
+"""Count a PyTorch model's parameters, MACs/FLOPs and activation memory on the meta device.
+
+The model (built on ``meta`` by the loader, so no weight memory exists) runs once on meta inputs under two
+modes: a TorchFunctionMode that counts attention, recurrent layers and RMS norm as one op each
+(``torch_ops.COMPOSITES``; the aten ops they run inside are absorbed), and a TorchDispatchMode that puts
+every other aten op in one of three states (``torch_ops.classify``): counted, zero cost, or uncounted (listed
+with its count). Global module hooks attribute each op to the innermost module running: a leaf module is
+one layer; an op a container runs itself (a residual add, attention) is a layer named ``module.op``.
+
+Activation memory: every op output whose storage is new is an activation; views share their base. Peak live
+bytes come from ``summary.peak_live_bytes`` over the execution order (a tensor lives until its last use).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from modelcost.analysis import torch_ops
+from modelcost.analysis.summary import ParamTensor, build_report, param_and_storage_stats, peak_live_bytes
+from modelcost.core.env import env_flag
+from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
+from modelcost.loaders.torch_loader import LoadedTorch
+
+
+@dataclass
+class _Layer:
+    name: str
+    op: str
+    params: int = 0
+    weight_bytes: int = 0
+    macs: int = 0
+    flops: int = 0
+    macs_dtype: str | None = None
+    output_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    activation_bytes: int = 0
+    counted: bool = False
+    uncounted: bool = False
+
+    def to_cost(self) -> LayerCost:
+        status = "uncounted" if self.uncounted else "counted" if self.counted else "zero_cost"
+        return LayerCost(self.name, self.op, self.macs, self.flops, self.params, self.output_shapes,
+                         self.macs_dtype, self.weight_bytes, self.activation_bytes, status)
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+
+
+def _storage_key(t: torch.Tensor) -> int | None:
+    try:
+        return t.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001 - sparse / nested / subclass tensors have no plain storage
+        return None
+
+
+def _nbytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
+
+
+class _Recorder:
+    """Everything one counting run collects."""
+
+    def __init__(self, module_names: dict[int, str], leaves: set[int], op_labels: dict[str, str]) -> None:
+        self.module_names = module_names
+        self.leaves = leaves
+        self.op_labels = op_labels  # module name -> class name to show (the original class for .pt2)
+        self.layers: dict[str, _Layer] = {}
+        self.stack: list[tuple[str, bool]] = []
+        self.called: set[str] = set()
+        self.uncounted: Counter[str] = Counter()
+        self.zero_cost: Counter[str] = Counter()
+        self.absorbed: Counter[str] = Counter()
+        self.decomposed: Counter[str] = Counter()
+        self.composites: Counter[str] = Counter()
+        self.static_storages: set[int] = set()
+        self.seen_storages: set[int] = set()
+        self.keep_alive: list[torch.Tensor] = []  # storage ids stay unique while the run lasts
+        self.steps: list[tuple[list[tuple[int, int]], list[int]]] = []
+        self.activation_bytes = 0
+        self.in_composite = 0
+
+    # module scopes -----------------------------------------------------------------------------------
+    def enter(self, module: torch.nn.Module) -> None:
+        name = self.module_names.get(id(module), f"<{type(module).__name__}>")
+        leaf = id(module) in self.leaves
+        self.stack.append((name, leaf))
+        self.called.add(name)
+        if leaf and name not in self.layers:
+            own = [p for p in module.parameters(recurse=False)]
+            self.layers[name] = _Layer(name, self.op_labels.get(name, type(module).__name__),
+                                       params=sum(p.numel() for p in own),
+                                       weight_bytes=sum(_nbytes(p) for p in own))
+
+    def leave(self, module: torch.nn.Module, output: Any) -> None:
+        if not self.stack:
+            return
+        name, leaf = self.stack.pop()
+        if leaf:
+            layer = self.layers[name]
+            for t in _tensors(output):
+                layer.output_shapes.append(tuple(t.shape))
+                layer.activation_bytes += _nbytes(t)
+
+    # ops ---------------------------------------------------------------------------------------------
+    def record(self, op: str, status: str, cost: torch_ops.OpCost | None, inputs: Any, outputs: Any) -> None:
+        outs = _tensors(outputs)
+        self._track_memory(_tensors(inputs), outs)
+        if status == "zero_cost":
+            self.zero_cost[op] += 1
+        elif status == "uncounted":
+            self.uncounted[op] += 1
+        name, leaf = self.stack[-1] if self.stack else ("", False)
+        if leaf:
+            layer = self.layers[name]
+        elif status == "zero_cost":
+            return
+        else:
+            label = op.removeprefix("aten.")
+            key = f"{name}.{label}" if name else label
+            layer = self.layers.setdefault(key, _Layer(key, label))
+            for t in outs:
+                layer.output_shapes.append(tuple(t.shape))
+                layer.activation_bytes += _nbytes(t)
+        if status == "uncounted":
+            layer.uncounted = True
+        elif status == "counted" and cost is not None:
+            layer.counted = True
+            layer.macs += cost.macs
+            layer.flops += cost.flops
+            if cost.macs and layer.macs_dtype is None:
+                layer.macs_dtype = cost.macs_dtype
+
+    def _track_memory(self, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> None:
+        produced: dict[int, int] = {}
+        for t in outputs:
+            key = _storage_key(t)
+            if key is None or key in self.static_storages or key in self.seen_storages:
+                continue
+            self.seen_storages.add(key)
+            self.keep_alive.append(t)
+            produced[key] = t.untyped_storage().nbytes()
+        consumed = [k for k in map(_storage_key, inputs) if k is not None and k not in self.static_storages]
+        self.steps.append((list(produced.items()), consumed))
+        self.activation_bytes += sum(produced.values())
+
+
+class _CountingMode(TorchDispatchMode):
+    def __init__(self, rec: _Recorder) -> None:
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        name = str(func._overloadpacket)
+        if self.rec.in_composite:
+            self.rec.absorbed[name] += 1
+            return func(*args, **kwargs)
+        status = torch_ops.classify(func)
+        if status == "uncounted" and torch._C._dispatch_has_kernel_for_dispatch_key(
+            func.name(), "CompositeImplicitAutograd"
+        ):
+            with self:
+                result = func.decompose(*args, **kwargs)
+            if result is not NotImplemented:
+                self.rec.decomposed[name] += 1
+                return result
+        out = func(*args, **kwargs)
+        cost = torch_ops.op_cost(func, args, kwargs, out) if status == "counted" else None
+        self.rec.record(name, status, cost, (args, kwargs), out)
+        return out
+
+
+class _CompositeMode(TorchFunctionMode):
+    def __init__(self, rec: _Recorder) -> None:
+        super().__init__()
+        self.rec = rec
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        kind = torch_ops.composite_kind(func)
+        if kind is None or self.rec.in_composite:
+            return func(*args, **kwargs)
+        self.rec.in_composite += 1
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self.rec.in_composite -= 1
+        self.rec.composites[kind] += 1
+        self.rec.record(kind, "counted", torch_ops.composite_cost(kind, args, kwargs), (args, kwargs), out)
+        return out
+
+
+@contextlib.contextmanager
+def _module_hooks(rec: _Recorder) -> Iterator[None]:
+    from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+    pre = register_module_forward_pre_hook(lambda m, a: rec.enter(m))
+    post = register_module_forward_hook(lambda m, a, out: rec.leave(m, out), always_call=True)
+    try:
+        yield
+    finally:
+        pre.remove()
+        post.remove()
+
+
+def _param_tensors(module: torch.nn.Module) -> tuple[list[ParamTensor], list[ParamTensor], int]:
+    """Distinct parameters (tied ones once), buffers, and how many parameter elements have several names."""
+    names: dict[int, list[str]] = {}
+    tensors: dict[int, torch.nn.Parameter] = {}
+    for name, p in module.named_parameters(remove_duplicate=False):
+        names.setdefault(id(p), []).append(name)
+        tensors[id(p)] = p
+    params = [ParamTensor(names[i][0], tuple(p.shape), _dtype_name(p), p.requires_grad) for i, p in tensors.items()]
+    shared = sum(p.numel() for i, p in tensors.items() if len(names[i]) > 1)
+    buffers = [ParamTensor(n, tuple(b.shape), _dtype_name(b)) for n, b in module.named_buffers()]
+    return params, buffers, shared
+
+
+def _dtype_name(t: torch.Tensor) -> str:
+    return str(t.dtype).removeprefix("torch.")
+
+
+def _output_specs(out: Any) -> list[TensorSpec]:
+    if isinstance(out, dict):
+        items = [(str(k), v) for k, v in out.items() if isinstance(v, torch.Tensor)]
+    else:
+        tensors = _tensors(out)
+        items = [("output" if len(tensors) == 1 else f"output_{i}", t) for i, t in enumerate(tensors)]
+    return [TensorSpec(n, tuple(t.shape), _dtype_name(t)) for n, t in items]
+
+
+def _never_called(module: torch.nn.Module, called: set[str]) -> list[str]:
+    """Top-most modules that never ran (their children are implied)."""
+    ran = set(called)
+    for name in called:  # a container that is iterated, not called (ModuleList), ran through its children
+        parts = name.split(".")
+        ran.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    missing: list[str] = []
+    for name, _ in module.named_modules():
+        if name and name not in ran and not any(name.startswith(m + ".") for m in missing):
+            missing.append(name)
+    return missing
+
+
+def _notes(loaded: LoadedTorch, rec: _Recorder, module: torch.nn.Module, shared: int) -> list[str]:
+    notes = list(loaded.notes)
+    for kind, n in sorted(rec.composites.items()):
+        notes.append(f"{kind}: {n} call(s) counted as one op each by its formula")
+    if rec.absorbed:
+        notes.append(f"{sum(rec.absorbed.values())} aten op call(s) ran inside those calls and are not counted again")
+    for name, n in sorted(rec.decomposed.items()):
+        notes.append(f"{name}: {n} call(s) counted through its decomposition")
+    missing = _never_called(module, rec.called)
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        notes.append(f"modules never called: {shown}")
+    if shared:
+        notes.append(f"{shared} parameter elements are shared (tied) between modules and counted once in the total")
+    return notes
+
+
+def analyze_torch(loaded: LoadedTorch) -> CostReport:
+    """Static cost of a loaded PyTorch model: run once on meta inputs and count."""
+    module = loaded.module
+    inputs = loaded.meta_inputs()
+    names: dict[int, str] = {}
+    for name, m in module.named_modules(remove_duplicate=False):
+        names.setdefault(id(m), name)
+    leaves = {id(m) for _, m in module.named_modules() if not any(True for _ in m.children())}
+    rec = _Recorder(names, leaves, dict(loaded.module_types))
+    params, buffers, shared = _param_tensors(module)
+    for t in [*module.parameters(), *module.buffers(), *inputs]:
+        key = _storage_key(t)
+        if key is not None:
+            rec.static_storages.add(key)
+    problems: list[str] = []
+    out = None
+    with torch.no_grad(), torch.device("meta"), _module_hooks(rec), _CompositeMode(rec), _CountingMode(rec):
+        try:
+            out = module(*inputs)
+        except Exception as exc:  # noqa: BLE001 - the user's model failed: report what ran, say why
+            problems.append(_forward_failure(loaded, exc))
+    keep = [k for k in map(_storage_key, _tensors(out)) if k is not None]
+    layers = [layer.to_cost() for layer in rec.layers.values()]
+    pstats, sstats = param_and_storage_stats(params, shared, buffers)
+    info = ModelInfo(loaded.name, loaded.source, loaded.format, loaded.file_size_bytes)
+    return build_report(
+        info, list(loaded.inputs), _output_specs(out), layers, pstats, sstats, dict(rec.uncounted),
+        dict(rec.zero_cost), rec.activation_bytes, peak_live_bytes(rec.steps, keep),
+        notes=_notes(loaded, rec, module, shared), problems=problems, batch_size=loaded.batch_size,
+    )
+
+
+def _forward_failure(loaded: LoadedTorch, exc: Exception) -> str:
+    message = " ".join(str(exc).split()) or exc.__class__.__name__
+    shapes = ", ".join(f"{s.name}={'x'.join(map(str, s.shape))}:{s.dtype}" for s in loaded.inputs)
+    hint = ""
+    if "meta" in message.lower() and ("item" in message.lower() or "data-dependent" in message.lower()):
+        hint = " (the model reads tensor values, which meta tensors do not have)"
+    if env_flag("MODELCOST_DEBUG"):
+        raise exc
+    return f"{loaded.source}: the forward pass failed on meta inputs ({shapes}){hint}: {exc.__class__.__name__}: {message[:300]}"
