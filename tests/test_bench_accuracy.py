@@ -1,0 +1,51 @@
+"""Accuracy metrics against the reference, derived by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from modelcost.bench.accuracy import compare, looks_like_class_scores
+
+
+def test_metrics_of_a_known_difference() -> None:
+    ref = [np.array([[3.0, 4.0], [1.0, 0.0]], dtype=np.float32)]
+    out = [np.array([[3.0, 4.5], [1.0, 0.0]], dtype=np.float32)]
+    acc = compare(out, ref, batch_size=2, reference_name="ref")
+    # |diff| max = 0.5 at an element whose reference is 4 -> rel 0.125; the zero element's floor is 1e-3 * 4
+    assert acc.max_abs_err == pytest.approx(0.5)
+    assert acc.max_rel_err == pytest.approx(0.125)
+    # cosine: <y, r> = 9 + 18 + 1 = 28; |y| = sqrt(9 + 20.25 + 1) = sqrt(30.25) = 5.5; |r| = sqrt(26)
+    assert acc.cosine == pytest.approx(28 / (5.5 * math.sqrt(26)))
+    # [batch=2, classes=2] looks like class scores: row argmaxes (1, 0) agree in both rows
+    assert acc.top1_agreement == 1.0 and acc.reference == "ref"
+
+
+def test_top1_counts_disagreeing_rows() -> None:
+    ref = [np.array([[0.0, 1.0], [1.0, 0.0], [0.2, 0.1], [0.0, 5.0]])]
+    out = [np.array([[0.0, 1.0], [0.0, 1.0], [0.2, 0.1], [0.0, 5.0]])]
+    assert compare(out, ref, batch_size=4, reference_name="r").top1_agreement == 0.75  # row 2 flipped
+
+
+def test_no_top1_for_outputs_that_are_not_class_scores() -> None:
+    ref = [np.ones((2, 3, 4), dtype=np.float32)]
+    acc = compare([r.copy() for r in ref], ref, batch_size=2, reference_name="r")
+    assert acc.top1_agreement is None and acc.max_abs_err == 0.0 and acc.cosine == 1.0
+    assert not looks_like_class_scores(np.ones((2, 1)), 2)  # one class: not scores
+    assert not looks_like_class_scores(np.ones((3, 10)), 2)  # first dim is not the batch
+
+
+def test_small_reference_values_are_measured_against_the_floor() -> None:
+    ref = [np.array([1000.0, 1e-9])]
+    out = [np.array([1000.0, 1e-9 + 0.5])]
+    # floor = 1e-3 * 1000 = 1; rel of the second element = 0.5 / max(1e-9, 1) = 0.5 (not 5e8)
+    assert compare(out, ref, batch_size=2, reference_name="r").max_rel_err == pytest.approx(0.5)
+
+
+def test_mismatched_outputs_are_refused() -> None:
+    with pytest.raises(ValueError, match="shape"):
+        compare([np.ones(3)], [np.ones(4)], batch_size=1, reference_name="r")
+    with pytest.raises(ValueError, match="outputs"):
+        compare([np.ones(3)], [np.ones(3), np.ones(3)], batch_size=1, reference_name="r")

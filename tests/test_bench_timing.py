@@ -1,0 +1,74 @@
+"""The timing loops with fake clocks: when warm-up ends, when sampling ends, and when the budget stops it."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+from modelcost.bench.base import BenchConfig
+from modelcost.bench.timing import WallClock, measure, measure_e2e
+
+
+class ScriptedClock:
+    """Returns scripted samples (ms) instead of timing; ``fn`` is still called once per sample."""
+
+    kind = "scripted"
+
+    def __init__(self, samples: list[float] | itertools.cycle) -> None:
+        self._it = iter(samples)
+        self.calls = 0
+
+    def time_ms(self, fn) -> float:  # noqa: ANN001
+        fn()
+        self.calls += 1
+        return next(self._it)
+
+
+def fast(**kw) -> BenchConfig:  # noqa: ANN003
+    base = dict(warmup=5, warmup_max_s=1.0, min_time_s=0.0, min_iters=20, max_time_s=2.0)
+    base.update(kw)
+    return BenchConfig(**base)
+
+
+def test_warmup_stops_when_two_windows_agree_within_2_percent() -> None:
+    # windows of 5: medians 10, 5, 2.0, 2.01 -> the 4th window is within 2% of the 3rd: 20 warm-up calls
+    warm = [10.0] * 5 + [5.0] * 5 + [2.0] * 5 + [2.01] * 5
+    clock = ScriptedClock(itertools.chain(warm, itertools.repeat(2.0)))
+    m = measure(clock, lambda: None, fast())
+    assert m.warmup_iters == 20 and m.warmup_settled
+    # then constant samples: the median's interval has zero width as soon as min_iters (20) are in
+    assert len(m.samples_ms) == 20 and not m.budget_hit and m.rel_ci == 0.0
+
+
+def test_sampling_needs_min_iters_and_min_time() -> None:
+    clock = ScriptedClock(itertools.repeat(1.0))
+    t0 = time.perf_counter()
+    m = measure(clock, lambda: time.sleep(0.001), fast(min_time_s=0.15, min_iters=5))
+    assert time.perf_counter() - t0 >= 0.15 and m.timed_s >= 0.15 and len(m.samples_ms) >= 5
+
+
+def test_budget_hit_when_the_median_never_settles() -> None:
+    # alternating 1 / 100 ms: the median's 95% interval spans both values, never within +-1%
+    clock = ScriptedClock(itertools.cycle([1.0, 100.0]))
+    m = measure(clock, lambda: None, fast(max_time_s=0.05, warmup_max_s=0.02))
+    assert m.budget_hit and "budget" in m.stop_reason and m.rel_ci > 0.01
+    assert not m.warmup_settled  # 1/100 windows never agree either
+
+
+def test_on_timed_brackets_only_the_timed_phase() -> None:
+    events: list[tuple[bool, int]] = []
+    clock = ScriptedClock(itertools.repeat(1.0))
+    measure(clock, lambda: None, fast(), on_timed=lambda on: events.append((on, clock.calls)))
+    assert events[0] == (True, 10)  # started after the 2 warm-up windows of 5
+    assert events[1][0] is False and events[1][1] == 30
+
+
+def test_wall_clock_counts_the_sync() -> None:
+    ms = WallClock(sync=lambda: time.sleep(0.02)).time_ms(lambda: None)
+    assert ms >= 20.0
+
+
+def test_e2e_loop_takes_at_least_min_iters() -> None:
+    samples = measure_e2e(ScriptedClock(itertools.repeat(3.0)), lambda: None,
+                          BenchConfig(e2e_min_iters=7, e2e_max_s=0.0, min_time_s=0.0))
+    assert samples == [3.0] * 7
