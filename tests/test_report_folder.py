@@ -23,7 +23,7 @@ def test_complete_folder(tmp_path):
     out = write_report_folder(r, tmp_path / "out", samples, recommendation=rec)
     names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
     assert names == ["benchmarks.csv", "nvml_samples.csv", "plots", "plots/latency.png", "plots/layers.png",
-                     "plots/memory.png", "plots/ops.png", "plots/throughput.png", "report.html", "report.json",
+                     "plots/memory.png", "plots/ops.png", "plots/roofline.png", "plots/throughput.png", "report.html", "report.json",
                      "report.md"]
     doc = json.loads((out / "report.json").read_text())
     assert doc["complete"] is True and doc["schema"].startswith("modelcost.report/")
@@ -38,7 +38,7 @@ def test_complete_folder(tmp_path):
     assert "tiny<net>|x" not in md and "tiny\\<net\\>\\|x" in md  # escaped, so the table does not break
     assert "tensorrt fp16 b1: unavailable — TensorRT not installed" in md
     html = (out / "report.html").read_text()
-    assert html.count('src="data:image/png;base64,') == 5
+    assert html.count('src="data:image/png;base64,') == 6  # roofline (report/roofline_plot.py) included
     assert "http://" not in html and "https://" not in html  # nothing to fetch
     assert "tiny&lt;net&gt;|x" in html
     rows = list(csv.DictReader((out / "benchmarks.csv").open()))

@@ -92,17 +92,23 @@ def comparison_to_dict(cmp: Comparison) -> dict[str, Any]:
 
 
 def _roofline_maker(run: RunReport) -> dict[str, tuple[str, Callable[[], bytes | None]]]:
-    """The roofline plot of ``report/roofline_plot.py`` (written by the roofline work), when it is there."""
-    if not any(r.roofline is not None for r in run.benchmarks):
+    """The roofline plot of ``report/roofline_plot.py`` (the roofline work), when there is something to plot."""
+    gpu = run.gpu
+    if gpu is None or not any(r.roofline is not None for r in run.benchmarks):
         return {}
     if importlib.util.find_spec("modelcost.report.roofline_plot") is None:
         return {}
-    from modelcost.report import roofline_plot
 
-    fn = getattr(roofline_plot, "roofline_png", None) or getattr(roofline_plot, "render_roofline", None)
-    if fn is None:
-        return {}
-    return {"roofline": ("Roofline: each measured config against the GPU's two roofs", lambda: fn(run))}
+    def draw() -> bytes | None:
+        import tempfile
+
+        from modelcost.report.roofline_plot import plot_roofline
+
+        with tempfile.TemporaryDirectory(prefix="modelcost-roofline-") as tmp:
+            path = plot_roofline(gpu, run.benchmarks, Path(tmp) / "roofline.png")
+            return Path(path).read_bytes() if path is not None and Path(path).is_file() else None
+
+    return {"roofline": ("Roofline: each measured config against the GPU's roofs", draw)}
 
 
 def write_report_folder(run: RunReport, out_dir: str | Path | None = None, samples_csv: str | Path | None = None,
