@@ -27,8 +27,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 def fail(message: str) -> None:
     """One red line on stderr; the caller exits 1."""
     from rich.console import Console
+    from rich.markup import escape
 
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {message}", markup=True)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}", markup=True)
 
 
 def user_errors(fn: F) -> F:
