@@ -163,8 +163,12 @@ def from_module(module: Any, specs_for: Callable[[int], list[TensorSpec]], name:
 def from_loaded_torch(loaded: Any, name: str, source: str = "", seed: int = 0) -> BenchModel:
     """From ``modelcost.loaders.torch_loader.LoadedTorch``: ``instantiate(device, dtype)`` and
     ``input_specs(batch_size)``."""
-    return BenchModel(name=name, kind="pytorch", specs_for=loaded.input_specs,
-                      make_cpu_module=lambda: loaded.instantiate("cpu"), source=source, seed=seed)
+    model = BenchModel(name=name, kind="pytorch", specs_for=loaded.input_specs,
+                       make_cpu_module=lambda: loaded.instantiate("cpu"), source=source, seed=seed)
+    high = dict(getattr(loaded, "input_high", None) or {})
+    if high:  # the loader knows the vocab sizes (zoo, example_inputs): no probe needed
+        model._int_high = high
+    return model
 
 
 def from_onnx_path(path: Path, specs_for: Callable[[int], list[TensorSpec]], name: str, source: str = "",

@@ -248,7 +248,8 @@ class Sweep:
         if m.budget_hit:
             result.notes.append(m.stop_reason)
         if not m.warmup_settled:
-            result.notes.append(f"warm-up did not settle within {self.config.warmup_max_s:g} s ({m.warmup_iters} calls)")
+            limit = min(self.config.warmup_max_s, self.config.max_time_s)
+            result.notes.append(f"warm-up did not settle within {limit:g} s ({m.warmup_iters} calls)")
         self._accuracy(session, result)
         sync = torch.cuda.synchronize if torch is not None else None
         e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), self.config)

@@ -70,8 +70,9 @@ class Measurement:
 
 def warm_up(clock: Any, fn: Fn, config: BenchConfig, m: Measurement) -> None:
     """Windows of ``config.warmup`` calls until two successive window medians agree within
-    ``config.warmup_settle``, or ``config.warmup_max_s`` has passed (windows shrink for slow models)."""
+    ``config.warmup_settle``, or ``min(warmup_max_s, max_time_s)`` has passed (windows shrink for slow models)."""
     t0 = time.perf_counter()
+    limit_s = min(config.warmup_max_s, config.max_time_s)
     window = config.warmup
     previous: float | None = None
     while True:
@@ -82,11 +83,11 @@ def warm_up(clock: Any, fn: Fn, config: BenchConfig, m: Measurement) -> None:
         if settled(previous, current, config.warmup_settle):
             m.warmup_settled = True
             break
-        if elapsed >= config.warmup_max_s:
+        if elapsed >= limit_s:
             break
         previous = current
         per_call_s = max(elapsed / m.warmup_iters, 1e-9)
-        left_s = config.warmup_max_s - elapsed
+        left_s = limit_s - elapsed
         window = max(3, min(config.warmup, int(left_s / 2 / per_call_s)))
     m.warmup_s = time.perf_counter() - t0
 
