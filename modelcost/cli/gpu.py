@@ -84,7 +84,8 @@ def print_roofline(
     if run.gpu is not None and any(r.roofline for r in run.benchmarks):
         console.print(roofline_table(run.benchmarks, run.gpu))
         point = next(r.roofline for r in run.benchmarks if r.roofline)
-        console.print(f"[dim]bytes moved: {point.bytes_basis}; bound 'overhead' = measured > 10x the lower bound[/]")
+        console.print(f"[dim]bytes moved ({point.peak_key} row): {point.bytes_basis}. Bound 'overhead': measured "
+                      "latency > 10x the lower bound max(FLOPs / peak, bytes / bandwidth).[/]")
     elif run.benchmarks:
         console.print("[dim]no roofline: " + "; ".join(n for n in run.notes if n.startswith("roofline")) + "[/]")
     if run.gpu is not None and run.cost is not None:

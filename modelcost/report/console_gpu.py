@@ -23,7 +23,13 @@ def _f(value: float | None, digits: int = 1, suffix: str = "") -> str:
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
+    if value is None:
+        return "-"
+    return f"{100 * value:.1f}%" if abs(value) >= 0.01 or value == 0 else f"{100 * value:.2g}%"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def gpu_table(spec: GpuSpec) -> Table:
@@ -67,14 +73,18 @@ def peaks_table(spec: GpuSpec) -> Table:
 
 
 def gpu_list_table(specs: Iterable[GpuSpec]) -> Table:
-    t = Table(title="Known GPUs (dense peaks at the datasheet clocks)", title_justify="left")
-    for col in ("GPU", "chip", "SMs", "FP32", "TF32", "FP16/BF16", "FP8", "INT8", "GB/s", "memory"):
-        t.add_column(col, justify="left" if col in ("GPU", "chip") else "right", no_wrap=col != "GPU")
+    t = Table(title="Known GPUs: dense TFLOP/s at the datasheet clocks (INT8: TOPS)", title_justify="left")
+    t.add_column("GPU", no_wrap=True)
+    for col in ("SMs", "FP32", "TF32", "BF16", "FP8", "INT8", "GB/s", "GB"):
+        t.add_column(col, justify="right", no_wrap=True)
+
+    def num(value: float | None, digits: int = 0) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
     for s in specs:
         p = s.peak_tflops
-        t.add_row(s.name, s.architecture.split()[-1], str(s.sm_count), _f(p.get("fp32")), _f(p.get("tf32")),
-                  _f(p.get("bf16", p.get("fp16"))), _f(p.get("fp8")), _f(p.get("int8")), _f(s.bandwidth_gbps, 0),
-                  f"{(s.memory_bytes or 0) / 1e9:.0f} GB")
+        t.add_row(s.name, str(s.sm_count), num(p.get("fp32"), 1), num(p.get("tf32")), num(p.get("bf16", p.get("fp16"))),
+                  num(p.get("fp8")), num(p.get("int8")), num(s.bandwidth_gbps), num((s.memory_bytes or 0) / 1e9))
     return t
 
 
@@ -107,7 +117,7 @@ def roofline_table(results: Sequence[BenchResult], gpu: GpuSpec) -> Table:
         bound = {"compute": "[green]compute[/]", "memory": "[cyan]memory[/]", "overhead": "[yellow]overhead[/]"}[p.bound]
         t.add_row(r.backend, r.precision, str(r.batch_size), f"{r.latency_ms.p50:.3f}", _f(p.achieved_tflops, 2),
                   _f(p.peak_tflops), _pct(p.mfu), _pct(p.mfu_measured), _f(p.achieved_gbps, 0), _f(p.intensity, 1),
-                  _f(p.ridge_point, 0), bound, f"{p.lower_bound_ms:.3f}", _f(p.measured_over_bound, 1))
+                  _f(p.ridge_point, 0), bound, _ms(p.lower_bound_ms), _f(p.measured_over_bound, 1))
     return t
 
 
@@ -124,7 +134,7 @@ def layer_table(rows: Sequence[LayerRoofline], title: str, profile: LayerProfile
         if timed:
             cells += [_pct(row.time_share), _f(row.time_ms, 3), _f(row.achieved_tflops, 2)]
         else:
-            cells += [f"{row.lower_bound_ms:.4f}"]
+            cells += [_ms(row.lower_bound_ms)]
         t.add_row(*cells)
     if len(rows) > top:
         rest = rows[top:]
@@ -141,8 +151,8 @@ def what_if_table(estimates: Sequence[WhatIf]) -> Table:
                 "max IPS"):
         t.add_column(col, justify="left" if col in ("GPU", "precision", "bound") else "right")
     for w in estimates:
-        t.add_row(w.gpu, w.precision, str(w.batch_size), si(w.flops), si(w.bytes_moved), f"{w.compute_ms:.4f}",
-                  f"{w.memory_ms:.4f}", f"{w.lower_bound_ms:.4f}", w.bound, _f(w.max_throughput_ips, 0))
+        t.add_row(w.gpu, w.precision, str(w.batch_size), si(w.flops), si(w.bytes_moved), _ms(w.compute_ms),
+                  _ms(w.memory_ms), _ms(w.lower_bound_ms), w.bound, _f(w.max_throughput_ips, 0))
     return t
 
 

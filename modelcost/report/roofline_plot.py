@@ -18,8 +18,8 @@ COLORS = {"fp32": "#1f77b4", "tf32": "#2ca02c", "fp16": "#d62728", "bf16": "#946
 
 def _roofs(ax: object, gpu: GpuSpec, keys: list[str], lo: float, hi: float) -> None:
     bw_tbs = gpu.bandwidth_gbps / 1e3  # TB/s: TFLOP/s = TB/s x FLOP/B
-    xs = [lo, hi]
-    ax.plot(xs, [bw_tbs * x for x in xs], color="black", lw=1.5,  # type: ignore[attr-defined]
+    top = max(gpu.peak_tflops[k] for k in keys) / bw_tbs  # the memory roof ends at the highest ridge point
+    ax.plot([lo, top], [bw_tbs * lo, bw_tbs * top], color="black", lw=1.5,  # type: ignore[attr-defined]
             label=f"memory roof {gpu.bandwidth_gbps:,.0f} GB/s")
     for key in keys:
         peak = gpu.peak_tflops[key]
@@ -32,7 +32,7 @@ def _roofs(ax: object, gpu: GpuSpec, keys: list[str], lo: float, hi: float) -> N
                     label=f"{key} measured {measured:,.1f}")
     if gpu.measured_gbps:
         mbw = gpu.measured_gbps / 1e3
-        ax.plot(xs, [mbw * x for x in xs], color="black", lw=1, ls="--",  # type: ignore[attr-defined]
+        ax.plot([lo, top], [mbw * lo, mbw * top], color="black", lw=1, ls="--",  # type: ignore[attr-defined]
                 label=f"measured copy {gpu.measured_gbps:,.0f} GB/s")
 
 
