@@ -24,7 +24,7 @@ from typing import Any
 
 from modelcost.analysis.onnx_ops import ZERO, OpContext, ShapeUnknown, in_schema, lookup
 from modelcost.analysis.onnx_params import ParamSplit, classify
-from modelcost.analysis.summary import build_report, param_and_storage_stats, peak_live_bytes, tensor_bytes
+from modelcost.analysis.summary import DTYPE_BYTES, build_report, param_and_storage_stats, peak_live_bytes, tensor_bytes
 from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
 from modelcost.loaders.onnx_loader import LoadedOnnx
 from modelcost.loaders.onnx_shape_rules import scan_trip_count
@@ -131,10 +131,10 @@ class _Walker:
         for info in infos:
             if info is None:
                 continue
-            if info.static_shape is None or not info.dtype or info.dtype.startswith("onnx_type"):
-                tally.reasons["activation bytes: a tensor without a static shape is left out"] += 1
+            if info.static_shape is None or info.dtype not in DTYPE_BYTES:
+                tally.reasons["activation bytes: a tensor without a static shape or a known dtype is left out"] += 1
                 continue
-            total += tensor_bytes(info.static_shape, info.dtype) if info.dtype != "string" else 0
+            total += tensor_bytes(info.static_shape, info.dtype)
         return total
 
     def _control(self, node: Any, idx: int, scope: Scope, mult: int, name: str, tally: Tally) -> None:
@@ -187,8 +187,8 @@ def _peak(graph: Any, table: Any) -> int:
         produced = []
         for out in node.output:
             info = table.get((), out) if out else None
-            if info is not None and info.static_shape is not None and info.dtype and not info.dtype.startswith("onnx_type"):
-                produced.append((out, tensor_bytes(info.static_shape, info.dtype) if info.dtype != "string" else 0))
+            if info is not None and info.static_shape is not None and info.dtype in DTYPE_BYTES:
+                produced.append((out, tensor_bytes(info.static_shape, info.dtype)))
         consumed = [n for n in node.input if n]
         for attr in node.attribute:
             if attr.HasField("g"):
@@ -198,11 +198,13 @@ def _peak(graph: Any, table: Any) -> int:
 
 
 def _output_specs(graph: Any, table: Any) -> list[TensorSpec]:
+    """Graph outputs at the inferred shapes; an output of unknown dtype keeps its dims as strings (not static)."""
     specs = []
     for vi in graph.output:
         info = table.get((), vi.name)
-        shape = info.shape if info is not None and info.shape is not None else ()
-        specs.append(TensorSpec(vi.name, tuple(shape), (info.dtype if info else None) or "unknown"))
+        shape = tuple(info.shape) if info is not None and info.shape is not None else ()
+        dtype = info.dtype if info is not None and info.dtype in DTYPE_BYTES else None
+        specs.append(TensorSpec(vi.name, shape if dtype else (tuple(str(d) for d in shape) or ("?",)), dtype or "unknown"))
     return specs
 
 

@@ -22,6 +22,7 @@ DTYPE_BYTES: dict[str, float] = {
     "int8": 1, "uint8": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1,
     "float8_e5m2fnuz": 1, "int4": 0.5, "uint4": 0.5, "complex64": 8, "complex128": 16, "float4_e2m1": 0.5,
     "uint32": 4, "uint64": 8, "string": 0,
+    "float8_e8m0": 1, "int2": 0.25, "uint2": 0.25, "float6_e2m3": 0.75, "float6_e3m2": 0.75,  # newer ONNX types
 }
 
 

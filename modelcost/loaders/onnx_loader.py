@@ -120,6 +120,8 @@ def _check_graph(graph: Any, model_name: str) -> None:
 def _spec(vi: Any, model_name: str, what: str) -> TensorSpec:
     """A graph input/output as declared; a tensor of unknown rank gets shape ()."""
     dtype = value_info_dtype(vi.type)
+    if dtype is None and vi.type.HasField("tensor_type"):
+        dtype = "unknown"  # element type left undefined in the file
     if dtype is None:
         kind = vi.type.WhichOneof("value") or "untyped"
         raise ModelcostError(f"{model_name}: {what} {vi.name!r} is a {kind}, not a tensor; modelcost analyses tensor models")

@@ -20,14 +20,28 @@ def _static(table: Any, name: str) -> tuple[int, ...] | None:
     return info.static_shape if info else None
 
 
+# ONNX ops whose output 0 has the shape of input 0: a fallback for the few (function ops such as
+# GroupNormalization-21) that onnx's inference leaves without a shape
+_ONNX_SAME_AS_INPUT = frozenset(
+    "GroupNormalization LayerNormalization InstanceNormalization BatchNormalization RMSNormalization "
+    "MeanVarianceNormalization LpNormalization Softmax LogSoftmax Hardmax Gelu Mish Swish HardSwish Relu "
+    "Sigmoid Tanh Elu Celu Selu Softplus Softsign LeakyRelu ThresholdedRelu HardSigmoid Erf RotaryEmbedding".split()
+)
+
+
 def contrib_output_shape(node: Any, table: Any) -> tuple[int, ...] | None:
-    """Shape of output 0 of a com.microsoft op whose input shapes are static, or None."""
-    if node.domain != "com.microsoft" or not node.input:
+    """Shape of output 0 of a com.microsoft op (or of an ONNX op in ``_ONNX_SAME_AS_INPUT``) whose inputs
+    have static shapes, or None."""
+    if not node.input:
         return None
     x = _static(table, node.input[0])
     if x is None:
         return None
     op = node.op_type
+    if node.domain in ("", "ai.onnx"):
+        return x if op in _ONNX_SAME_AS_INPUT else None
+    if node.domain != "com.microsoft":
+        return None
     if op in _SAME_AS_INPUT:
         return x
     if op == "Attention" and len(node.input) > 1:

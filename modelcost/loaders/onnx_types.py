@@ -58,7 +58,8 @@ def value_info_shape(type_proto: Any) -> tuple[int | str, ...] | None:
 
 
 def value_info_dtype(type_proto: Any) -> str | None:
-    if not type_proto.HasField("tensor_type"):
+    """dtype name of a tensor TypeProto; None when it is not a tensor or its element type is undefined (0)."""
+    if not type_proto.HasField("tensor_type") or type_proto.tensor_type.elem_type == 0:
         return None
     return onnx_dtype_name(type_proto.tensor_type.elem_type)
 
