@@ -174,10 +174,11 @@ class OrtSession:
             raise ModelcostError(f"the ONNX model's inputs {missing} are not among the model's inputs {order}")
         self.feed = {n: by_name[n] for n in runner.input_names}
         self._outputs: list[Any] | None = None
+        self._io: Any = None
         t0 = time.perf_counter()
         try:
             if self.device == "cuda":
-                self._bind_cuda()
+                self.bind_io("cuda")
             else:
                 self._outputs = sess.run(runner.output_names, self.feed)
         except Exception as exc:
@@ -191,30 +192,34 @@ class OrtSession:
         else:
             self.timing = "host wall time (perf_counter) around InferenceSession.run on the CPU; inputs already in memory"
 
-    def _bind_cuda(self) -> None:
+    def bind_io(self, device_type: str) -> None:
+        """Bind the inputs (PyTorch tensors on ``device_type``) by pointer; run once so ONNX Runtime allocates the
+        outputs on the device, then keep those output buffers bound, and run once more with them."""
         import torch
 
         sess = self.runner.ort_session
-        device_id = torch.cuda.current_device()
-        self._tensors = [torch.from_numpy(a.copy()).to("cuda") for a in self.feed.values()]
-        torch.cuda.synchronize()
+        cuda = device_type == "cuda"
+        device_id = torch.cuda.current_device() if cuda else 0
+        self._tensors = [torch.from_numpy(a.copy()).to(device_type) for a in self.feed.values()]
+        if cuda:
+            torch.cuda.synchronize()
         io = sess.io_binding()
         for name, arr, t in zip(self.feed, self.feed.values(), self._tensors, strict=True):
-            io.bind_input(name, "cuda", device_id, arr.dtype, tuple(t.shape), t.data_ptr())
+            io.bind_input(name, device_type, device_id, arr.dtype.type, tuple(t.shape), t.data_ptr())
         for name in self.runner.output_names:
-            io.bind_output(name, "cuda", device_id)
+            io.bind_output(name, device_type, device_id)
         sess.run_with_iobinding(io)
-        values = io.get_outputs()  # the device buffers ONNX Runtime allocated: keep them bound from now on
+        values = io.get_outputs()
         io.clear_binding_outputs()
         for name, value in zip(self.runner.output_names, values, strict=True):
             io.bind_ortvalue_output(name, value)
-        self._io = io
-        self._values = values
+        self._io, self._values = io, values
         sess.run_with_iobinding(io)
-        torch.cuda.synchronize()
+        if cuda:
+            torch.cuda.synchronize()
 
     def run(self) -> None:
-        if self.device == "cuda":
+        if self._io is not None:
             self.runner.ort_session.run_with_iobinding(self._io)
         else:
             self._outputs = self.runner.ort_session.run(self.runner.output_names, self.feed)
@@ -222,7 +227,7 @@ class OrtSession:
     def outputs(self) -> list[Any]:
         import numpy as np
 
-        outs = [v.numpy() for v in self._values] if self.device == "cuda" else list(self._outputs or [])
+        outs = list(self._io.copy_outputs_to_cpu()) if self._io is not None else list(self._outputs or [])
         return [o.astype(np.float32) if o.dtype.kind == "f" else o for o in outs]
 
     def run_e2e(self, host_inputs: Sequence[Any]) -> None:

@@ -256,3 +256,7 @@ class TorchSession:
         if self._ctx is not None:
             self._ctx.__exit__(None, None, None)
             self._ctx = None
+        if self.runner.backend.startswith("torch-compile"):
+            # a fresh compile per session: compiled code of earlier shapes and dtypes never piles up against
+            # dynamo's recompile limit (past it dynamo would silently run eager)
+            self._torch._dynamo.reset()

@@ -1,0 +1,77 @@
+"""Backend code paths that the GPU runs, exercised on the CPU where they can be: ONNX Runtime's I/O binding
+(bound inputs by pointer, output buffers kept bound) and the torch session's host round trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from modelcost.bench.backends.ort import OrtBackend, fp16_copy
+from modelcost.bench.backends.torch_backends import TorchBackend
+from modelcost.bench.base import BenchConfig
+from modelcost.bench.model import from_module
+from modelcost.bench.registry import BACKENDS
+from modelcost.core.types import TensorSpec
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _model():  # noqa: ANN202
+    torch.manual_seed(1)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3)).eval()
+    return from_module(net, lambda b: [TensorSpec("x", (b, 6), "float32")], name="mlp")
+
+
+def test_ort_io_binding_reuses_its_output_buffers(tmp_path: Path) -> None:
+    model = _model()
+    runner = OrtBackend(BACKENDS["ort-cpu"]).prepare(model, "fp32", BenchConfig(cache_dir=tmp_path))
+    arrays, _ = model.host_inputs(5)
+    session = runner.session(5, arrays)
+    plain = session.outputs()[0]
+    session.bind_io("cpu")  # the path ort-cuda takes, with CPU pointers
+    session.run()
+    bound = session.outputs()[0]
+    assert bound.shape == (5, 3) and np.allclose(bound, plain, atol=1e-6)
+    session._tensors[0].mul_(0.0).add_(1.0)  # new values in the bound input buffer ...
+    session.run()
+    expected = runner.ort_session.run(None, {"x": np.ones((5, 6), dtype=np.float32)})[0]
+    assert np.allclose(session.outputs()[0], expected, atol=1e-6)  # ... are what the next run reads
+    session.close()
+
+
+def test_torch_cpu_session_round_trip(tmp_path: Path) -> None:
+    model = _model()
+    runner = TorchBackend(BACKENDS["torch-cpu"]).prepare(model, "fp32", BenchConfig(cache_dir=tmp_path))
+    arrays, _ = model.host_inputs(4)
+    session = runner.session(4, arrays)
+    session.run()
+    out = session.outputs()[0]
+    with torch.no_grad():
+        ref = model.cpu_module()(torch.from_numpy(arrays[0])).numpy()
+    assert np.array_equal(out, ref)
+    session.run_e2e(arrays)
+    assert session.memory_peak_bytes() == (None, "")
+    session.close()
+    assert not torch.is_inference_mode_enabled()  # the session's context was left
+
+
+def test_pytorch_backends_refuse_onnx_models(tmp_path: Path) -> None:
+    from modelcost.bench.base import Unavailable
+    from modelcost.bench.model import from_onnx_path
+
+    model = from_onnx_path(tmp_path / "x.onnx", lambda b: [], name="x")
+    with pytest.raises(Unavailable, match="PyTorch backends need a PyTorch model"):
+        TorchBackend(BACKENDS["torch-eager"]).prepare(model, "fp32", BenchConfig())
+
+
+def test_fp16_copy_is_cached(tmp_path: Path) -> None:
+    model = _model()
+    src = model.onnx_file(tmp_path)
+    a = fp16_copy(src, tmp_path, "key")
+    import onnx
+
+    assert fp16_copy(src, tmp_path, "key") == a
+    assert {i.data_type for i in onnx.load(str(a)).graph.initializer} == {onnx.TensorProto.FLOAT16}
