@@ -218,3 +218,17 @@ def test_owner_by_prefix() -> None:
     assert _owner("fc", names) == "fc"
     assert _owner("/conv/Conv", {"/conv/Conv_fused"}) == "/conv/Conv_fused"
     assert _owner("head", names) is None
+
+
+def test_onnx_profile_joins_a_pytorch_analysis_by_module_path() -> None:
+    # ORT nodes from torch.onnx.export are named '/fc1/MatMul', '/fc1/Add', '/act/Gelu': they are summed per
+    # module path (fc1: 2 + 1 = 3 us) and joined with the PyTorch layers 'fc1' and 'act'; a fused node with no
+    # path takes the path of the first node it covers.
+    profile = LayerProfile(source="onnxruntime", time_kind="CPU time", runs=1, total_ms=0.006, layers=[
+        LayerTime("/fc1/MatMul", "MatMul", 0.002), LayerTime("/fc1/Add", "Add", 0.001),
+        LayerTime("BiasGelu", "BiasGelu", 0.003, covers=["/act/Gelu"])])
+    rows = {r.name: r for r in layer_rooflines(make_cost(), make_gpu(), "fp32", profile=profile)}
+    assert set(rows) == {"fc1", "act"}
+    assert rows["fc1"].time_ms == pytest.approx(0.003) and rows["fc1"].flops == LINEAR_FLOPS
+    assert rows["fc1"].op == "Linear"  # mixed node ops: the static layer's op
+    assert rows["act"].time_share == pytest.approx(0.5) and rows["act"].op == "BiasGelu"

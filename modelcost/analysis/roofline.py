@@ -36,6 +36,7 @@ from modelcost.core.types import (
     LayerCost,
     LayerProfile,
     LayerRoofline,
+    LayerTime,
     RooflinePoint,
     WhatIf,
 )
@@ -196,6 +197,32 @@ def _owner(name: str, candidates: set[str]) -> str | None:
     return min(starts, key=len) if starts else None
 
 
+def _module_path(onnx_name: str) -> str | None:
+    """'/encoder.0/output/dense/MatMul' (torch.onnx.export's node names) -> 'encoder.0.output.dense'."""
+    if not onnx_name.startswith("/"):
+        return None
+    parts = onnx_name.strip("/").split("/")[:-1]
+    return ".".join(parts) if parts else None
+
+
+def _profile_units(profile: LayerProfile, static_names: set[str]) -> list[LayerTime]:
+    """Profiled units to join with the static layers. When the profile is ONNX Runtime's (node names like
+    '/encoder.0/output/dense/MatMul') but the static analysis is PyTorch's (module names), the nodes are
+    summed per module path (a fused node takes the path of the first original node it covers)."""
+    onnx_style = any(lt.name.startswith("/") or any(c.startswith("/") for c in lt.covers) for lt in profile.layers)
+    if not onnx_style or any(name.startswith("/") for name in static_names):
+        return list(profile.layers)
+    units: dict[str, LayerTime] = {}
+    for lt in profile.layers:
+        path = _module_path(lt.name) or next((m for c in lt.covers if (m := _module_path(c))), None) or lt.name
+        unit = units.setdefault(path, LayerTime(name=path, op=lt.op, time_ms=0.0, calls=0))
+        unit.time_ms += lt.time_ms
+        unit.calls += lt.calls
+        if unit.op != lt.op:
+            unit.op = "nodes"
+    return list(units.values())
+
+
 def layer_rooflines(
     cost: CostReport, gpu: GpuSpec, precision: str, batch_size: int | None = None,
     profile: LayerProfile | None = None,
@@ -218,9 +245,10 @@ def layer_rooflines(
     ridge = peak * 1e12 / (gpu.bandwidth_gbps * 1e9)
     total_flops = cost.compute.flops * scale or 1.0
     rows: dict[str, dict] = {}
-    times = {lt.name: lt for lt in profile.layers} if profile else {}
+    units = _profile_units(profile, {layer.name for layer in cost.layers}) if profile else []
+    times = {lt.name: lt for lt in units}
     names = set(times)
-    covered = {member: lt.name for lt in (profile.layers if profile else []) for member in lt.covers}
+    covered = {member: lt.name for lt in units for member in lt.covers}
     prev_out = float(cost.memory.input_bytes * scale)  # graph inputs, as stored
     for layer in cost.layers:
         moved = _layer_bytes(layer, prev_out, scale, elem)
@@ -228,7 +256,8 @@ def layer_rooflines(
         owner = None
         if profile:
             owner = layer.name if layer.name in names else (covered.get(layer.name) or _owner(layer.name, names))
-        row = rows.setdefault(owner or layer.name, {"op": times[owner].op if owner else layer.op,
+        op = times[owner].op if owner and times[owner].op != "nodes" else layer.op
+        row = rows.setdefault(owner or layer.name, {"op": op,
                                                      "flops": 0.0, "bytes": 0.0, "layers": 0})
         row["flops"] += layer.flops * scale
         row["bytes"] += moved
