@@ -230,3 +230,42 @@ def _nullcontext() -> Any:
     import contextlib
 
     return contextlib.nullcontext()
+
+
+PROFILED = {  # backend -> (framework, device) that bench.profile can attribute per layer
+    "torch-eager": ("torch", "cuda"), "torch-half": ("torch", "cuda"), "torch-cpu": ("torch", "cpu"),
+    "ort-cuda": ("onnx", "cuda"), "ort-cpu": ("onnx", "cpu"),
+}
+
+
+def attach_layer_profiles(
+    source: str | BenchModel, run: RunReport, *, backends: Sequence[str] = ("torch-eager", "torch-half", "ort-cuda"),
+    runs: int = 10, config: BenchConfig | None = None,
+) -> RunReport:
+    """Profile per layer, once per (backend, precision) at its largest measured batch, and attach the
+    LayerProfile to that BenchResult (``layer_profile``). Eager PyTorch and ONNX Runtime (fp32) only: compiled,
+    graph-replayed and TensorRT configs have no per-module attribution. A failure becomes a note."""
+    chosen: dict[tuple[str, str], BenchResult] = {}
+    for r in run.benchmarks:
+        if r.status == "ok" and r.backend in backends and r.backend in PROFILED:
+            if r.backend.startswith("ort") and r.precision != "fp32":
+                continue  # the benchmark ran an fp16 copy of the model; the profile would time the fp32 one
+            key = (r.backend, r.precision)
+            if key not in chosen or r.batch_size > chosen[key].batch_size:
+                chosen[key] = r
+    if not chosen:
+        return run
+    config = config or BenchConfig()
+    model = source if isinstance(source, BenchModel) else bench_model(source, seed=config.seed)
+    try:
+        for (backend, precision), r in chosen.items():
+            framework, device = PROFILED[backend]
+            try:
+                r.layer_profile = profile_layers(model, framework=framework, device=device, precision=precision,
+                                                 batch_size=r.batch_size, runs=runs, config=config)
+            except Exception as exc:  # noqa: BLE001 - a profile is extra; the benchmark stands without it
+                r.notes.append(f"per-layer profile failed: {exc.__class__.__name__}: {str(exc).splitlines()[0][:160]}")
+    finally:
+        if not isinstance(source, BenchModel):
+            model.close()
+    return run
