@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from modelcost.analysis import torch_ops
 from modelcost.analysis.summary import ParamTensor, build_report, param_and_storage_stats, peak_live_bytes
 from modelcost.core.env import env_flag
 from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
-from modelcost.loaders.torch_loader import LoadedTorch
+from modelcost.loaders.torch_loader import LoadedTorch, forward_names
 
 
 @dataclass
@@ -92,8 +92,9 @@ class _Recorder:
     def enter(self, module: torch.nn.Module) -> None:
         name = self.module_names.get(id(module), f"<{type(module).__name__}>")
         leaf = id(module) in self.leaves
-        self.stack.append((name, leaf))
         self.called.add(name)
+        name = name or (type(module).__name__ if leaf else "")  # a root without children is one layer
+        self.stack.append((name, leaf))
         if leaf and name not in self.layers:
             own = [p for p in module.parameters(recurse=False)]
             self.layers[name] = _Layer(name, self.op_labels.get(name, type(module).__name__),
@@ -259,7 +260,7 @@ def _notes(loaded: LoadedTorch, rec: _Recorder, module: torch.nn.Module, shared:
         notes.append(f"{sum(rec.absorbed.values())} aten op call(s) ran inside those calls and are not counted again")
     for name, n in sorted(rec.decomposed.items()):
         notes.append(f"{name}: {n} call(s) counted through its decomposition")
-    missing = _never_called(module, rec.called)
+    missing = _never_called(module, rec.called) if loaded.format != "torchscript" else []
     if missing:
         shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
         notes.append(f"modules never called: {shown}")
@@ -269,9 +270,23 @@ def _notes(loaded: LoadedTorch, rec: _Recorder, module: torch.nn.Module, shared:
 
 
 def analyze_torch(loaded: LoadedTorch) -> CostReport:
-    """Static cost of a loaded PyTorch model: run once on meta inputs and count."""
+    """Static cost of a loaded PyTorch model (built on meta): run once on meta inputs and count."""
+    return _analyze(loaded, loaded.meta_inputs(), device="meta")
+
+
+def analyze_module(module: torch.nn.Module, inputs: Sequence[torch.Tensor], name: str = "module") -> CostReport:
+    """Count an ``nn.Module`` you already have, on the inputs you give (meta tensors cost no memory; real
+    ones run for real). Inputs are named after ``forward``'s arguments."""
+    names = forward_names(module)
+    specs = [TensorSpec(names[i] if i < len(names) else f"input_{i}", tuple(t.shape), _dtype_name(t))
+             for i, t in enumerate(inputs)]
+    loaded = LoadedTorch(name, name, "pytorch", module, specs, specs[0].shape[0] if specs and specs[0].shape else None)
+    device = inputs[0].device.type if inputs else "cpu"
+    return _analyze(loaded, tuple(inputs), device=device)
+
+
+def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str) -> CostReport:
     module = loaded.module
-    inputs = loaded.meta_inputs()
     names: dict[int, str] = {}
     for name, m in module.named_modules(remove_duplicate=False):
         names.setdefault(id(m), name)
@@ -284,7 +299,7 @@ def analyze_torch(loaded: LoadedTorch) -> CostReport:
             rec.static_storages.add(key)
     problems: list[str] = []
     out = None
-    with torch.no_grad(), torch.device("meta"), _module_hooks(rec), _CompositeMode(rec), _CountingMode(rec):
+    with torch.no_grad(), torch.device(device), _module_hooks(rec), _CompositeMode(rec), _CountingMode(rec):
         try:
             out = module(*inputs)
         except Exception as exc:  # noqa: BLE001 - the user's model failed: report what ran, say why

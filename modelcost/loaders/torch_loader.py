@@ -414,6 +414,10 @@ def _load_script_or_pickle(source: str, options: LoadOptions) -> LoadedTorch:
 def _refuse_untrusted_pickle(source: str, path: Path, options: LoadOptions) -> None:
     if options.trust_pickle:
         return
+    with path.open("rb") as f:
+        magic = f.read(2)
+    if zip_kind(path) is None and not magic.startswith(b"\x80"):
+        raise ModelcostError(f"{source}: not a PyTorch file (neither TorchScript nor a torch.save archive)")
     torch = require("torch")
     try:
         obj = torch.load(str(path), map_location="meta", weights_only=True)
@@ -448,6 +452,8 @@ def _load_exported(source: str, options: LoadOptions) -> LoadedTorch:
         shape = tuple(int(d) if isinstance(d, int) else str(d) for d in val.shape)
         specs.append(TensorSpec(name, shape, str(val.dtype).removeprefix("torch.")))
     inputs = bind_inputs(source, specs, options, default_batch=None)
+    if options.batch_size is not None:
+        inputs = [_rebatch(s, options.batch_size) for s in inputs]
     for spec, exported in zip(inputs, specs, strict=True):
         if any(isinstance(d, int) and d != g for d, g in zip(exported.shape, spec.shape, strict=True)):
             raise ModelcostError(f"{source}: input {spec.name!r} was exported with the static shape "
@@ -466,5 +472,5 @@ def _load_exported(source: str, options: LoadOptions) -> LoadedTorch:
         return module.to(device)
 
     notes = ["torch.export: weights are read from the file to build the module, then moved to meta"]
-    return LoadedTorch(path.stem, source, "torch.export", build("meta"), inputs, None,
+    return LoadedTorch(path.stem, source, "torch.export", build("meta"), inputs, inputs[0].shape[0] if inputs else None,
                        file_size_bytes=path.stat().st_size, notes=notes, module_types=types, build=build)
