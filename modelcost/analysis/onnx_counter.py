@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.analysis.onnx_ops import ZERO, OpContext, ShapeUnknown, in_schema, lookup
+from modelcost.analysis.onnx_ops import ZERO, OpContext, ShapeMismatch, ShapeUnknown, in_schema, lookup
 from modelcost.analysis.onnx_params import ParamSplit, classify
 from modelcost.analysis.summary import DTYPE_BYTES, build_report, param_and_storage_stats, peak_live_bytes, tensor_bytes
 from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
@@ -107,6 +107,8 @@ class _Walker:
                     tally.reasons[f"{label}: attributes not covered by its formula"] += 1
             except ShapeUnknown:
                 tally.reasons[f"{label}: a tensor shape could not be inferred"] += 1
+            except ShapeMismatch as exc:
+                tally.problems.append(f"node {name!r} ({label}): {exc}; check --input-shape / --batch-size")
             except Exception as exc:  # noqa: BLE001 - a malformed node is reported, not a crash
                 tally.reasons[f"{label}: formula failed ({exc.__class__.__name__}: {exc})"] += 1
         if state == "zero_cost" or cost is ZERO:

@@ -34,6 +34,15 @@ class ShapeUnknown(Exception):
     """A formula needed a shape that inference left non-static."""
 
 
+class ShapeMismatch(Exception):
+    """The node's input shapes cannot go together (wrong --input-shape, or a broken model)."""
+
+
+def check_inner(what: str, left: int, right: int, a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    if left != right:
+        raise ShapeMismatch(f"{what} of {list(a)} and {list(b)} do not match ({left} vs {right})")
+
+
 @dataclass
 class OpCost:
     macs: int = 0

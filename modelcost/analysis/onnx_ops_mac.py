@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from modelcost.analysis import formulas as F
-from modelcost.analysis.onnx_ops import OpContext, OpCost, register
+from modelcost.analysis.onnx_ops import OpContext, OpCost, check_inner, register
 
 QUANTIZE_FLOPS = 4  # per element: divide by scale, round, add zero point, saturate
 DEQUANTIZE_FLOPS = 2  # per element: subtract zero point, multiply by scale
@@ -39,8 +39,10 @@ def _precision(ctx: OpContext, data: int, weight: int) -> tuple[str | None, str 
 def _conv(ctx: OpContext, x: int, w: int, bias: int | None, macs_dtype: str | None, note: str | None = None,
           requantize: bool = False) -> OpCost:
     """Y[N, M, out...] = conv(X[N, C, ...], W[M, C/group, k...]): N*M*prod(out) * C/group * prod(k) MACs."""
-    xs, ws, ys = ctx.shape_in(x), ctx.shape_in(w), ctx.shape_out(0)
+    xs, ws = ctx.shape_in(x), ctx.shape_in(w)
     group = int(ctx.attr("group", 1))
+    check_inner("input channels", xs[1], ws[1] * group, xs, ws)
+    ys = ctx.shape_out(0)
     macs = F.conv_macs(ys[0], ys[1], ys[2:], xs[1], group, ws[2:])
     out = math.prod(ys)
     flops = 2 * macs + (out if bias is not None and ctx.has_in(bias) else 0) + (QUANTIZE_FLOPS * out if requantize else 0)
@@ -80,7 +82,8 @@ def gemm(ctx: OpContext) -> OpCost:
     """Y = alpha * A' B' + beta * C with A' (M, K), B' (K, N): M*N*K MACs."""
     a, b = ctx.shape_in(0), ctx.shape_in(1)
     m, k = (a[1], a[0]) if ctx.attr("transA", 0) else (a[0], a[1])
-    n = b[0] if ctx.attr("transB", 0) else b[1]
+    kb, n = (b[1], b[0]) if ctx.attr("transB", 0) else (b[0], b[1])
+    check_inner("inner dims", k, kb, a, b)
     macs = m * n * k
     extra = (m * n if ctx.has_in(2) else 0) + (m * n if float(ctx.attr("alpha", 1.0)) != 1.0 else 0)
     extra += m * n if ctx.has_in(2) and float(ctx.attr("beta", 1.0)) != 1.0 else 0
@@ -88,23 +91,28 @@ def gemm(ctx: OpContext) -> OpCost:
     return OpCost(macs, 2 * macs + extra, dtype, note)
 
 
+def _matmul_macs(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    check_inner("inner dims", a[-1], b[-2] if len(b) > 1 else b[0], a, b)
+    return F.matmul_macs(a, b)
+
+
 @register("MatMul")
 def matmul(ctx: OpContext) -> OpCost:
-    macs = F.matmul_macs(ctx.shape_in(0), ctx.shape_in(1))
+    macs = _matmul_macs(ctx.shape_in(0), ctx.shape_in(1))
     dtype, note = _precision(ctx, 0, 1)
     return OpCost(macs, 2 * macs, dtype, note)
 
 
 @register("MatMulInteger")
 def matmul_integer(ctx: OpContext) -> OpCost:
-    macs = F.matmul_macs(ctx.shape_in(0), ctx.shape_in(1))
+    macs = _matmul_macs(ctx.shape_in(0), ctx.shape_in(1))
     return OpCost(macs, 2 * macs, ctx.dtype_in(1))
 
 
 @register("QLinearMatMul")
 def qlinear_matmul(ctx: OpContext) -> OpCost:
     # a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point
-    macs = F.matmul_macs(ctx.shape_in(0), ctx.shape_in(3))
+    macs = _matmul_macs(ctx.shape_in(0), ctx.shape_in(3))
     return OpCost(macs, 2 * macs + QUANTIZE_FLOPS * ctx.numel_out(0), ctx.dtype_in(3))
 
 
