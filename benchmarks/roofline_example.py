@@ -47,11 +47,11 @@ def pct(value: float | None) -> str:
     return f"{100 * value:.1f}%" if value >= 0.01 else f"{100 * value:.2g}%"
 
 
-def gpu_markdown(gpu) -> list[str]:  # noqa: ANN001
+def gpu_markdown(gpu) -> list[str]:
     keys = [k for k in ("fp32", "tf32", "fp16", "bf16", "int8", "fp8") if k in gpu.peak_tflops]
-    lines = [f"GPU: **{gpu.name}** ({gpu.architecture}, {gpu.sm_count} SMs, driver {gpu.driver}); spec peaks at the "
+    lines = [(f"GPU: **{gpu.name}** ({gpu.architecture}, {gpu.sm_count} SMs, driver {gpu.driver}); spec peaks at the "
              f"datasheet clocks (tensor {gpu.tensor_clock_mhz} MHz), bandwidth {gpu.bandwidth_gbps:,.0f} GB/s "
-             f"(NVML max memory clock {gpu.memory_clock_mhz} MHz x {gpu.bus_width_bits}-bit bus x 2).", "",
+             f"(NVML max memory clock {gpu.memory_clock_mhz} MHz x {gpu.bus_width_bits}-bit bus x 2)."), "",
              "| precision | spec dense TFLOP/s | measured (8192^3 matmul) | % of spec |", "|---|---:|---:|---:|"]
     for k in keys:
         m = gpu.measured_tflops.get(k)
@@ -64,12 +64,12 @@ def gpu_markdown(gpu) -> list[str]:  # noqa: ANN001
     return lines
 
 
-def model_markdown(name: str, run, layer_rows, profiled, what_ifs) -> list[str]:  # noqa: ANN001
+def model_markdown(name: str, run, layer_rows, profiled, what_ifs) -> list[str]:
     cost = run.cost
-    lines = [f"### {name}: {cost.compute.flops / cost_batch(cost) / 1e9:.2f} GFLOPs per sample "
-             f"({cost.compute.macs / cost_batch(cost) / 1e9:.2f} GMACs), {cost.params.total / 1e6:.1f} M parameters", "",
-             "| backend | precision | batch | p50 ms | IPS | TFLOP/s | MFU (spec) | MFU (measured ceiling) | GB/s | "
-             "FLOP/B | bound | lower bound ms | measured / bound |",
+    lines = [(f"### {name}: {cost.compute.flops / cost_batch(cost) / 1e9:.2f} GFLOPs per sample "
+             f"({cost.compute.macs / cost_batch(cost) / 1e9:.2f} GMACs), {cost.params.total / 1e6:.1f} M parameters"), "",
+             ("| backend | precision | batch | p50 ms | IPS | TFLOP/s | MFU (spec) | MFU (measured ceiling) | GB/s | "
+             "FLOP/B | bound | lower bound ms | measured / bound |"),
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     rows = sorted((r for r in run.benchmarks if r.roofline is not None), key=lambda r: (r.batch_size, r.latency_ms.p50))
     for r in rows:
@@ -82,12 +82,12 @@ def model_markdown(name: str, run, layer_rows, profiled, what_ifs) -> list[str]:
     if missing:
         lines += ["", "Not measured: " + "; ".join(dict.fromkeys(missing)) + "."]
     if rows:
-        lines += ["", f"Bytes moved ({rows[-1].roofline.peak_key}, batch {rows[-1].batch_size}): "
-                      f"{rows[-1].roofline.bytes_basis}."]
+        lines += ["", (f"Bytes moved ({rows[-1].roofline.peak_key}, batch {rows[-1].batch_size}): "
+                      f"{rows[-1].roofline.bytes_basis}.")]
     if profiled is not None and layer_rows:
         prof = profiled.layer_profile
-        lines += ["", f"Where the time goes vs where the FLOPs are ({profiled.backend} {profiled.precision}, batch "
-                      f"{profiled.batch_size}; {prof.time_kind}, {prof.source}; top 8 of {len(layer_rows)}):", "",
+        lines += ["", (f"Where the time goes vs where the FLOPs are ({profiled.backend} {profiled.precision}, batch "
+                      f"{profiled.batch_size}; {prof.time_kind}, {prof.source}; top 8 of {len(layer_rows)}):"), "",
                   "| layer | op | % FLOPs | % time | ms | TFLOP/s | FLOP/B | bound |", "|---|---|---:|---:|---:|---:|---:|---|"]
         for row in layer_rows[:8]:
             lines.append(f"| {row.name} | {row.op} | {pct(row.flops_share)} | {pct(row.time_share)} | "
@@ -102,13 +102,13 @@ def model_markdown(name: str, run, layer_rows, profiled, what_ifs) -> list[str]:
     return lines + [""]
 
 
-def cost_batch(cost) -> int:  # noqa: ANN001
+def cost_batch(cost) -> int:
     from modelcost.analysis.roofline import cost_batch_size
 
     return cost_batch_size(cost)
 
 
-def run_model(name: str, source: str, batches: list[int], backends: list[str], gpu, config, console, out: Path):  # noqa: ANN001
+def run_model(name: str, source: str, batches: list[int], backends: list[str], gpu, config, console, out: Path):
     from modelcost import api
     from modelcost.cli.gpu import print_roofline
     from modelcost.core.types import RunReport
@@ -156,8 +156,8 @@ def main() -> int:
     backends = BACKENDS + (["torch-compile"] if args.with_compile else [])
     config = BenchConfig(device="cuda", min_time_s=0.5, max_time_s=4.0, warmup_max_s=3.0, min_iters=30)
     md = ["## Roofline worked example", "",
-          f"Measured with `python3 benchmarks/roofline_example.py --out {out}` on "
-          f"{_dt.date.today().isoformat()} (modelcost, torch {torch_version()}).", ""]
+          (f"Measured with `python3 benchmarks/roofline_example.py --out {out}` on "
+          f"{_dt.date.today().isoformat()} (modelcost, torch {torch_version()})."), ""]
     md += gpu_markdown(gpu)
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
         console.rule(name)

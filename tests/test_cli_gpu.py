@@ -37,7 +37,7 @@ def test_gpu_unknown_name_is_one_line() -> None:
 
 
 def test_gpu_without_a_gpu_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    import modelcost.hardware.nvml as nvml
+    from modelcost.hardware import nvml
 
     monkeypatch.setattr(nvml, "query_gpu", lambda index=0: None)
     monkeypatch.setattr(nvml, "no_gpu_reason", lambda: "NVML sees no NVIDIA GPU")
@@ -104,8 +104,8 @@ def test_roofline_plot_svg(tmp_path) -> None:
 
 
 def test_attach_roofline_without_gpu_or_cost(monkeypatch: pytest.MonkeyPatch) -> None:
-    import modelcost.hardware.nvml as nvml
     from modelcost.api import attach_roofline
+    from modelcost.hardware import nvml
 
     monkeypatch.setattr(nvml, "query_gpu", lambda index=0: None)
     run = attach_roofline(RunReport(cost=make_cost(), benchmarks=[result("fp32", 8, 1.0)]))

@@ -51,7 +51,7 @@ def test_measure_ceilings_fast_and_sane(tmp_path) -> None:
     assert again.measured_tflops == spec.measured_tflops
 
 
-def api_cache_name(spec) -> str:  # noqa: ANN001
+def api_cache_name(spec: object) -> str:
     from modelcost.hardware.ceilings import cache_path
 
     return cache_path(spec).name

@@ -8,7 +8,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from modelcost.bench.profile import TOP_LEVEL, _exclusive, fused_coverage, parse_ort_profile, profile_onnx, profile_torch
+from modelcost.bench.profile import (
+    TOP_LEVEL,
+    _exclusive,
+    fused_coverage,
+    parse_ort_profile,
+    profile_onnx,
+    profile_torch,
+)
 
 torch = pytest.importorskip("torch")
 

@@ -198,7 +198,7 @@ def test_layer_rooflines_with_profile() -> None:
         LayerTime("fc1", "Linear", 0.003), LayerTime("act", "GELU", 0.001), LayerTime("(top-level forward)", "ops", 0.001)])
     rows = layer_rooflines(make_cost(), make_gpu(), "fp32", profile=profile)
     by = {r.name: r for r in rows}
-    assert [r.name for r in rows][0] == "fc1"
+    assert rows[0].name == "fc1"
     assert by["fc1"].time_share == pytest.approx(0.6)
     assert by["fc1"].achieved_tflops == pytest.approx(LINEAR_FLOPS / 3e-6 / 1e12)
     assert by["(top-level forward)"].flops == 0 and by["(top-level forward)"].time_share == pytest.approx(0.2)

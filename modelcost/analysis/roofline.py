@@ -114,7 +114,7 @@ def roofline_point(cost: CostReport, result: BenchResult, gpu: GpuSpec) -> Roofl
     peak = gpu.peak_tflops.get(key)
     if not peak or not gpu.bandwidth_gbps or cost.compute.flops <= 0:
         return None
-    flops = int(round(cost.compute.flops * result.batch_size / cost_batch_size(cost)))
+    flops = round(cost.compute.flops * result.batch_size / cost_batch_size(cost))
     moved, basis = model_traffic(cost, result.batch_size, key, gpu.l2_cache_bytes)
     measured_s = result.latency_ms.p50 / 1e3
     compute_ms = flops / (peak * 1e12) * 1e3
@@ -161,7 +161,7 @@ def what_if(cost: CostReport, gpu: GpuSpec, precision: str = "fp16", batch_size:
     if not gpu.bandwidth_gbps:
         raise ModelcostError(f"{gpu.name}: memory bandwidth unknown, no lower bound")
     batch = batch_size or cost_batch_size(cost)
-    flops = int(round(cost.compute.flops * batch / cost_batch_size(cost)))
+    flops = round(cost.compute.flops * batch / cost_batch_size(cost))
     moved, basis = model_traffic(cost, batch, key, gpu.l2_cache_bytes)
     compute_ms = flops / (peak * 1e12) * 1e3
     memory_ms = moved / (gpu.bandwidth_gbps * 1e9) * 1e3

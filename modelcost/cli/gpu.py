@@ -4,7 +4,7 @@ analyze / bench commands call after benchmarking. Wiring and printing only; the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -22,14 +22,14 @@ def _console() -> Any:
 @app.command("gpu")
 @user_errors
 def gpu(
-    name: Annotated[Optional[str], typer.Option("--name", "-n", help="A GPU from the built-in table, for what-if "
+    name: Annotated[str | None, typer.Option("--name", "-n", help="A GPU from the built-in table, for what-if "
                                                 "figures without that GPU, e.g. 'H100 SXM', 'A100', 'L4'.")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the GPUs the table knows, with their peaks.")] = False,
     measure: Annotated[bool, typer.Option("--measure", help="Measure this GPU's ceilings (large matmuls per "
                                           "precision, a device copy; ~30 s), cached per GPU + driver.")] = False,
     refresh: Annotated[bool, typer.Option("--refresh", help="With --measure: measure again, ignore the cache.")] = False,
     index: Annotated[int, typer.Option("--index", help="Which GPU (CUDA numbering).")] = 0,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the GPU spec as JSON (the report "
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write the GPU spec as JSON (the report "
                                                       "schema's `gpu` section).")] = None,
 ) -> None:
     """The GPU's limits: SMs, clocks, memory bandwidth, dense / sparse peak FLOP/s per precision, and measured

@@ -170,14 +170,17 @@ def _measure_copy(torch: Any, gpu: GpuSpec, index: int, budget_s: float) -> Ceil
     m = CeilingMeasurement(kind="copy", precision="", value=None, unit="GB/s", spec=gpu.bandwidth_gbps,
                            shape=f"{size / 2**30:.2f} GiB")
     try:
-        device = torch.device("cuda", index)
-        src = torch.randn(size // 4, device=device)
-        dst = torch.empty_like(src)
-        (median_ms, iters), clocks = _sampled(index, lambda: _time_blocks(torch, lambda: dst.copy_(src), budget_s))
+        buffers = [torch.randn(size // 4, device=torch.device("cuda", index))]
+        buffers.append(torch.empty_like(buffers[0]))
+
+        def step() -> Any:
+            return buffers[1].copy_(buffers[0])
+
+        (median_ms, iters), clocks = _sampled(index, lambda: _time_blocks(torch, step, budget_s))
         m.value = 2 * size / (median_ms * 1e-3) / 1e9
         m.median_ms, m.iterations = median_ms, iters
         _put_clocks(m, clocks)
-        del src, dst
+        buffers.clear()
     except Exception as exc:  # noqa: BLE001
         m.error = f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
     finally:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from modelcost.core.types import GpuSpec
 from modelcost.hardware.specs import (
@@ -246,7 +246,7 @@ class NvmlSampler:
         self._nv: Any | None = None
         self._handle: Any | None = None
 
-    def __enter__(self) -> NvmlSampler:
+    def __enter__(self) -> Self:
         self._nv = _nvml()
         if self._nv is not None:
             try:

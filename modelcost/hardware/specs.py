@@ -181,8 +181,8 @@ SKUS: tuple[Sku, ...] = (
          notes=("bus width 6016 bits, as NVML reports it on an H200 (6 HBM3e stacks x 1024 would be 6144)",)),
     _sku("B200", "blackwell-gb100", 148, 1980, 8000, 8192, 180, tensor_clock_mhz=1860, power_w=1000,
          aliases=(r"\bb200\b",), source="NVIDIA HGX B200 / DGX B200 datasheets (per GPU)",
-         notes=("NVIDIA does not publish B200 clocks: 1980 MHz reproduces the datasheet FP32 75 TFLOPS and "
-                "1860 MHz the dense BF16 2.25 PFLOPS (148 SMs)",)),
+         notes=(("NVIDIA does not publish B200 clocks: 1980 MHz reproduces the datasheet FP32 75 TFLOPS and "
+                 "1860 MHz the dense BF16 2.25 PFLOPS (148 SMs)"),)),
     _sku("RTX 5090", "blackwell-gb20x", 170, 2407, 1792, 512, 32, l2_cache_mb=96, power_w=575,
          half_rate_fp32_acc=True, aliases=(r"rtx 5090\b",),
          source="NVIDIA RTX Blackwell GPU architecture whitepaper (GeForce RTX 5090)"),

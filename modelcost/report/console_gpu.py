@@ -7,7 +7,13 @@ from collections.abc import Iterable, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from modelcost.core.types import BenchResult, GpuSpec, LayerProfile, LayerRoofline, WhatIf
+from modelcost.core.types import (
+    BenchResult,
+    GpuSpec,
+    LayerProfile,
+    LayerRoofline,
+    WhatIf,
+)
 from modelcost.core.units import binary_bytes, si
 
 LABELS = {
