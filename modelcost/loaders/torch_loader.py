@@ -242,7 +242,8 @@ def _load_torchvision(source: str, options: LoadOptions) -> LoadedTorch:
         return tv.models.get_model(name, weights=None)
 
     module = on_meta(build_on(factory, "meta", source), notes := [])
-    inputs = bind_inputs(source, [TensorSpec("x", ("batch", 3, 224, 224), "float32")], options)
+    image = TensorSpec("x", ("batch", 3, "height", "width"), "float32")
+    inputs = bind_inputs(source, [image], options, {"height": 224, "width": 224})
     return LoadedTorch(name, source, "pytorch", module, inputs, inputs[0].shape[0], notes=notes,
                        build=lambda device: build_on(factory, device, source))
 

@@ -3,7 +3,8 @@ the CNNs), so that the figures are reproducible without torchvision or downloade
 
 Each ``ZooEntry`` holds a factory (random init; the loader calls it under ``torch.device("meta")``), its
 input specs with a symbolic ``batch`` dim (bound to ``--batch-size``, default 1) and, for transformers, a
-``seq`` dim with a default (``--input-shape input_ids=1x512`` overrides it), the exclusive upper bound of
+``seq`` dim (images: ``height`` and ``width``) with a default (``--input-shape input_ids=1x512`` or
+``x=1x3x64x64`` overrides it), the exclusive upper bound of
 integer inputs (the vocabulary: realistic token ids), and the hand-derived parameter count.
 """
 
@@ -27,8 +28,11 @@ class ZooEntry:
     params: int | None = None  # hand-derived parameter count (see the architecture's module docstring)
 
 
-def _image(size: int = 224) -> tuple[TensorSpec, ...]:
-    return (TensorSpec("x", ("batch", 3, size, size), "float32"),)
+def _image() -> tuple[TensorSpec, ...]:
+    return (TensorSpec("x", ("batch", 3, "height", "width"), "float32"),)
+
+
+_224 = {"height": 224, "width": 224}
 
 
 def _tokens() -> tuple[TensorSpec, ...]:
@@ -69,10 +73,11 @@ def _llama(preset: str) -> object:
 
 
 _ENTRIES = [
-    ZooEntry("resnet18", _resnet("resnet18"), _image(), "ResNet-18 (torchvision layout), ImageNet head", params=11_689_512),
-    ZooEntry("resnet50", _resnet("resnet50"), _image(), "ResNet-50 v1.5 (torchvision layout), ImageNet head",
+    ZooEntry("resnet18", _resnet("resnet18"), _image(), "ResNet-18 (torchvision layout), ImageNet head", _224,
+             params=11_689_512),
+    ZooEntry("resnet50", _resnet("resnet50"), _image(), "ResNet-50 v1.5 (torchvision layout), ImageNet head", _224,
              params=25_557_032),
-    ZooEntry("mobilenet_v2", _mobilenet, _image(), "MobileNetV2 1.0 (torchvision layout), ImageNet head",
+    ZooEntry("mobilenet_v2", _mobilenet, _image(), "MobileNetV2 1.0 (torchvision layout), ImageNet head", _224,
              params=3_504_872),
     ZooEntry("bert-base", partial(_bert), _tokens(), "BERT-base-style encoder + pooler, 12 layers, hidden 768",
              {"seq": 128}, {"input_ids": 30522}, params=109_482_240),
