@@ -107,6 +107,13 @@ def test_gpu_backends_are_unavailable_without_cuda(tmp_path: Path) -> None:
     assert got[("torch-cpu", "fp32", 1)].status == "ok" and got[("ort-cpu", "fp32", 1)].status == "ok"
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU answers")
+def test_asking_for_cuda_without_one_lists_reasons_and_runs_nothing(tmp_path: Path) -> None:
+    results, device = run_benchmarks(tiny_model(), batch_sizes=[1], config=fast_config(tmp_path, device="cuda"))
+    assert device.name == "no CUDA device" and results and {r.status for r in results} == {"unavailable"}
+    assert not any(r.backend.endswith("cpu") for r in results)  # --device cuda: the CPU backends are not chosen
+
+
 def test_token_ids_reach_the_embedding_within_its_table(tmp_path: Path) -> None:
     class Enc(torch.nn.Module):
         def __init__(self) -> None:

@@ -63,6 +63,8 @@ def device_info(kind: str, nvml: Any = None, handle: Any = None) -> DeviceInfo:
         import os
 
         return DeviceInfo(kind="cpu", name=f"{_cpu_name()} ({os.cpu_count()} logical cores)")
+    if not cuda_available():
+        return DeviceInfo(kind="cuda", name="no CUDA device")
     import torch
 
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
