@@ -232,6 +232,166 @@ def _nullcontext() -> Any:
     return contextlib.nullcontext()
 
 
+# ---------------------------------------------------------------------------------------------------
+# Decisions (issue 5): api -> decide -> bench / analysis / report
+
+
+def _static_or_none(source: str, batch_size: int, input_shapes: Any, trust_pickle: bool, notes: list[str]) -> Any:
+    """The static analysis, or None with a note (a comparison or recommendation does not need it to run)."""
+    from modelcost.core.errors import ModelcostError
+
+    try:
+        return analyze_static(source, batch_size=batch_size, input_shapes=input_shapes, trust_pickle=trust_pickle)
+    except ModelcostError as exc:
+        notes.append(f"static analysis of {source} failed: {exc}")
+        return None
+
+
+def _this_gpu() -> Any:
+    """This machine's GpuSpec (with cached measured ceilings), or None without a CUDA GPU."""
+    from modelcost.bench.memory import cuda_available
+
+    if not cuda_available():
+        return None
+    try:
+        from modelcost.hardware.ceilings import with_cached_ceilings
+        from modelcost.hardware.nvml import query_gpu
+
+        gpu = query_gpu()
+        return with_cached_ceilings(gpu) if gpu is not None else None
+    except Exception:  # noqa: BLE001 - without the GPU model the roofline is left out, nothing else
+        return None
+
+
+def compare(
+    base: str, candidate: str, *, backends: Sequence[str] | None = None, batch_sizes: Sequence[int] | None = None,
+    rounds: int = 10, runs_per_block: int | None = None, data: str | None = None,
+    input_shapes: Iterable[str] | dict[str, tuple[int, ...]] | None = None, trust_pickle: bool = False,
+    config: BenchConfig | None = None, method: str = "t", out: str | None = None, write: bool = True,
+    progress: Any = None, command: str = "compare", notes: Sequence[str] = (),
+) -> tuple[Any, Any, Any]:
+    """BASE vs CANDIDATE (each ``MODEL`` or ``MODEL@PRECISION``): static differences, interleaved timing with a
+    95% CI of the speedup, accuracy on the same inputs (or ``data``). Returns (RunReport, Comparison, the
+    report folder or None); the folder is ``out`` or reports/<base>-vs-<candidate>-<time>."""
+    from modelcost.decide.compare import CompareOptions
+    from modelcost.decide.workflow import parse_side, run_comparison
+
+    (b_src, b_prec), (c_src, c_prec) = parse_side(base), parse_side(candidate)
+    batches = list(batch_sizes or [1])
+    config = config or BenchConfig()
+    static_notes: list[str] = []
+    costs = (_static_or_none(b_src, batches[0], input_shapes, trust_pickle, static_notes),
+             _static_or_none(c_src, batches[0], input_shapes, trust_pickle, static_notes))
+    models = [bench_model(s, batch_size=batches[0], input_shapes=input_shapes, trust_pickle=trust_pickle,
+                          seed=config.seed) for s in (b_src, c_src)]
+    opts = CompareOptions(backends=backends, batch_sizes=batches, rounds=rounds, runs_per_block=runs_per_block,
+                          method=method, data=data, base_precision=b_prec, candidate_precision=c_prec, config=config)
+    try:
+        run, cmp, folder = run_comparison(models[0], models[1], sources=(b_src, c_src), precisions=(b_prec, c_prec),
+                                          costs=costs, opts=opts, gpu=_this_gpu(), out=out, write=write,
+                                          command=command, progress=progress, run_notes=static_notes,
+                                          comparison_notes=notes)
+    finally:
+        for m in models:
+            m.close()
+    return run, cmp, folder
+
+
+def recommend(
+    source: str, *, constraints: Any = None, objective: str = "throughput", backends: Sequence[str] | None = None,
+    precisions: Sequence[str] | None = None, batch_sizes: Sequence[int] | None = None,
+    input_shapes: Iterable[str] | dict[str, tuple[int, ...]] | None = None, trust_pickle: bool = False,
+    config: BenchConfig | None = None, out: str | None = None, write: bool = False, progress: bool = False,
+    command: str = "recommend",
+) -> tuple[Any, Any, Any]:
+    """Benchmark ``source`` and pick the backend + precision + batch size that meets ``constraints``
+    (``modelcost.decide.recommend.Constraints``) best. Returns (RunReport, Recommendation, folder or None).
+    Ctrl-C ends the sweep early: the recommendation is made from what finished, marked incomplete."""
+    from modelcost.decide.recommend import Constraints
+    from modelcost.decide.workflow import now_iso, run_recommendation
+
+    batches = list(batch_sizes or (constraints.batch_sizes if constraints and constraints.batch_sizes else [1]))
+    config = config or BenchConfig()
+    from modelcost.core.types import RunReport
+
+    run = RunReport(created=now_iso(), command=command)
+    run.cost = _static_or_none(source, batches[0], input_shapes, trust_pickle, run.notes)
+    try:
+        _, run.device = run_benchmarks(source, backends=backends, precisions=precisions, batch_sizes=batches,
+                                       input_shapes=input_shapes, trust_pickle=trust_pickle, config=config,
+                                       progress=progress, results=run.benchmarks)
+    except KeyboardInterrupt:
+        run.complete = False
+        run.notes.append("interrupted by the user (Ctrl-C): recommended from the configs that finished")
+    run.gpu = _this_gpu()
+    add_rooflines(run)
+    rec, folder = run_recommendation(run.benchmarks, run, constraints or Constraints(), objective, out,
+                                     write or out is not None, config.samples_csv)
+    return run, rec, folder
+
+
+def add_rooflines(run: Any) -> None:
+    """Fill ``roofline`` of every measured GPU result that lacks it (needs ``run.cost`` and ``run.gpu``)."""
+    if run.cost is None or run.gpu is None:
+        return
+    from modelcost.analysis.roofline import roofline_point
+
+    for r in run.benchmarks:
+        if r.roofline is None:
+            r.roofline = roofline_point(run.cost, r, run.gpu)
+
+
+def write_report(run: Any, out_dir: str | None = None, samples_csv: str | None = None) -> Any:
+    """The report folder of an analyze / bench run (``out_dir`` or reports/<model>-<time>), with a
+    recommendation section (no constraints: best throughput, and the Pareto front) when configs were measured."""
+    from modelcost.decide.recommend import recommend as pick
+    from modelcost.report.folder import write_report_folder
+
+    add_rooflines(run)
+    rec = pick(run.benchmarks) if any(r.status == "ok" for r in run.benchmarks) else None
+    return write_report_folder(run, out_dir, samples_csv, recommendation=rec)
+
+
+def quantize(
+    model: str, *, int8: bool = True, fp16: bool = False, calib_data: str | None = None,
+    out_dir: str | None = None, run_compare: bool = True, batch_size: int = 1,
+    input_shapes: Iterable[str] | dict[str, tuple[int, ...]] | None = None, **compare_kwargs: Any,
+) -> list[tuple[Any, Any]]:
+    """Make ``MODEL.int8.onnx`` (static Q/DQ) and/or ``MODEL.fp16.onnx`` beside the model (or in ``out_dir``),
+    then compare each with the model. Returns [(Quantized, (RunReport, Comparison, folder) or None)]."""
+    from pathlib import Path
+
+    from modelcost.core.errors import ModelcostError
+    from modelcost.decide.quantize import convert_fp16, quantize_int8
+
+    if source_kind(model) != "onnx":
+        raise ModelcostError(f"quantize takes an ONNX file; {model} is not one (export it to ONNX first)")
+    if not (int8 or fp16):
+        raise ModelcostError("nothing to make: pass --int8 and/or --fp16")
+    src = Path(model)
+    where = Path(out_dir) if out_dir else src.parent
+    made = []
+    if int8:
+        specs = bench_model(model, batch_size=batch_size, input_shapes=input_shapes).specs
+        made.append(quantize_int8(src, where / f"{src.stem}.int8.onnx", specs_for=specs, calib_data=calib_data))
+    if fp16:
+        made.append(convert_fp16(src, where / f"{src.stem}.fp16.onnx"))
+    out: list[tuple[Any, Any]] = []
+    for q in made:
+        result = None
+        if run_compare:
+            notes = [f"candidate made by modelcost quantize: {'; '.join(q.notes)}"]
+            notes += [f"INT8 calibration: {q.calibration}"] if q.calibration else []
+            kwargs = dict(compare_kwargs)
+            if kwargs.get("out") and len(made) > 1:  # one folder per candidate under --out
+                kwargs["out"] = str(Path(kwargs["out"]) / q.path.stem)
+            result = compare(model, str(q.path), input_shapes=input_shapes, notes=notes, **kwargs)
+        out.append((q, result))
+        if result is not None and not result[0].complete:
+            break  # interrupted (Ctrl-C): do not start the next comparison
+    return out
+
+
 PROFILED = {  # backend -> (framework, device) that bench.profile can attribute per layer
     "torch-eager": ("torch", "cuda"), "torch-half": ("torch", "cuda"), "torch-cpu": ("torch", "cpu"),
     "ort-cuda": ("onnx", "cuda"), "ort-cpu": ("onnx", "cpu"),

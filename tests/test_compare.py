@@ -94,3 +94,174 @@ def test_bad_blocks():
 def test_interleaved_order_is_abba():
     assert interleaved_order(4) == [("base", "candidate"), ("candidate", "base"),
                                     ("base", "candidate"), ("candidate", "base")]
+
+
+# ---------------------------------------------------------------------------------------------------
+# End to end on the CPU (ONNX Runtime CPU provider), small models, few short blocks.
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from modelcost import api  # noqa: E402
+from modelcost.bench.base import BenchConfig  # noqa: E402
+from modelcost.decide import diagnose  # noqa: E402
+from test_quantize import make_convnet, specs_for  # noqa: E402
+
+FAST = dict(backends=["ort-cpu"], rounds=4, runs_per_block=5)
+
+
+def fast_config() -> BenchConfig:
+    return BenchConfig(device="cpu", warmup=3, warmup_max_s=0.3, min_time_s=0.0, min_iters=3, max_time_s=0.5)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    from modelcost.decide.quantize import quantize_int8
+
+    d = tmp_path_factory.mktemp("cmp")
+    small = make_convnet(d / "small.onnx", channels=8, size=16)
+    big = make_convnet(d / "big.onnx", channels=64, size=16)  # (64/8)^2 = 64x the MACs of the second conv
+    q = quantize_int8(small, d / "small.int8.onnx", specs_for=specs_for(), samples=8, chunk=4)
+    return {"small": small, "big": big, "int8": q.path}
+
+
+def test_compare_int8_end_to_end(models, tmp_path):
+    run, cmp, folder = api.compare(str(models["small"]), str(models["int8"]), batch_sizes=[1, 4],
+                                   config=fast_config(), out=str(tmp_path / "rep"), **FAST)
+    assert run.complete and cmp.complete and folder == tmp_path / "rep"
+    assert [(s.backend, s.batch_size) for s in cmp.speed] == [("ort-cpu", 1), ("ort-cpu", 4)]
+    assert cmp.base.precision == "fp32" and cmp.candidate.precision == "int8"
+    assert cmp.candidate.op_counts["QuantizeLinear"] >= 3 and "QuantizeLinear" not in cmp.base.op_counts
+    for s in cmp.speed:
+        assert s.blocks == 4 and s.runs_per_block == 5
+        assert s.verdict.startswith(("faster by", "slower by", "no significant difference"))
+        assert s.ci_low <= s.percent <= s.ci_high
+    roles = [(r.extra["role"], r.batch_size, r.latency_ms.count) for r in run.benchmarks]
+    assert roles == [("base", 1, 20), ("candidate", 1, 20), ("base", 4, 20), ("candidate", 4, 20)]  # 4 blocks x 5
+    (backend, acc), = cmp.accuracy
+    assert backend == "ort-cpu" and acc.cosine > 0.98 and acc.top1_agreement is not None
+    assert "generated inputs of batch 4" in cmp.data
+    doc = json.loads((folder / "report.json").read_text())
+    assert doc["complete"] is True and len(doc["comparison"]["speed"]) == 2
+    md = (folder / "report.md").read_text()
+    assert "INCOMPLETE" not in md and "## Comparison" in md and "plots/speedup.png" in md
+
+
+def test_known_slower_and_faster_candidates(models):
+    # The big net does ~60x the arithmetic of the small one: candidate big must be "slower", small "faster".
+    _, slow, _ = api.compare(str(models["small"]), str(models["big"]), batch_sizes=[4], config=fast_config(),
+                             write=False, **FAST)
+    assert slow.speed[0].verdict.startswith("slower by") and slow.speed[0].ratio < 0.5
+    _, fast, _ = api.compare(str(models["big"]), str(models["small"]), batch_sizes=[4], config=fast_config(),
+                             write=False, **FAST)
+    assert fast.speed[0].verdict.startswith("faster by") and fast.speed[0].significant
+    assert fast.speed[0].hints == []  # a large, significant speedup needs no explaining
+
+
+def test_one_model_two_precisions(models):
+    # MODEL@PRECISION asks the backend for that precision; the CPU provider has no fp16, so it is listed, not run.
+    _, cmp, _ = api.compare(str(models["small"]), str(models["small"]) + "@fp16", batch_sizes=[1],
+                            config=fast_config(), write=False, **FAST)
+    assert (cmp.base.name, cmp.candidate.name) == ("small@fp32", "small@fp16")
+    assert cmp.candidate.precision == "fp16" and cmp.speed == []
+    assert cmp.skipped == ["ort-cpu: ort-cpu has no fp16 (it has fp32)"]
+
+
+def test_accuracy_on_data_file(models, tmp_path):
+    data = tmp_path / "d.npz"
+    np_ = pytest.importorskip("numpy")
+    np_.savez(data, x=np_.random.default_rng(0).standard_normal((6, 3, 16, 16)).astype(np_.float32))
+    _, cmp, _ = api.compare(str(models["small"]), str(models["int8"]), batch_sizes=[4], data=str(data),
+                            config=fast_config(), write=False, **FAST)
+    assert cmp.data == f"--data {data} (6 samples)"  # chunks of 4 and 2, concatenated
+    assert cmp.accuracy[0][1].top1_agreement is not None
+
+
+def test_interrupt_keeps_what_finished(models, tmp_path, monkeypatch):
+    from modelcost.decide.compare import Comparer
+
+    original = Comparer._time_pair
+
+    def second_pair_interrupted(self, backend, batch, sessions, notes):
+        if batch == 4:
+            raise KeyboardInterrupt
+        return original(self, backend, batch, sessions, notes)
+
+    monkeypatch.setattr(Comparer, "_time_pair", second_pair_interrupted)
+    run, cmp, folder = api.compare(str(models["small"]), str(models["int8"]), batch_sizes=[1, 4],
+                                   config=fast_config(), out=str(tmp_path / "r"), **FAST)
+    assert not run.complete and not cmp.complete and len(cmp.speed) == 1
+    doc = json.loads((folder / "report.json").read_text())
+    assert doc["complete"] is False and doc["comparison"]["complete"] is False
+    assert "interrupted by the user (Ctrl-C)" in (folder / "report.md").read_text()
+    assert "INCOMPLETE" in (folder / "report.html").read_text()
+
+
+class HardCrash(BaseException):
+    """Stands for a backend taking the process down: nothing after it runs."""
+
+
+def test_checkpoint_survives_a_hard_crash(models, tmp_path, monkeypatch):
+    from modelcost.decide.compare import Comparer
+
+    original = Comparer._time_pair
+
+    def crash_on_second(self, backend, batch, sessions, notes):
+        if batch == 4:
+            raise HardCrash
+        return original(self, backend, batch, sessions, notes)
+
+    monkeypatch.setattr(Comparer, "_time_pair", crash_on_second)
+    with pytest.raises(HardCrash):
+        api.compare(str(models["small"]), str(models["int8"]), batch_sizes=[1, 4], config=fast_config(),
+                    out=str(tmp_path / "r"), **FAST)
+    doc = json.loads((tmp_path / "r" / "report.json").read_text())  # the checkpoint after batch 1
+    assert doc["complete"] is False and [s["batch_size"] for s in doc["comparison"]["speed"]] == [1]
+    assert "INCOMPLETE" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_failing_backend_is_reported_not_fatal(models, monkeypatch):
+    from modelcost.bench.backends import ort
+
+    def broken(self, batch_size, host_inputs):
+        raise RuntimeError("kernel exploded")
+
+    monkeypatch.setattr(ort.OrtRunner, "session", broken)
+    run, cmp, _ = api.compare(str(models["small"]), str(models["int8"]), batch_sizes=[1], config=fast_config(),
+                              write=False, **FAST)
+    assert cmp.speed == [] and cmp.skipped == ["ort-cpu b1: RuntimeError: kernel exploded"]
+
+
+def test_unavailable_backend_is_listed(models):
+    _, cmp, _ = api.compare(str(models["small"]), str(models["int8"]), batch_sizes=[1], config=fast_config(),
+                            write=False, backends=["ort-cpu", "tensorrt"], rounds=2, runs_per_block=3)
+    assert len(cmp.speed) == 1
+    assert cmp.skipped[0].startswith("tensorrt: ")
+
+
+def test_graph_facts_of_int8_on_cpu(models):
+    # The CPU provider fuses Q/DQ around Conv and Gemm into QLinearConv (x2) and QGemm (x1).
+    facts = diagnose.ort_graph_facts(models["int8"], "ort-cpu")
+    assert facts.ops.get("QLinearConv") == 2 and facts.ops.get("QGemm") == 1 and facts.int8_ops >= 3
+    assert diagnose.ort_graph_facts(models["int8"], "tensorrt") is None  # compiled away: nothing to inspect
+
+
+def test_hints_from_measurements():
+    # ORT CUDA-like graph: Q/DQ kept, no integer op -> INT8 kernels not used.
+    facts = diagnose.GraphFacts("ort-cuda", int8_ops=0, quantize=54, dequantize=107, float_compute=54)
+    h = diagnose.hints(backend="ort-cuda", batch_size=1, candidate_precision="int8", faster=False, base_ms=2.0,
+                       base_by_batch={1: 2.0, 64: 20.0}, facts=facts)
+    assert h[0].startswith("INT8 kernels not used by ort-cuda: after ONNX Runtime's optimisation the candidate "
+                           "still has 107 DequantizeLinear and 54 QuantizeLinear nodes")
+    # 64x the work in 10x the time: fixed per-call costs dominate at batch 1 (measured scaling, no roofline).
+    assert "overhead-bound at batch 1 (measured): batch 64 does 64x the work in 10.0x the time" in h[1]
+    h = diagnose.hints(backend="ort-cuda", batch_size=64, candidate_precision="fp16", faster=False, base_ms=20.0,
+                       base_by_batch={64: 20.0}, bound="memory")
+    assert h == ["memory-bound at batch 64 (roofline of the base): the time goes to moving bytes; a candidate "
+                 "that still moves float activations between ops saves little"]
+    h = diagnose.hints(backend="ort-cuda", batch_size=1, candidate_precision="fp16", faster=False, base_ms=0.05,
+                       base_by_batch={}, bound="overhead", over_bound=40.0)
+    assert "overhead-bound at batch 1 (measured 40x the roofline lower bound)" in h[0]
+    assert h[1] == "one call takes only 50 µs: per-call overhead dominates"
+    assert diagnose.hints(backend="x", batch_size=1, candidate_precision="fp32", faster=False, base_ms=5.0,
+                          base_by_batch={})[0].startswith("no cause found in what was measured")

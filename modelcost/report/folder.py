@@ -113,9 +113,11 @@ def _roofline_maker(run: RunReport) -> dict[str, tuple[str, Callable[[], bytes |
 
 def write_report_folder(run: RunReport, out_dir: str | Path | None = None, samples_csv: str | Path | None = None,
                         *, recommendation: Recommendation | None = None, comparison: Comparison | None = None,
-                        root: str | Path = DEFAULT_ROOT) -> Path:
-    """Write every report file into ``out_dir`` (default ``root/<model>-<timestamp>``); returns the folder."""
-    from modelcost.report import csv_report, json_report, plots
+                        root: str | Path = DEFAULT_ROOT, plots: bool = True) -> Path:
+    """Write every report file into ``out_dir`` (default ``root/<model>-<timestamp>``); returns the folder.
+    ``plots=False`` skips drawing (a quick checkpoint while a long run goes on)."""
+    from modelcost.report import csv_report, json_report
+    from modelcost.report import plots as plotting
     from modelcost.report.html import render_html
     from modelcost.report.markdown import render_markdown
 
@@ -138,7 +140,7 @@ def write_report_folder(run: RunReport, out_dir: str | Path | None = None, sampl
     csv_report.write_csv(run, folder / "benchmarks.csv")
     if samples_csv is not None and Path(samples_csv).is_file():
         atomic_write_bytes(folder / Path(samples_csv).name, Path(samples_csv).read_bytes())
-    order, images, notes = plots.all_plots(run, comparison, extra=_roofline_maker(run))
+    order, images, notes = plotting.all_plots(run, comparison, extra=_roofline_maker(run)) if plots else ([], {}, [])
     files: dict[str, str] = {}
     for name, (kind, data) in images.items():
         files[name] = f"plots/{name}.{kind}"

@@ -1,0 +1,252 @@
+"""``modelcost recommend``, ``modelcost compare`` and ``modelcost quantize``: wiring and printing only; the work
+is in ``modelcost.api`` / ``modelcost.decide``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from modelcost.cli.app import app, user_errors
+from modelcost.core.errors import ModelcostError
+
+ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
+                                              "model.pt2, TorchScript .pt, or zoo:NAME.")]
+BackendsOpt = Annotated[Optional[str], typer.Option(help="Comma list of backends (see 'modelcost backends'); "
+                                                         "default: every available one of the device.")]
+BatchSizesOpt = Annotated[Optional[str], typer.Option("--batch-sizes", help="Comma list, e.g. 1,8,32.")]
+InputShapeOpt = Annotated[Optional[list[str]], typer.Option("--input-shape", "-s", help="NAME=1x3x224x224 (repeatable).")]
+DeviceOpt = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]
+OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (default "
+                                                              "reports/<model>-<time>).")]
+RoundsOpt = Annotated[int, typer.Option(min=2, help="Pairs of interleaved blocks (A B, B A, ...) per backend and "
+                                                    "batch size.")]
+RunsOpt = Annotated[Optional[int], typer.Option("--runs-per-block", min=1, help="Timed calls per block (default: "
+                                                                               "about 0.2 s worth).")]
+MethodOpt = Annotated[str, typer.Option(help="Confidence interval: t (on log-ratios of block medians) or "
+                                             "bootstrap.")]
+WarmupOpt = Annotated[float, typer.Option("--warmup-max-s", min=0.0, help="Longest warm-up per model, backend and "
+                                                                         "batch size (s).")]
+
+
+def _command() -> str:
+    return "modelcost " + " ".join(sys.argv[1:])
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _progress(message: str) -> None:
+    _console(stderr=True).print(f"[dim]… {message}[/]", markup=True)
+
+
+def _batches(text: str | None, single: int | None = None) -> list[int] | None:
+    from modelcost.cli.bench import parse_batch_sizes
+
+    sizes = parse_batch_sizes(text)
+    return sizes if sizes else ([single] if single else None)
+
+
+def _config(device: str, warmup_max_s: float = 10.0, **kw: Any) -> Any:
+    from modelcost.bench.base import BenchConfig
+
+    return BenchConfig(device=device, warmup_max_s=warmup_max_s, **kw)
+
+
+def print_comparison(cmp: Any, folder: Path | None) -> None:
+    from rich.table import Table
+
+    con = _console()
+    b, c = cmp.base, cmp.candidate
+    con.print(f"[bold]{c.name}[/] ({c.precision}) vs [bold]{b.name}[/] ({b.precision})", markup=True)
+    if b.storage_bytes:
+        from modelcost.core.units import binary_bytes
+
+        con.print(f"weights: {binary_bytes(c.storage_bytes)} vs {binary_bytes(b.storage_bytes)} "
+                  f"({c.storage_bytes / b.storage_bytes * 100:.1f}%)")
+    table = Table(title="speed (interleaved blocks, 95% CI)", title_justify="left")
+    for col in ("backend", "batch", "base ms", "candidate ms", "verdict"):
+        table.add_column(col)
+    for s in cmp.speed:
+        table.add_row(s.backend, str(s.batch_size), f"{s.base_ms:.4f}", f"{s.candidate_ms:.4f}", s.verdict)
+    con.print(table)
+    for s in cmp.speed:
+        for h in s.hints:
+            con.print(f"  {s.backend} b{s.batch_size}: {h}", markup=False)
+    for backend, a in cmp.accuracy:
+        top1 = f", top-1 agreement {a.top1_agreement * 100:.2f}%" if a.top1_agreement is not None else ""
+        con.print(f"accuracy on {backend}: cosine {a.cosine:.6f}, max abs err {a.max_abs_err:.3g}{top1} "
+                  f"({cmp.data})", markup=False)
+    for line in cmp.skipped:
+        con.print(f"[yellow]not measured[/]: {line}", markup=True)
+    if folder is not None:
+        con.print(f"report: {folder}", markup=False)
+
+
+@app.command()
+@user_errors
+def compare(
+    base: Annotated[str, typer.Argument(help="The base model; MODEL or MODEL@PRECISION (e.g. model.onnx@fp16).")],
+    candidate: Annotated[str, typer.Argument(help="The candidate, e.g. model.int8.onnx; MODEL or MODEL@PRECISION.")],
+    data: Annotated[Optional[Path], typer.Option("--data", help="Accuracy on these inputs: an .npz with one array "
+                                                               "per model input, first axis = samples.")] = None,
+    backends: BackendsOpt = None,
+    batch_sizes: BatchSizesOpt = None,
+    rounds: RoundsOpt = 10,
+    runs_per_block: RunsOpt = None,
+    method: MethodOpt = "t",
+    input_shape: InputShapeOpt = None,
+    device: DeviceOpt = "auto",
+    warmup_max_s: WarmupOpt = 10.0,
+    out: OutOpt = None,
+    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow loading pickled PyTorch modules.")] = False,
+) -> None:
+    """Is CANDIDATE really faster than BASE, and still accurate? Static differences, speed with a 95% confidence
+    interval from interleaved runs, accuracy on the same inputs; writes a report folder."""
+    from modelcost import api
+    from modelcost.bench.registry import parse_backends
+
+    if method not in ("t", "bootstrap"):
+        raise ModelcostError(f"--method {method!r}: use t or bootstrap")
+    run, cmp, folder = api.compare(
+        base, candidate, backends=parse_backends(backends), batch_sizes=_batches(batch_sizes), rounds=rounds,
+        runs_per_block=runs_per_block, data=str(data) if data else None, input_shapes=input_shape,
+        trust_pickle=trust_pickle, config=_config(device, warmup_max_s), method=method,
+        out=str(out) if out else None, progress=_progress, command=_command())
+    print_comparison(cmp, folder)
+    if not run.complete:
+        _console(stderr=True).print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
+                                    markup=True)
+        raise typer.Exit(130)
+    if not cmp.speed:
+        raise ModelcostError("no backend could run both models (the reasons are listed above)")
+
+
+@app.command()
+@user_errors
+def quantize(
+    model: Annotated[str, typer.Argument(help="An ONNX model (model.onnx).")],
+    int8: Annotated[bool, typer.Option("--int8", help="Make MODEL.int8.onnx: ONNX Runtime static Q/DQ INT8.")] = False,
+    fp16: Annotated[bool, typer.Option("--fp16", help="Make MODEL.fp16.onnx: float16 weights and ops, float32 I/O.")] = False,
+    calib_data: Annotated[Optional[Path], typer.Option("--calib-data", help="Calibrate INT8 on these inputs (.npz, "
+                                                                            "one array per input, first axis = samples); "
+                                                                            "default: generated data.")] = None,
+    model_dir: Annotated[Optional[Path], typer.Option("--model-dir", help="Where to write the new models "
+                                                                          "(default: beside MODEL).")] = None,
+    no_compare: Annotated[bool, typer.Option("--no-compare", help="Only make the models.")] = False,
+    data: Annotated[Optional[Path], typer.Option("--data", help="Accuracy on these inputs (.npz).")] = None,
+    backends: BackendsOpt = None,
+    batch_sizes: BatchSizesOpt = None,
+    rounds: RoundsOpt = 10,
+    runs_per_block: RunsOpt = None,
+    input_shape: InputShapeOpt = None,
+    device: DeviceOpt = "auto",
+    warmup_max_s: WarmupOpt = 10.0,
+    out: OutOpt = None,
+) -> None:
+    """Make an INT8 (--int8) and/or FP16 (--fp16) copy of an ONNX model, then compare each with the model."""
+    from modelcost import api
+    from modelcost.bench.registry import parse_backends
+
+    batches = _batches(batch_sizes) or [1]
+    made = api.quantize(
+        model, int8=int8, fp16=fp16, calib_data=str(calib_data) if calib_data else None,
+        out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
+        input_shapes=input_shape, backends=parse_backends(backends), batch_sizes=batches, rounds=rounds,
+        runs_per_block=runs_per_block, data=str(data) if data else None, config=_config(device, warmup_max_s),
+        out=str(out) if out else None, progress=_progress, command=_command())
+    incomplete = False
+    for q, result in made:
+        _console().print(f"made {q.path} ({q.precision}); " + "; ".join(q.notes), markup=False)
+        if q.calibration:
+            _console().print(f"calibrated on {q.calibration}", markup=False)
+        if result is not None:
+            run, cmp, folder = result
+            print_comparison(cmp, folder)
+            incomplete |= not run.complete
+    if incomplete:
+        raise typer.Exit(130)
+
+
+def print_recommendation(rec: Any, folder: Path | None) -> None:
+    from rich.table import Table
+
+    from modelcost.decide.recommend import label, latency_of
+
+    con = _console()
+    if rec.best is not None:
+        con.print(f"[bold green]recommended[/]: {label(rec.best)}", markup=True)
+    else:
+        con.print("[bold red]nothing meets the constraints[/]", markup=True)
+    for reason in rec.reasons:
+        con.print(f"  - {reason}", markup=False)
+    if rec.pareto:
+        table = Table(title=f"latency-throughput Pareto front ({rec.latency_stat})", title_justify="left")
+        for col in ("config", f"{rec.latency_stat} ms", "IPS", "meets constraints"):
+            table.add_column(col)
+        for r in rec.pareto:
+            table.add_row(label(r), f"{latency_of(r, rec.latency_stat):.3f}", f"{r.throughput_ips:.4g}",
+                          "yes" if r in rec.feasible else "no")
+        con.print(table)
+    for line in rec.skipped:
+        con.print(f"[yellow]not measured[/]: {line}", markup=True)
+    if folder is not None:
+        con.print(f"report: {folder}", markup=False)
+
+
+@app.command()
+@user_errors
+def recommend(
+    model: ModelArg,
+    max_latency_ms: Annotated[Optional[float], typer.Option(min=0.0, help="Latency limit in ms (checked on "
+                                                                          "--latency-stat, default p99).")] = None,
+    min_throughput: Annotated[Optional[float], typer.Option(min=0.0, help="Throughput floor, inferences/s.")] = None,
+    max_memory_gb: Annotated[Optional[float], typer.Option(min=0.0, help="Peak GPU memory limit, GB (1e9 bytes); "
+                                                                         "configs without a measured peak fail it.")] = None,
+    max_accuracy_drop: Annotated[Optional[float], typer.Option(min=0.0, help="Percent: 100 x (1 - top-1 agreement "
+                                                                             "with FP32), or 100 x (1 - cosine).")] = None,
+    batch_size: Annotated[Optional[int], typer.Option("--batch-size", "-b", min=1, help="Only this batch size.")] = None,
+    batch_sizes: BatchSizesOpt = None,
+    latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
+    objective: Annotated[str, typer.Option(help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
+    backends: BackendsOpt = None,
+    precisions: Annotated[Optional[str], typer.Option(help="Comma list: fp32,tf32,fp16,bf16,int8,fp8.")] = None,
+    input_shape: InputShapeOpt = None,
+    device: DeviceOpt = "auto",
+    min_time_s: Annotated[float, typer.Option(min=0, help="Time each config at least this long (s).")] = 1.0,
+    min_iters: Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")] = 50,
+    max_time_s: Annotated[float, typer.Option(min=0.001, help="Time budget per config (s).")] = 20.0,
+    warmup: Annotated[int, typer.Option(min=1, help="Calls per warm-up window.")] = 10,
+    samples_csv: Annotated[Optional[Path], typer.Option(help="Write the NVML samples here.")] = None,
+    report: Annotated[bool, typer.Option("--report", help="Write the report folder (reports/<model>-<time>).")] = False,
+    out: OutOpt = None,
+    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow loading pickled PyTorch modules.")] = False,
+) -> None:
+    """Benchmark MODEL, then pick the backend + precision + batch size that meets the constraints best, say why,
+    and show the latency-vs-throughput Pareto front. Exit code 1 when nothing meets the constraints."""
+    from modelcost import api
+    from modelcost.bench.registry import parse_backends
+    from modelcost.cli.bench import parse_precisions
+    from modelcost.decide.recommend import Constraints
+
+    only = _batches(batch_sizes) if batch_sizes else ([batch_size] if batch_size else None)
+    constraints = Constraints(max_latency_ms=max_latency_ms, min_throughput_ips=min_throughput,
+                              max_memory_gb=max_memory_gb, max_accuracy_drop_pct=max_accuracy_drop,
+                              batch_sizes=tuple(only) if only else None, latency_stat=latency_stat)
+    config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
+                     samples_csv=samples_csv)
+    run, rec, folder = api.recommend(
+        model, constraints=constraints, objective=objective, backends=parse_backends(backends),
+        precisions=parse_precisions(precisions), batch_sizes=only, input_shapes=input_shape,
+        trust_pickle=trust_pickle, config=config, out=str(out) if out else None, write=report or out is not None,
+        progress=True, command=_command())
+    print_recommendation(rec, folder)
+    if not run.complete:
+        raise typer.Exit(130)
+    if rec.best is None:
+        raise typer.Exit(1)
