@@ -43,8 +43,12 @@ def _model(graph: onnx.GraphProto, opset: int = OPSET) -> onnx.ModelProto:
 
 
 def _bn(rng: np.random.RandomState, name: str, x: str, y: str, c: int) -> tuple[onnx.NodeProto, list[TensorProto]]:
-    inits = [_f32(rng, f"{name}.weight", c, positive=True), _f32(rng, f"{name}.bias", c),
-             _f32(rng, f"{name}.running_mean", c), _f32(rng, f"{name}.running_var", c, positive=True)]
+    inits = [
+        _f32(rng, f"{name}.weight", c, positive=True),
+        _f32(rng, f"{name}.bias", c),
+        _f32(rng, f"{name}.running_mean", c),
+        _f32(rng, f"{name}.running_var", c, positive=True),
+    ]
     node = helper.make_node("BatchNormalization", [x, *(t.name for t in inits)], [y], name=name, epsilon=1e-5)
     return node, inits
 
@@ -92,8 +96,11 @@ def resnet_tiny() -> onnx.ModelProto:
     inits += [_f32(rng, "fc.weight", 10, 32), _f32(rng, "fc.bias", 10)]
     n.append(helper.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], name="fc", transB=1))
     graph = helper.make_graph(
-        n, "resnet_tiny", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 32, 32])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], initializer=inits,
+        n,
+        "resnet_tiny",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 32, 32])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])],
+        initializer=inits,
     )
     return _model(graph)
 
@@ -102,8 +109,14 @@ def mlp_external() -> onnx.ModelProto:
     """Gemm 64->128, Relu, Gemm 128->32, Sigmoid, MatMul 32->10 + Add, Softmax; every weight in external data
     (mlp_external.onnx.data, packed back to back, no alignment padding). Input 'x' [1, 64]."""
     rng = _rng(1)
-    inits = [_f32(rng, "fc1.weight", 128, 64), _f32(rng, "fc1.bias", 128), _f32(rng, "fc2.weight", 32, 128),
-             _f32(rng, "fc2.bias", 32), _f32(rng, "head.weight", 32, 10), _f32(rng, "head.bias", 10)]
+    inits = [
+        _f32(rng, "fc1.weight", 128, 64),
+        _f32(rng, "fc1.bias", 128),
+        _f32(rng, "fc2.weight", 32, 128),
+        _f32(rng, "fc2.bias", 32),
+        _f32(rng, "head.weight", 32, 10),
+        _f32(rng, "head.bias", 10),
+    ]
     nodes = [
         helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h1"], name="fc1", transB=1),
         helper.make_node("Relu", ["h1"], ["a1"], name="relu"),
@@ -114,8 +127,11 @@ def mlp_external() -> onnx.ModelProto:
         helper.make_node("Softmax", ["h4"], ["probs"], name="softmax", axis=-1),
     ]
     graph = helper.make_graph(
-        nodes, "mlp_external", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [1, 10])], initializer=inits,
+        nodes,
+        "mlp_external",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [1, 10])],
+        initializer=inits,
     )
     return _model(graph)
 
@@ -124,7 +140,12 @@ def dynamic_batch() -> onnx.ModelProto:
     """Single-head self-attention over 'tokens' [batch, seq, 16] with an additive 'mask' [batch, seq] (the two
     inputs share the symbols batch and seq), then LayerNormalization. Output 'out' [batch, seq, 16]."""
     rng = _rng(2)
-    inits = [_f32(rng, "wq", 16, 16), _f32(rng, "ln.weight", 16, positive=True), _f32(rng, "ln.bias", 16), _i64("axis1", [1])]
+    inits = [
+        _f32(rng, "wq", 16, 16),
+        _f32(rng, "ln.weight", 16, positive=True),
+        _f32(rng, "ln.bias", 16),
+        _i64("axis1", [1]),
+    ]
     nodes = [
         helper.make_node("MatMul", ["tokens", "wq"], ["q"], name="q_proj"),
         helper.make_node("Transpose", ["tokens"], ["kt"], name="k_t", perm=[0, 2, 1]),
@@ -136,10 +157,14 @@ def dynamic_batch() -> onnx.ModelProto:
         helper.make_node("LayerNormalization", ["ctx", "ln.weight", "ln.bias"], ["out"], name="ln", axis=-1),
     ]
     graph = helper.make_graph(
-        nodes, "dynamic_batch",
-        [helper.make_tensor_value_info("tokens", TensorProto.FLOAT, ["batch", "seq", 16]),
-         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "seq"])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", "seq", 16])], initializer=inits,
+        nodes,
+        "dynamic_batch",
+        [
+            helper.make_tensor_value_info("tokens", TensorProto.FLOAT, ["batch", "seq", 16]),
+            helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "seq"]),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", "seq", 16])],
+        initializer=inits,
     )
     return _model(graph)
 
@@ -156,36 +181,83 @@ def _conv_pair(quantized: bool) -> onnx.ModelProto:
     inits: list[TensorProto] = []
     nodes: list[onnx.NodeProto] = []
     if not quantized:
-        inits = [numpy_helper.from_array(a, n) for a, n in ((w1, "conv1.weight"), (b1, "conv1.bias"), (w2, "conv2.weight"), (b2, "conv2.bias"))]
-        nodes = [helper.make_node("Conv", ["x", "conv1.weight", "conv1.bias"], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-                 helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
-                 helper.make_node("Conv", ["r1", "conv2.weight", "conv2.bias"], ["y"], name="conv2", kernel_shape=[1, 1])]
+        inits = [
+            numpy_helper.from_array(a, n)
+            for a, n in ((w1, "conv1.weight"), (b1, "conv1.bias"), (w2, "conv2.weight"), (b2, "conv2.bias"))
+        ]
+        nodes = [
+            helper.make_node(
+                "Conv",
+                ["x", "conv1.weight", "conv1.bias"],
+                ["c1"],
+                name="conv1",
+                kernel_shape=[3, 3],
+                pads=[1, 1, 1, 1],
+            ),
+            helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+            helper.make_node("Conv", ["r1", "conv2.weight", "conv2.bias"], ["y"], name="conv2", kernel_shape=[1, 1]),
+        ]
         name = "conv_float"
     else:
         act_scale = np.float32(0.05)
 
         def qdq(x: str, y: str, tag: str) -> None:
-            inits.extend([numpy_helper.from_array(act_scale, f"{tag}.scale"), numpy_helper.from_array(np.uint8(128), f"{tag}.zp")])
-            nodes.append(helper.make_node("QuantizeLinear", [x, f"{tag}.scale", f"{tag}.zp"], [f"{tag}.q"], name=f"{tag}.quantize"))
-            nodes.append(helper.make_node("DequantizeLinear", [f"{tag}.q", f"{tag}.scale", f"{tag}.zp"], [y], name=f"{tag}.dequantize"))
+            inits.extend(
+                [
+                    numpy_helper.from_array(act_scale, f"{tag}.scale"),
+                    numpy_helper.from_array(np.uint8(128), f"{tag}.zp"),
+                ]
+            )
+            nodes.append(
+                helper.make_node(
+                    "QuantizeLinear", [x, f"{tag}.scale", f"{tag}.zp"], [f"{tag}.q"], name=f"{tag}.quantize"
+                )
+            )
+            nodes.append(
+                helper.make_node(
+                    "DequantizeLinear", [f"{tag}.q", f"{tag}.scale", f"{tag}.zp"], [y], name=f"{tag}.dequantize"
+                )
+            )
 
         def weights(tag: str, w: np.ndarray, b: np.ndarray) -> tuple[str, str]:
             w_scale = (np.abs(w).reshape(w.shape[0], -1).max(axis=1) / 127).astype(np.float32)
             w_q = np.clip(np.round(w / w_scale.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8)
             b_scale = (w_scale * act_scale).astype(np.float32)
             b_q = np.round(b / b_scale).astype(np.int32)
-            inits.extend([numpy_helper.from_array(w_q, f"{tag}.weight_q"), numpy_helper.from_array(w_scale, f"{tag}.weight_scale"),
-                          numpy_helper.from_array(np.zeros(w.shape[0], np.int8), f"{tag}.weight_zp"),
-                          numpy_helper.from_array(b_q, f"{tag}.bias_q"), numpy_helper.from_array(b_scale, f"{tag}.bias_scale")])
-            nodes.append(helper.make_node("DequantizeLinear", [f"{tag}.weight_q", f"{tag}.weight_scale", f"{tag}.weight_zp"],
-                                          [f"{tag}.weight"], name=f"{tag}.weight_dequantize", axis=0))
-            nodes.append(helper.make_node("DequantizeLinear", [f"{tag}.bias_q", f"{tag}.bias_scale"], [f"{tag}.bias"],
-                                          name=f"{tag}.bias_dequantize", axis=0))
+            inits.extend(
+                [
+                    numpy_helper.from_array(w_q, f"{tag}.weight_q"),
+                    numpy_helper.from_array(w_scale, f"{tag}.weight_scale"),
+                    numpy_helper.from_array(np.zeros(w.shape[0], np.int8), f"{tag}.weight_zp"),
+                    numpy_helper.from_array(b_q, f"{tag}.bias_q"),
+                    numpy_helper.from_array(b_scale, f"{tag}.bias_scale"),
+                ]
+            )
+            nodes.append(
+                helper.make_node(
+                    "DequantizeLinear",
+                    [f"{tag}.weight_q", f"{tag}.weight_scale", f"{tag}.weight_zp"],
+                    [f"{tag}.weight"],
+                    name=f"{tag}.weight_dequantize",
+                    axis=0,
+                )
+            )
+            nodes.append(
+                helper.make_node(
+                    "DequantizeLinear",
+                    [f"{tag}.bias_q", f"{tag}.bias_scale"],
+                    [f"{tag}.bias"],
+                    name=f"{tag}.bias_dequantize",
+                    axis=0,
+                )
+            )
             return f"{tag}.weight", f"{tag}.bias"
 
         qdq("x", "xq", "in")
         w, b = weights("conv1", w1, b1)
-        nodes.append(helper.make_node("Conv", ["xq", w, b], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+        nodes.append(
+            helper.make_node("Conv", ["xq", w, b], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+        )
         nodes.append(helper.make_node("Relu", ["c1"], ["r1"], name="relu"))
         qdq("r1", "r1q", "act")
         w, b = weights("conv2", w2, b2)
@@ -193,8 +265,11 @@ def _conv_pair(quantized: bool) -> onnx.ModelProto:
         qdq("c2", "y", "out")
         name = "qdq_conv"
     graph = helper.make_graph(
-        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])], initializer=inits,
+        nodes,
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])],
+        initializer=inits,
     )
     return _model(graph)
 
@@ -213,36 +288,76 @@ def control_flow() -> onnx.ModelProto:
     Constant true (then: Add a bias, else: Mul a scale). Output 'y' [1, 16]."""
     rng = _rng(4)
     f = TensorProto.FLOAT
-    then_g = helper.make_graph([helper.make_node("MatMul", ["x", "w_then"], ["t1"], name="matmul"),
-                                helper.make_node("Relu", ["t1"], ["t_out"], name="relu")], "then", [],
-                               [helper.make_tensor_value_info("t_out", f, [1, 16])])
-    else_g = helper.make_graph([helper.make_node("MatMul", ["x", "w_else"], ["e_out"], name="matmul")], "else", [],
-                               [helper.make_tensor_value_info("e_out", f, [1, 16])])
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="cond"),
-         helper.make_node("MatMul", ["h", "w_loop"], ["hm"], name="matmul"),
-         helper.make_node("Tanh", ["hm"], ["h_next"], name="tanh")],
-        "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []), helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("h", f, [1, 16])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), helper.make_tensor_value_info("h_next", f, [1, 16])],
+    then_g = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w_then"], ["t1"], name="matmul"),
+            helper.make_node("Relu", ["t1"], ["t_out"], name="relu"),
+        ],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t_out", f, [1, 16])],
     )
-    add_g = helper.make_graph([helper.make_node("Add", ["looped", "bias"], ["a_out"], name="add")], "add", [],
-                              [helper.make_tensor_value_info("a_out", f, [1, 16])])
-    mul_g = helper.make_graph([helper.make_node("Mul", ["looped", "scale"], ["m_out"], name="mul")], "mul", [],
-                              [helper.make_tensor_value_info("m_out", f, [1, 16])])
+    else_g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w_else"], ["e_out"], name="matmul")],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e_out", f, [1, 16])],
+    )
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="cond"),
+            helper.make_node("MatMul", ["h", "w_loop"], ["hm"], name="matmul"),
+            helper.make_node("Tanh", ["hm"], ["h_next"], name="tanh"),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("h", f, [1, 16]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("h_next", f, [1, 16]),
+        ],
+    )
+    add_g = helper.make_graph(
+        [helper.make_node("Add", ["looped", "bias"], ["a_out"], name="add")],
+        "add",
+        [],
+        [helper.make_tensor_value_info("a_out", f, [1, 16])],
+    )
+    mul_g = helper.make_graph(
+        [helper.make_node("Mul", ["looped", "scale"], ["m_out"], name="mul")],
+        "mul",
+        [],
+        [helper.make_tensor_value_info("m_out", f, [1, 16])],
+    )
     nodes = [
         helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
         helper.make_node("Greater", ["s", "zero"], ["positive"], name="greater"),
         helper.make_node("If", ["positive"], ["branch"], name="if_data", then_branch=then_g, else_branch=else_g),
         helper.make_node("Loop", ["trips", "", "branch"], ["looped"], name="loop", body=body),
-        helper.make_node("Constant", [], ["always"], name="always", value=numpy_helper.from_array(np.array(True), "always")),
+        helper.make_node(
+            "Constant", [], ["always"], name="always", value=numpy_helper.from_array(np.array(True), "always")
+        ),
         helper.make_node("If", ["always"], ["y"], name="if_const", then_branch=add_g, else_branch=mul_g),
     ]
-    inits = [_f32(rng, "w_then", 8, 16), _f32(rng, "w_else", 8, 16), _f32(rng, "w_loop", 16, 16), _f32(rng, "bias", 16),
-             _f32(rng, "scale", 16), numpy_helper.from_array(np.float32(0), "zero"), numpy_helper.from_array(np.int64(3), "trips")]
-    graph = helper.make_graph(nodes, "control_flow", [helper.make_tensor_value_info("x", f, [1, 8])],
-                              [helper.make_tensor_value_info("y", f, [1, 16])], initializer=inits)
+    inits = [
+        _f32(rng, "w_then", 8, 16),
+        _f32(rng, "w_else", 8, 16),
+        _f32(rng, "w_loop", 16, 16),
+        _f32(rng, "bias", 16),
+        _f32(rng, "scale", 16),
+        numpy_helper.from_array(np.float32(0), "zero"),
+        numpy_helper.from_array(np.int64(3), "trips"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "control_flow",
+        [helper.make_tensor_value_info("x", f, [1, 8])],
+        [helper.make_tensor_value_info("y", f, [1, 16])],
+        initializer=inits,
+    )
     return _model(graph)
 
 

@@ -39,8 +39,12 @@ def test_truncated_file(tmp_path: Path) -> None:
 
 
 def test_non_onnx_files(tmp_path: Path) -> None:
-    cases = {"text.onnx": b"hello, this is not a model\n", "random.onnx": np.random.RandomState(0).bytes(4096),
-             "empty.onnx": b"", "json.onnx": b'{"graph": []}'}
+    cases = {
+        "text.onnx": b"hello, this is not a model\n",
+        "random.onnx": np.random.RandomState(0).bytes(4096),
+        "empty.onnx": b"",
+        "json.onnx": b'{"graph": []}',
+    }
     for name, content in cases.items():
         (tmp_path / name).write_bytes(content)
         with pytest.raises(ModelcostError) as err:
@@ -88,7 +92,9 @@ def _with_location(tmp_path: Path, location: str) -> Path:
     return model
 
 
-@pytest.mark.parametrize("location", ["/etc/passwd", "../mlp_external.onnx.data", "sub/../../x.data", "C:\\weights.bin", "\\\\server\\w.bin"])
+@pytest.mark.parametrize(
+    "location", ["/etc/passwd", "../mlp_external.onnx.data", "sub/../../x.data", "C:\\weights.bin", "\\\\server\\w.bin"]
+)
 def test_escaping_external_location(tmp_path: Path, location: str) -> None:
     model = _with_location(tmp_path, location)
     with pytest.raises(ModelcostError) as err:
@@ -109,12 +115,21 @@ def test_external_length_shorter_than_dims(tmp_path: Path) -> None:
 
 
 def test_unknown_op_is_a_problem_but_the_rest_is_reported(tmp_path: Path) -> None:
-    nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
-             helper.make_node("FancyOp", ["a"], ["b"], name="fancy", domain="my.custom"),
-             helper.make_node("MatMul", ["a", "w"], ["y"], name="mm")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None), helper.make_tensor_value_info("b", TensorProto.FLOAT, None)],
-                              initializer=[numpy_helper.from_array(np.ones((4, 3), np.float32), "w")])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="relu"),
+        helper.make_node("FancyOp", ["a"], ["b"], name="fancy", domain="my.custom"),
+        helper.make_node("MatMul", ["a", "w"], ["y"], name="mm"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, None),
+        ],
+        initializer=[numpy_helper.from_array(np.ones((4, 3), np.float32), "w")],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("my.custom", 1)])
     onnx.save(model, str(tmp_path / "custom.onnx"))
     report = api.analyze_static(str(tmp_path / "custom.onnx"))
@@ -131,21 +146,29 @@ def test_unbound_dimension(tmp_path: Path) -> None:
 
 
 def test_incompatible_input_shape_is_a_problem(tmp_path: Path) -> None:
-    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "k"])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              initializer=[numpy_helper.from_array(np.ones((4, 3), np.float32), "w")])
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "k"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[numpy_helper.from_array(np.ones((4, 3), np.float32), "w")],
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "m.onnx"))
     report = api.analyze_static(str(tmp_path / "m.onnx"), input_shapes=["x=2x5"])  # k = 5 does not match w's 4
     assert report.layers[0].status == "uncounted" and report.compute.uncounted_ops == {"MatMul": 1}
-    assert report.problems == ["node 'MatMul_0' (MatMul): inner dims of [2, 5] and [4, 3] do not match (5 vs 4); "
-                               "check --input-shape / --batch-size"]
+    assert report.problems == [
+        "node 'MatMul_0' (MatMul): inner dims of [2, 5] and [4, 3] do not match (5 vs 4); "
+        "check --input-shape / --batch-size"
+    ]
 
 
 def test_node_reading_undefined_tensor(tmp_path: Path) -> None:
-    graph = helper.make_graph([helper.make_node("Add", ["x", "ghost"], ["y"], name="add")], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "ghost"], ["y"], name="add")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "m.onnx"))
     with pytest.raises(ModelcostError, match="'ghost'.*malformed"):
         api.analyze_static(str(tmp_path / "m.onnx"))

@@ -19,7 +19,11 @@ F = TensorProto.FLOAT
 
 
 def _w(name: str, *shape: int, dtype: type = np.float32, value: float | None = None) -> TensorProto:
-    arr = np.full(shape, value, dtype=dtype) if value is not None else (np.arange(int(np.prod(shape))) % 7).astype(dtype).reshape(shape)
+    arr = (
+        np.full(shape, value, dtype=dtype)
+        if value is not None
+        else (np.arange(int(np.prod(shape))) % 7).astype(dtype).reshape(shape)
+    )
     return numpy_helper.from_array(arr, name)
 
 
@@ -27,8 +31,16 @@ def _vi(name: str, shape: list | None, elem: int = F) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, elem, shape)
 
 
-def run(tmp_path: Path, nodes: list, inputs: list, outputs: list, inits: list = (), opset: int = 17,
-        extra_opsets: dict[str, int] | None = None, **options: object) -> CostReport:
+def run(
+    tmp_path: Path,
+    nodes: list,
+    inputs: list,
+    outputs: list,
+    inits: list = (),
+    opset: int = 17,
+    extra_opsets: dict[str, int] | None = None,
+    **options: object,
+) -> CostReport:
     """Save a one-graph model and analyse it through the public API."""
     opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in (extra_opsets or {}).items()]
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
@@ -39,9 +51,18 @@ def run(tmp_path: Path, nodes: list, inputs: list, outputs: list, inits: list = 
     return api.analyze_static(str(path), **options)
 
 
-def one(tmp_path: Path, op: str, in_shapes: dict[str, list], inits: list = (), attrs: dict | None = None,
-        n_out: int = 1, opset: int = 17, domain: str = "", in_types: dict[str, int] | None = None,
-        inputs_order: list[str] | None = None) -> tuple[LayerCost, CostReport]:
+def one(
+    tmp_path: Path,
+    op: str,
+    in_shapes: dict[str, list],
+    inits: list = (),
+    attrs: dict | None = None,
+    n_out: int = 1,
+    opset: int = 17,
+    domain: str = "",
+    in_types: dict[str, int] | None = None,
+    inputs_order: list[str] | None = None,
+) -> tuple[LayerCost, CostReport]:
     """A model with the single node ``op``; data inputs from ``in_shapes``, weights from ``inits``."""
     names = inputs_order or [*in_shapes, *(t.name for t in inits)]
     outs = [f"y{i}" for i in range(n_out)]
@@ -80,7 +101,9 @@ def test_conv_groups_and_depthwise(tmp_path: Path) -> None:
 
 
 def test_conv_auto_pad_same_upper_1d_and_3d(tmp_path: Path) -> None:
-    layer, _ = one(tmp_path, "Conv", {"x": [1, 2, 7, 7]}, [_w("w", 2, 2, 3, 3)], {"auto_pad": "SAME_UPPER", "strides": [2, 2]})
+    layer, _ = one(
+        tmp_path, "Conv", {"x": [1, 2, 7, 7]}, [_w("w", 2, 2, 3, 3)], {"auto_pad": "SAME_UPPER", "strides": [2, 2]}
+    )
     # SAME: out = ceil(7 / 2) = 4 -> 1x2x4x4; MACs = 2*16 * 2*9 = 576
     assert layer.output_shapes == [(1, 2, 4, 4)] and layer.macs == 576
     layer, _ = one(tmp_path, "Conv", {"x": [1, 4, 10]}, [_w("w", 6, 4, 3)])
@@ -98,7 +121,9 @@ def test_conv_transpose(tmp_path: Path) -> None:
     # MACs = 36 * 18 = 648; FLOPs = 1,296 + bias 128 = 1,424
     assert layer.output_shapes == [(1, 2, 8, 8)]
     assert (layer.macs, layer.flops) == (648, 1_424)
-    layer, _ = one(tmp_path, "ConvTranspose", {"x": [1, 4, 3, 3]}, [_w("w", 4, 1, 2, 2)], {"group": 2, "strides": [2, 2]})
+    layer, _ = one(
+        tmp_path, "ConvTranspose", {"x": [1, 4, 3, 3]}, [_w("w", 4, 1, 2, 2)], {"group": 2, "strides": [2, 2]}
+    )
     # group 2: out channels = 1*2; each input element scatters into 1 * 4: MACs = 36 * 4 = 144
     assert layer.macs == 144
 
@@ -128,7 +153,9 @@ def test_einsum(tmp_path: Path) -> None:
     layer, _ = one(tmp_path, "Einsum", {"a": [2, 3, 4], "b": [2, 4, 5]}, attrs={"equation": "bij,bjk->bik"}, opset=12)
     # batched matmul: b*i*j*k = 2*3*4*5 = 120 MACs
     assert (layer.macs, layer.flops) == (120, 240)
-    layer, _ = one(tmp_path, "Einsum", {"q": [1, 2, 3, 4], "k": [1, 2, 5, 4]}, attrs={"equation": "bhqd,bhkd->bhqk"}, opset=12)
+    layer, _ = one(
+        tmp_path, "Einsum", {"q": [1, 2, 3, 4], "k": [1, 2, 5, 4]}, attrs={"equation": "bhqd,bhkd->bhqk"}, opset=12
+    )
     # attention scores: 1*2*3*5*4 = 120 MACs
     assert layer.macs == 120
     layer, _ = one(tmp_path, "Einsum", {"a": [3, 4]}, attrs={"equation": "ij->i"}, opset=12)
@@ -152,15 +179,34 @@ def test_onnx_attention_4d_3d_gqa_past(tmp_path: Path) -> None:
     layer, _ = one(tmp_path, "Attention", shapes3, attrs={"q_num_heads": 4, "kv_num_heads": 2}, opset=23)
     # 3-D with 4 query heads of 16, 2 KV heads of 16 (grouped): 2*4*8*10*(16+16) = 20,480 MACs
     assert layer.macs == 20_480
-    shapes_past = {"q": [1, 2, 1, 8], "k": [1, 2, 1, 8], "v": [1, 2, 1, 8], "past_key": [1, 2, 5, 8], "past_value": [1, 2, 5, 8]}
-    layer, _ = one(tmp_path, "Attention", shapes_past, n_out=3, opset=23, inputs_order=["q", "k", "v", "", "past_key", "past_value"])
+    shapes_past = {
+        "q": [1, 2, 1, 8],
+        "k": [1, 2, 1, 8],
+        "v": [1, 2, 1, 8],
+        "past_key": [1, 2, 5, 8],
+        "past_value": [1, 2, 5, 8],
+    }
+    layer, _ = one(
+        tmp_path,
+        "Attention",
+        shapes_past,
+        n_out=3,
+        opset=23,
+        inputs_order=["q", "k", "v", "", "past_key", "past_value"],
+    )
     # decoding one token over 5 past + 1 new keys: 1*2*1*6*(8+8) = 192 MACs
     assert layer.macs == 192
 
 
 def test_com_microsoft_attention(tmp_path: Path) -> None:
-    layer, report = one(tmp_path, "Attention", {"x": [2, 8, 32]}, [_w("w", 32, 96), _w("bias", 96)],
-                        {"num_heads": 4}, domain="com.microsoft")
+    layer, report = one(
+        tmp_path,
+        "Attention",
+        {"x": [2, 8, 32]},
+        [_w("w", 32, 96), _w("bias", 96)],
+        {"num_heads": 4},
+        domain="com.microsoft",
+    )
     # projection 2*8*32*96 = 49,152; heads 4 of 8: 2*4*8*8*(8+8) = 8,192 -> 57,344 MACs
     # FLOPs = 114,688 + bias 2*8*96 = 1,536 + 512 scores * 6 = 3,072 -> 119,296
     assert (layer.macs, layer.flops) == (57_344, 119_296)
@@ -171,16 +217,31 @@ def test_com_microsoft_attention(tmp_path: Path) -> None:
 
 
 def test_lstm_gru_rnn(tmp_path: Path) -> None:
-    layer, _ = one(tmp_path, "LSTM", {"x": [5, 2, 10]}, [_w("W", 1, 80, 10), _w("R", 1, 80, 20)], {"hidden_size": 20}, n_out=3)
+    layer, _ = one(
+        tmp_path, "LSTM", {"x": [5, 2, 10]}, [_w("W", 1, 80, 10), _w("R", 1, 80, 20)], {"hidden_size": 20}, n_out=3
+    )
     # 4 gates * 20 hidden * (10 in + 20 recurrent) per step and batch: 2,400 * 5 steps * 2 batch = 24,000 MACs
     # FLOPs = 48,000 + 27 * 5 * 2 * 20 = 53,400
     assert (layer.macs, layer.flops) == (24_000, 53_400)
-    layer, _ = one(tmp_path, "GRU", {"x": [5, 2, 10]}, [_w("W", 2, 60, 10), _w("R", 2, 60, 20)],
-                   {"hidden_size": 20, "direction": "bidirectional"}, n_out=2)
+    layer, _ = one(
+        tmp_path,
+        "GRU",
+        {"x": [5, 2, 10]},
+        [_w("W", 2, 60, 10), _w("R", 2, 60, 20)],
+        {"hidden_size": 20, "direction": "bidirectional"},
+        n_out=2,
+    )
     # 2 directions * 5 * 2 * 3*20*(10+20) = 36,000 MACs
     assert layer.macs == 36_000
-    layer, _ = one(tmp_path, "RNN", {"x": [2, 5, 10]}, [_w("W", 1, 20, 10), _w("R", 1, 20, 20)],
-                   {"hidden_size": 20, "layout": 1}, n_out=2, opset=14)
+    layer, _ = one(
+        tmp_path,
+        "RNN",
+        {"x": [2, 5, 10]},
+        [_w("W", 1, 20, 10), _w("R", 1, 20, 20)],
+        {"hidden_size": 20, "layout": 1},
+        n_out=2,
+        opset=14,
+    )
     # layout 1 = [batch, seq, in]: 5 * 2 * 20*(10+20) = 6,000 MACs
     assert layer.macs == 6_000
 
@@ -197,31 +258,57 @@ def _s(name: str, value: float = 0.1) -> TensorProto:
 
 
 def test_qlinear_conv_and_matmul(tmp_path: Path) -> None:
-    inits = [_s("xs"), _q("xz", dtype=np.uint8), _q("w", 4, 3, 3, 3), _s("ws"), _q("wz"), _s("ys"), _q("yz", dtype=np.uint8),
-             numpy_helper.from_array(np.zeros(4, np.int32), "b")]
-    layer, report = one(tmp_path, "QLinearConv", {"x": [1, 3, 6, 6]}, inits, in_types={"x": TensorProto.UINT8},
-                        inputs_order=["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"])
+    inits = [
+        _s("xs"),
+        _q("xz", dtype=np.uint8),
+        _q("w", 4, 3, 3, 3),
+        _s("ws"),
+        _q("wz"),
+        _s("ys"),
+        _q("yz", dtype=np.uint8),
+        numpy_helper.from_array(np.zeros(4, np.int32), "b"),
+    ]
+    layer, report = one(
+        tmp_path,
+        "QLinearConv",
+        {"x": [1, 3, 6, 6]},
+        inits,
+        in_types={"x": TensorProto.UINT8},
+        inputs_order=["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+    )
     # as Conv: 4*16 * 3*9 = 1,728 MACs at int8 (the weight); FLOPs = 3,456 + bias 64 + requantize 4*64 = 3,776
     assert (layer.macs, layer.flops, layer.macs_dtype) == (1_728, 3_776, "int8")
     assert report.compute.macs_by_dtype == {"int8": 1_728}
     assert report.params.total == 108 + 4 and report.params.by_dtype == {"int8": 108, "int32": 4}
     inits = [_s("as"), _q("az", dtype=np.uint8), _q("b", 4, 5), _s("bs"), _q("bz"), _s("ys"), _q("yz", dtype=np.uint8)]
-    layer, _ = one(tmp_path, "QLinearMatMul", {"a": [3, 4]}, inits, in_types={"a": TensorProto.UINT8},
-                   inputs_order=["a", "as", "az", "b", "bs", "bz", "ys", "yz"])
+    layer, _ = one(
+        tmp_path,
+        "QLinearMatMul",
+        {"a": [3, 4]},
+        inits,
+        in_types={"a": TensorProto.UINT8},
+        inputs_order=["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
+    )
     # 3*5*4 = 60 MACs; FLOPs = 120 + requantize 4*15 = 180
     assert (layer.macs, layer.flops, layer.macs_dtype) == (60, 180, "int8")
 
 
 def test_conv_integer_and_matmul_integer(tmp_path: Path) -> None:
-    layer, _ = one(tmp_path, "ConvInteger", {"x": [1, 3, 6, 6]}, [_q("w", 4, 3, 3, 3)], in_types={"x": TensorProto.UINT8})
+    layer, _ = one(
+        tmp_path, "ConvInteger", {"x": [1, 3, 6, 6]}, [_q("w", 4, 3, 3, 3)], in_types={"x": TensorProto.UINT8}
+    )
     assert (layer.macs, layer.macs_dtype) == (1_728, "int8")  # as Conv above, int32 output
-    layer, _ = one(tmp_path, "MatMulInteger", {"a": [3, 4]}, [_q("b", 4, 5, dtype=np.uint8)], in_types={"a": TensorProto.UINT8})
+    layer, _ = one(
+        tmp_path, "MatMulInteger", {"a": [3, 4]}, [_q("b", 4, 5, dtype=np.uint8)], in_types={"a": TensorProto.UINT8}
+    )
     assert (layer.macs, layer.flops, layer.macs_dtype) == (60, 120, "uint8")
 
 
 def test_weight_only_dequantized_matmul_stays_float(tmp_path: Path) -> None:
-    nodes = [helper.make_node("DequantizeLinear", ["wq", "ws"], ["w"], name="dq"),
-             helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")]
+    nodes = [
+        helper.make_node("DequantizeLinear", ["wq", "ws"], ["w"], name="dq"),
+        helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+    ]
     report = run(tmp_path, nodes, [_vi("x", [2, 4])], [_vi("y", None)], [_q("wq", 4, 3), _s("ws")])
     mm = report.layers[1]
     # 2*3*4 = 24 MACs; activations are float, so the MACs run at float32 (weight-only quantization), said in notes
@@ -235,9 +322,24 @@ def test_weight_only_dequantized_matmul_stays_float(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("op", "attrs", "per"),
-    [("Add", {}, 1), ("Relu", {}, 1), ("Sigmoid", {}, 3), ("Tanh", {}, 1), ("Erf", {}, 1), ("LeakyRelu", {}, 2),
-     ("HardSwish", {}, 4), ("Elu", {}, 3), ("Selu", {}, 4), ("Softplus", {}, 3), ("Mish", {}, 5), ("Asin", {}, 1),
-     ("Clip", {}, 1), ("Neg", {}, 1), ("Sqrt", {}, 1), ("Shrink", {}, 2)],
+    [
+        ("Add", {}, 1),
+        ("Relu", {}, 1),
+        ("Sigmoid", {}, 3),
+        ("Tanh", {}, 1),
+        ("Erf", {}, 1),
+        ("LeakyRelu", {}, 2),
+        ("HardSwish", {}, 4),
+        ("Elu", {}, 3),
+        ("Selu", {}, 4),
+        ("Softplus", {}, 3),
+        ("Mish", {}, 5),
+        ("Asin", {}, 1),
+        ("Clip", {}, 1),
+        ("Neg", {}, 1),
+        ("Sqrt", {}, 1),
+        ("Shrink", {}, 2),
+    ],
 )
 def test_elementwise_per_output_element(tmp_path: Path, op: str, attrs: dict, per: int) -> None:
     schema_inputs = onnx.defs.get_schema(op).min_input
@@ -279,7 +381,9 @@ def test_norms(tmp_path: Path) -> None:
     assert layer.flops == 80 * 6  # no bias input: 5 + scale
     layer, _ = one(tmp_path, "InstanceNormalization", {"x": [2, 3, 4, 4]}, [_w("g", 3), _w("b", 3)])
     assert layer.flops == 96 * 7
-    layer, _ = one(tmp_path, "GroupNormalization", {"x": [2, 4, 3, 3]}, [_w("g", 4), _w("b", 4)], {"num_groups": 2}, opset=21)
+    layer, _ = one(
+        tmp_path, "GroupNormalization", {"x": [2, 4, 3, 3]}, [_w("g", 4), _w("b", 4)], {"num_groups": 2}, opset=21
+    )
     assert layer.flops == 72 * 7
     layer, _ = one(tmp_path, "RMSNormalization", {"x": [2, 5, 8]}, [_w("g", 8)], opset=23)
     assert layer.flops == 80 * 4  # 3 + scale
@@ -298,14 +402,18 @@ def test_softmax_family(tmp_path: Path) -> None:
 
 
 def test_pooling_and_reductions(tmp_path: Path) -> None:
-    layer, _ = one(tmp_path, "MaxPool", {"x": [1, 2, 8, 8]}, attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1] * 4})
+    layer, _ = one(
+        tmp_path, "MaxPool", {"x": [1, 2, 8, 8]}, attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1] * 4}
+    )
     # out = floor((8 + 2 - 3) / 2) + 1 = 4 -> 32 outputs x 9 window = 288
     assert layer.output_shapes == [(1, 2, 4, 4)] and layer.flops == 288
     layer, _ = one(tmp_path, "AveragePool", {"x": [1, 2, 8, 8]}, attrs={"kernel_shape": [2, 2], "strides": [2, 2]})
     assert layer.flops == 32 * 4
     assert one(tmp_path, "GlobalAveragePool", {"x": [1, 2, 8, 8]})[0].flops == 128  # input elements
     assert one(tmp_path, "GlobalMaxPool", {"x": [1, 2, 8, 8]})[0].flops == 128
-    layer, _ = one(tmp_path, "ReduceMean", {"x": [2, 3, 4]}, [_w("axes", 1, dtype=np.int64, value=2)], {"keepdims": 0}, opset=18)
+    layer, _ = one(
+        tmp_path, "ReduceMean", {"x": [2, 3, 4]}, [_w("axes", 1, dtype=np.int64, value=2)], {"keepdims": 0}, opset=18
+    )
     assert layer.flops == 24 and layer.output_shapes == [(2, 3)]  # input elements
     assert one(tmp_path, "ArgMax", {"x": [2, 3, 4]}, attrs={"axis": 1})[0].flops == 24
 
@@ -335,9 +443,11 @@ def test_rotary_embedding(tmp_path: Path) -> None:
 
 
 def test_zero_cost_and_uncounted_states(tmp_path: Path) -> None:
-    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
-             helper.make_node("Transpose", ["r"], ["t"], name="transpose", perm=[1, 0]),
-             helper.make_node("TopK", ["t", "k"], ["v", "i"], name="topk", axis=-1)]
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+        helper.make_node("Transpose", ["r"], ["t"], name="transpose", perm=[1, 0]),
+        helper.make_node("TopK", ["t", "k"], ["v", "i"], name="topk", axis=-1),
+    ]
     inits = [_w("shape", 2, dtype=np.int64, value=0), _w("k", 1, dtype=np.int64, value=2)]
     inits[0] = numpy_helper.from_array(np.array([4, 6], np.int64), "shape")
     report = run(tmp_path, nodes, [_vi("x", [2, 12])], [_vi("v", None)], inits)
@@ -348,9 +458,11 @@ def test_zero_cost_and_uncounted_states(tmp_path: Path) -> None:
 
 
 def test_unknown_shape_is_uncounted_with_note(tmp_path: Path) -> None:
-    nodes = [helper.make_node("NonZero", ["x"], ["nz"], name="nonzero"),
-             helper.make_node("Cast", ["nz"], ["f"], name="cast", to=F),
-             helper.make_node("Relu", ["f"], ["y"], name="relu")]
+    nodes = [
+        helper.make_node("NonZero", ["x"], ["nz"], name="nonzero"),
+        helper.make_node("Cast", ["nz"], ["f"], name="cast", to=F),
+        helper.make_node("Relu", ["f"], ["y"], name="relu"),
+    ]
     report = run(tmp_path, nodes, [_vi("x", [3, 4])], [_vi("y", None)])
     relu = report.layers[2]
     # NonZero's output length depends on the data: Relu's output shape is unknown, so it is not counted
@@ -360,11 +472,23 @@ def test_unknown_shape_is_uncounted_with_note(tmp_path: Path) -> None:
 
 def test_scan_trip_count(tmp_path: Path) -> None:
     body = helper.make_graph(
-        [helper.make_node("MatMul", ["x_t", "w"], ["p"], name="mm"), helper.make_node("Add", ["acc", "p"], ["acc_next"], name="add"),
-         helper.make_node("Identity", ["acc_next"], ["out_t"], name="id")],
-        "body", [_vi("acc", [1, 4]), _vi("x_t", [1, 3])], [_vi("acc_next", [1, 4]), _vi("out_t", [1, 4])])
+        [
+            helper.make_node("MatMul", ["x_t", "w"], ["p"], name="mm"),
+            helper.make_node("Add", ["acc", "p"], ["acc_next"], name="add"),
+            helper.make_node("Identity", ["acc_next"], ["out_t"], name="id"),
+        ],
+        "body",
+        [_vi("acc", [1, 4]), _vi("x_t", [1, 3])],
+        [_vi("acc_next", [1, 4]), _vi("out_t", [1, 4])],
+    )
     node = helper.make_node("Scan", ["acc0", "xs"], ["acc", "outs"], name="scan", body=body, num_scan_inputs=1)
-    report = run(tmp_path, [node], [_vi("acc0", [1, 4]), _vi("xs", [6, 1, 3])], [_vi("acc", None), _vi("outs", None)], [_w("w", 3, 4)])
+    report = run(
+        tmp_path,
+        [node],
+        [_vi("acc0", [1, 4]), _vi("xs", [6, 1, 3])],
+        [_vi("acc", None), _vi("outs", None)],
+        [_w("w", 3, 4)],
+    )
     # 6 steps x (MatMul 1*4*3 = 12 MACs, Add 4 FLOPs): 72 MACs, 6*(24+4) = 168 FLOPs
     assert (report.compute.macs, report.compute.flops) == (72, 168)
     assert any("Scan 'scan': 6 iterations" in n for n in report.notes)
@@ -372,11 +496,20 @@ def test_scan_trip_count(tmp_path: Path) -> None:
 
 
 def test_params_tied_constants_unused(tmp_path: Path) -> None:
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["a"], name="mm1"), helper.make_node("MatMul", ["a", "w"], ["b"], name="mm2"),
-             helper.make_node("Add", ["b", "eps"], ["c"], name="add_eps"),
-             helper.make_node("Constant", [], ["k"], name="k", value=numpy_helper.from_array(np.ones((4, 4), np.float32))),
-             helper.make_node("Mul", ["c", "k"], ["y"], name="mul")]
-    report = run(tmp_path, nodes, [_vi("x", [2, 4])], [_vi("y", None)], [_w("w", 4, 4), _w("eps", dtype=np.float32, value=1e-5), _w("unused", 3)])
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["a"], name="mm1"),
+        helper.make_node("MatMul", ["a", "w"], ["b"], name="mm2"),
+        helper.make_node("Add", ["b", "eps"], ["c"], name="add_eps"),
+        helper.make_node("Constant", [], ["k"], name="k", value=numpy_helper.from_array(np.ones((4, 4), np.float32))),
+        helper.make_node("Mul", ["c", "k"], ["y"], name="mul"),
+    ]
+    report = run(
+        tmp_path,
+        nodes,
+        [_vi("x", [2, 4])],
+        [_vi("y", None)],
+        [_w("w", 4, 4), _w("eps", dtype=np.float32, value=1e-5), _w("unused", 3)],
+    )
     # w (16) is read by two nodes: counted once, shared 16; 'unused' (3) is stored so counted, with a note
     assert (report.params.total, report.params.shared) == (19, 16)
     assert report.params.constants == 1 + 16  # scalar eps + the 4x4 Constant node
@@ -386,11 +519,16 @@ def test_params_tied_constants_unused(tmp_path: Path) -> None:
 
 def test_storage_sizes(tmp_path: Path) -> None:
     inits = [_w("w", 10, 6), numpy_helper.from_array(np.ones(5, np.float16), "h")]
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["a"], name="mm"),
-             helper.make_node("Cast", ["a"], ["a16"], name="cast", to=TensorProto.FLOAT16),
-             helper.make_node("Slice", ["a16", "st", "en"], ["s"], name="slice"),
-             helper.make_node("Add", ["s", "h"], ["y"], name="add")]
-    st = [numpy_helper.from_array(np.array([0], np.int64), "st"), numpy_helper.from_array(np.array([5], np.int64), "en")]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["a"], name="mm"),
+        helper.make_node("Cast", ["a"], ["a16"], name="cast", to=TensorProto.FLOAT16),
+        helper.make_node("Slice", ["a16", "st", "en"], ["s"], name="slice"),
+        helper.make_node("Add", ["s", "h"], ["y"], name="add"),
+    ]
+    st = [
+        numpy_helper.from_array(np.array([0], np.int64), "st"),
+        numpy_helper.from_array(np.array([5], np.int64), "en"),
+    ]
     report = run(tmp_path, nodes, [_vi("x", [1, 10])], [_vi("y", None)], inits + st)
     # params 60 fp32 + 5 fp16 = 65; bytes 240 + 10 = 250; fp16 130, int8 65, int4 30 + 3 (halves rounded up per tensor)
     assert report.params.by_dtype == {"float32": 60, "float16": 5}
@@ -399,8 +537,11 @@ def test_storage_sizes(tmp_path: Path) -> None:
 
 
 def test_memory_activation_peak(tmp_path: Path) -> None:
-    nodes = [helper.make_node("Relu", ["x"], ["a"], name="a"), helper.make_node("Relu", ["a"], ["b"], name="b"),
-             helper.make_node("Add", ["a", "b"], ["y"], name="y")]
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="a"),
+        helper.make_node("Relu", ["a"], ["b"], name="b"),
+        helper.make_node("Add", ["a", "b"], ["y"], name="y"),
+    ]
     report = run(tmp_path, nodes, [_vi("x", [1, 100])], [_vi("y", None)])
     # three fp32 tensors of 100 elements = 1,200 bytes written; a, b and y are live together at the Add: 1,200
     assert report.memory.activation_bytes == 1_200 and report.memory.peak_activation_bytes == 1_200
@@ -425,7 +566,7 @@ def test_every_schema_op_has_one_state() -> None:
 
     ops = onnx_ops.registered_ops()
     default = {s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain == ""}
-    for (domain, op) in ops:
+    for domain, op in ops:
         # nothing registered under a name that no schema knows (typos), contrib ops aside
         assert domain == "com.microsoft" or op in default, op
     states = {op: onnx_ops.lookup("", op)[0] for op in default}

@@ -67,8 +67,10 @@ def test_model_proto_keeps_no_weight_bytes() -> None:
 def test_symbolic_dims_bound_by_batch_and_shared_symbols() -> None:
     path = str(SAMPLES / "dynamic_batch.onnx")
     loaded = load_onnx(path, LoadOptions(input_shapes={"tokens": (2, 8, 16)}))
-    assert loaded.declared_inputs == [TensorSpec("tokens", ("batch", "seq", 16), "float32"),
-                                      TensorSpec("mask", ("batch", "seq"), "float32")]
+    assert loaded.declared_inputs == [
+        TensorSpec("tokens", ("batch", "seq", 16), "float32"),
+        TensorSpec("mask", ("batch", "seq"), "float32"),
+    ]
     # mask shares batch and seq with tokens: bound to 2x8 without its own --input-shape
     assert loaded.inputs == [TensorSpec("tokens", (2, 8, 16), "float32"), TensorSpec("mask", (2, 8), "float32")]
     # the benchmark side re-binds at another batch size; seq stays as given
@@ -97,9 +99,14 @@ def test_input_shape_errors() -> None:
 def test_initializers_listed_as_inputs_are_not_inputs(tmp_path: Path) -> None:
     w = numpy_helper.from_array(np.ones((4, 3), np.float32), "w")
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4]), helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[w],
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4]),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[w],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
     model.ir_version = 3  # old exporters list weights as graph inputs
@@ -110,9 +117,12 @@ def test_initializers_listed_as_inputs_are_not_inputs(tmp_path: Path) -> None:
 
 
 def test_unranked_input_needs_input_shape(tmp_path: Path) -> None:
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "u.onnx"))
     with pytest.raises(UnboundDimensionError, match="rank unknown"):
         api.analyze_static(str(tmp_path / "u.onnx"))

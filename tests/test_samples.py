@@ -36,7 +36,9 @@ def _expected() -> dict[str, dict[str, object]]:
             continue
         num = [int(x.strip().replace(",", "")) for x in m.groups()[2:7]]
         by_dtype = {k.strip(): int(v.replace(",", "")) for k, v in (p.split(":") for p in m.group(8).split(";"))}
-        rows[m.group(1)] = dict(zip(("params", "buffers", "constants", "macs", "flops"), num, strict=True)) | {"by_dtype": by_dtype}
+        rows[m.group(1)] = dict(zip(("params", "buffers", "constants", "macs", "flops"), num, strict=True)) | {
+            "by_dtype": by_dtype
+        }
     return rows
 
 
@@ -60,8 +62,12 @@ def test_sample_runs_in_onnxruntime(name: str) -> None:
     ort = pytest.importorskip("onnxruntime")
     session = ort.InferenceSession(str(SAMPLES / f"{name}.onnx"), providers=["CPUExecutionProvider"])
     sizes = {"batch": 2, "seq": 8}
-    feeds = {i.name: np.random.RandomState(0).rand(*[d if isinstance(d, int) else sizes[d] for d in i.shape]).astype(np.float32)
-             for i in session.get_inputs()}
+    feeds = {
+        i.name: np.random.RandomState(0)
+        .rand(*[d if isinstance(d, int) else sizes[d] for d in i.shape])
+        .astype(np.float32)
+        for i in session.get_inputs()
+    }
     outputs = session.run(None, feeds)
     assert all(np.isfinite(o).all() for o in outputs)
 
@@ -70,8 +76,14 @@ def test_sample_runs_in_onnxruntime(name: str) -> None:
 def test_sample_matches_hand_derived_figures(name: str) -> None:
     report = api.analyze_static(str(SAMPLES / f"{name}.onnx"), **OPTIONS.get(name, {}))
     want = EXPECTED[name]
-    got = {"params": report.params.total, "buffers": report.params.buffers, "constants": report.params.constants,
-           "macs": report.compute.macs, "flops": report.compute.flops, "by_dtype": report.compute.macs_by_dtype}
+    got = {
+        "params": report.params.total,
+        "buffers": report.params.buffers,
+        "constants": report.params.constants,
+        "macs": report.compute.macs,
+        "flops": report.compute.flops,
+        "by_dtype": report.compute.macs_by_dtype,
+    }
     assert got == want
     assert report.compute.uncounted_ops == {} and report.problems == []
 

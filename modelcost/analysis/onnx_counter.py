@@ -88,10 +88,14 @@ class _Walker:
     def _infos(self, scope: Scope, names: Any) -> list[TensorInfo | None]:
         return [self.table.get(scope, n) if n else None for n in names]
 
-    def _layer(self, node: Any, scope: Scope, mult: int, name: str, state: str, formula: Any, tally: Tally) -> LayerCost:
+    def _layer(
+        self, node: Any, scope: Scope, mult: int, name: str, state: str, formula: Any, tally: Tally
+    ) -> LayerCost:
         label = op_label(node)
         outs = self._infos(scope, node.output)
-        layer = LayerCost(name=name, op=label, output_shapes=[o.shape for o in outs if o is not None and o.shape is not None])
+        layer = LayerCost(
+            name=name, op=label, output_shapes=[o.shape for o in outs if o is not None and o.shape is not None]
+        )
         weights = {n: self.params[n] for n in dict.fromkeys(node.input) if n in self.params}
         layer.params = sum(p.numel for p in weights.values())
         layer.weight_bytes = sum(p.size_bytes for p in weights.values())
@@ -99,8 +103,14 @@ class _Walker:
             layer.activation_bytes = mult * self._bytes(outs, tally)
         cost = None
         if state == "counted":
-            ctx = OpContext(node, self._infos(scope, node.input), outs, self.opset, self.producers.get,
-                            lambda n: self.table.get(scope, n))
+            ctx = OpContext(
+                node,
+                self._infos(scope, node.input),
+                outs,
+                self.opset,
+                self.producers.get,
+                lambda n: self.table.get(scope, n),
+            )
             try:
                 cost = formula(ctx)
                 if cost is None:
@@ -206,7 +216,9 @@ def _output_specs(graph: Any, table: Any) -> list[TensorSpec]:
         info = table.get((), vi.name)
         shape = tuple(info.shape) if info is not None and info.shape is not None else ()
         dtype = info.dtype if info is not None and info.dtype in DTYPE_BYTES else None
-        specs.append(TensorSpec(vi.name, shape if dtype else (tuple(str(d) for d in shape) or ("?",)), dtype or "unknown"))
+        specs.append(
+            TensorSpec(vi.name, shape if dtype else (tuple(str(d) for d in shape) or ("?",)), dtype or "unknown")
+        )
     return specs
 
 
@@ -222,13 +234,24 @@ def analyze_onnx(loaded: LoadedOnnx) -> CostReport:
     sstats.file_size_bytes = loaded.file_size_bytes
     sstats.external_data_bytes = loaded.external_data_bytes
     model = ModelInfo(
-        name=loaded.path.stem, source=loaded.source or str(loaded.path), format="onnx",
-        file_size_bytes=loaded.file_size_bytes, opset=loaded.opset,
+        name=loaded.path.stem,
+        source=loaded.source or str(loaded.path),
+        format="onnx",
+        file_size_bytes=loaded.file_size_bytes,
+        opset=loaded.opset,
     )
     return build_report(
-        model=model, inputs=list(loaded.inputs), outputs=_output_specs(graph, inferred.table), layers=tally.layers,
-        params=pstats, storage=sstats, uncounted_ops=dict(tally.uncounted), zero_cost_ops=dict(tally.zero_cost),
+        model=model,
+        inputs=list(loaded.inputs),
+        outputs=_output_specs(graph, inferred.table),
+        layers=tally.layers,
+        params=pstats,
+        storage=sstats,
+        uncounted_ops=dict(tally.uncounted),
+        zero_cost_ops=dict(tally.zero_cost),
         activation_bytes=sum(layer.activation_bytes for layer in tally.layers),
-        peak_activation_bytes=_peak(graph, inferred.table), notes=notes, problems=tally.problems,
+        peak_activation_bytes=_peak(graph, inferred.table),
+        notes=notes,
+        problems=tally.problems,
         batch_size=loaded.options.batch_size,
     )

@@ -133,8 +133,15 @@ class OpContext:
     """What a formula sees: the node, its inputs' and outputs' TensorInfo (None for an absent optional input),
     the default-domain opset, and a way to find the node producing a tensor (for QDQ detection)."""
 
-    def __init__(self, node: Any, inputs: list[Any], outputs: list[Any], opset: int,
-                 producer: Callable[[str], Any], lookup_info: Callable[[str], Any]) -> None:
+    def __init__(
+        self,
+        node: Any,
+        inputs: list[Any],
+        outputs: list[Any],
+        opset: int,
+        producer: Callable[[str], Any],
+        lookup_info: Callable[[str], Any],
+    ) -> None:
         self.node = node
         self.inputs = inputs
         self.outputs = outputs

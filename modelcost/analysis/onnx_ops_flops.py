@@ -147,8 +147,18 @@ def global_pool(ctx: OpContext) -> OpCost:
 
 
 @register(
-    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
-    "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin",
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceSumSquare",
+    "ArgMax",
+    "ArgMin",
 )
 def reduction(ctx: OpContext) -> OpCost:
     """Input elements (formulas convention for reductions)."""
@@ -238,4 +248,3 @@ def ms_rms_norm(ctx: OpContext) -> OpCost:
 @register("SkipSimplifiedLayerNormalization", domain="com.microsoft")
 def ms_skip_rms_norm(ctx: OpContext) -> OpCost:
     return _per_element(ctx, 1 + int(ctx.has_in(3)) + F.RMSNORM_FLOPS_PER_ELEMENT + 1)
-

@@ -36,8 +36,15 @@ def _precision(ctx: OpContext, data: int, weight: int) -> tuple[str | None, str 
     return ctx.dtype_in(data), None
 
 
-def _conv(ctx: OpContext, x: int, w: int, bias: int | None, macs_dtype: str | None, note: str | None = None,
-          requantize: bool = False) -> OpCost:
+def _conv(
+    ctx: OpContext,
+    x: int,
+    w: int,
+    bias: int | None,
+    macs_dtype: str | None,
+    note: str | None = None,
+    requantize: bool = False,
+) -> OpCost:
     """Y[N, M, out...] = conv(X[N, C, ...], W[M, C/group, k...]): N*M*prod(out) * C/group * prod(k) MACs."""
     xs, ws = ctx.shape_in(x), ctx.shape_in(w)
     group = int(ctx.attr("group", 1))
@@ -45,7 +52,9 @@ def _conv(ctx: OpContext, x: int, w: int, bias: int | None, macs_dtype: str | No
     ys = ctx.shape_out(0)
     macs = F.conv_macs(ys[0], ys[1], ys[2:], xs[1], group, ws[2:])
     out = math.prod(ys)
-    flops = 2 * macs + (out if bias is not None and ctx.has_in(bias) else 0) + (QUANTIZE_FLOPS * out if requantize else 0)
+    flops = (
+        2 * macs + (out if bias is not None and ctx.has_in(bias) else 0) + (QUANTIZE_FLOPS * out if requantize else 0)
+    )
     return OpCost(macs, flops, macs_dtype, note)
 
 
@@ -176,7 +185,11 @@ def ms_attention(ctx: OpContext) -> OpCost:
     b, s = x[0], x[1]
     proj = b * s * x[2] * w[1]
     kv_len = s + (ctx.shape_in(4)[3] if ctx.has_in(4) else 0)
-    q4, k4, v4 = (b, heads, s, sizes[0] // heads), (b, heads, kv_len, sizes[1] // heads), (b, heads, kv_len, sizes[2] // heads)
+    q4, k4, v4 = (
+        (b, heads, s, sizes[0] // heads),
+        (b, heads, kv_len, sizes[1] // heads),
+        (b, heads, kv_len, sizes[2] // heads),
+    )
     attn = F.attention_macs(q4, k4, v4)
     masked = ctx.has_in(3) or bool(ctx.attr("unidirectional", 0))
     flops = 2 * (proj + attn) + (b * s * w[1] if ctx.has_in(2) else 0) + F.attention_extra_flops(q4, k4, masked)

@@ -27,10 +27,14 @@ from typing import Any
 from modelcost.analysis.summary import ParamTensor
 from modelcost.loaders.onnx_types import numel, onnx_dtype_name
 
-_REDUCE = "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare"
+_REDUCE = (
+    "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare"
+)
 NON_WEIGHT_SLOTS: dict[str, frozenset[int]] = {
     **dict.fromkeys(_REDUCE.split(), frozenset({1})),
-    **dict.fromkeys("Reshape Expand Tile Unsqueeze Squeeze TopK Split Upsample CumSum Trilu Compress".split(), frozenset({1})),
+    **dict.fromkeys(
+        "Reshape Expand Tile Unsqueeze Squeeze TopK Split Upsample CumSum Trilu Compress".split(), frozenset({1})
+    ),
     **dict.fromkeys("Gather GatherElements GatherND ScatterND ScatterElements Scatter".split(), frozenset({1})),
     "Slice": frozenset({1, 2, 3, 4}),
     "Pad": frozenset({1, 2, 3}),
@@ -107,7 +111,9 @@ def classify(root: Any) -> ParamSplit:
     unused = 0
     for graph in _graphs(root):
         tensors = [(t.name, tuple(int(d) for d in t.dims), t.data_type) for t in graph.initializer]
-        tensors += [(s.values.name, tuple(int(d) for d in s.dims), s.values.data_type) for s in graph.sparse_initializer]
+        tensors += [
+            (s.values.name, tuple(int(d) for d in s.dims), s.values.data_type) for s in graph.sparse_initializer
+        ]
         for name, dims, elem_type in tensors:
             kind = _kind(uses.get(name, []), numel(dims))
             split.kind[name] = kind

@@ -140,9 +140,11 @@ def _ops(opset: int) -> dict[str, Callable[..., Any]]:
         "And": lambda a, x, y: np.logical_and(x, y),
         "Or": lambda a, x, y: np.logical_or(x, y),
         "Where": lambda a, c, x, y: np.where(c, x, y),
-        "Range": lambda a, s, l, d: _range(s, l, d),
+        "Range": lambda a, start, limit, delta: _range(start, limit, delta),
         "Reshape": lambda a, x, s: _reshape(x, s),
-        "ReduceProd": lambda a, x, axes=None: np.prod(x, keepdims=bool(a.get("keepdims", 1))) if axes is None and not a.get("axes") else None,
+        "ReduceProd": lambda a, x, axes=None: (
+            np.prod(x, keepdims=bool(a.get("keepdims", 1))) if axes is None and not a.get("axes") else None
+        ),
         "ConstantOfShape": lambda a, s: _constant_of_shape(s, a),
     }
 
@@ -161,7 +163,9 @@ def _constant_of_shape(shape: Any, attrs: dict[str, Any]) -> Any | None:
     return np.full([int(d) for d in shape], fill, dtype=fill.dtype)
 
 
-def fold_values(graph: Any, static_shape: Callable[[str], tuple[int, ...] | None], opset: int) -> tuple[dict[str, Any], dict[str, tuple[int, ...]]]:
+def fold_values(
+    graph: Any, static_shape: Callable[[str], tuple[int, ...] | None], opset: int
+) -> tuple[dict[str, Any], dict[str, tuple[int, ...]]]:
     """Evaluate what can be evaluated in ``graph`` (not its subgraphs).
 
     Returns (values: name -> small numpy array, lengths: name -> shape of a Range output too long to keep).
@@ -187,8 +191,14 @@ def fold_values(graph: Any, static_shape: Callable[[str], tuple[int, ...] | None
     return values, lengths
 
 
-def _fold_node(node: Any, op: str, ops: dict[str, Callable[..., Any]], values: dict[str, Any],
-               static_shape: Callable[[str], tuple[int, ...] | None], lengths: dict[str, tuple[int, ...]]) -> Any:
+def _fold_node(
+    node: Any,
+    op: str,
+    ops: dict[str, Callable[..., Any]],
+    values: dict[str, Any],
+    static_shape: Callable[[str], tuple[int, ...] | None],
+    lengths: dict[str, tuple[int, ...]],
+) -> Any:
     np = _np()
     if op == "Constant":
         return constant_value(node)
@@ -199,7 +209,7 @@ def _fold_node(node: Any, op: str, ops: dict[str, Callable[..., Any]], values: d
         if op == "Size":
             return np.array(int(np.prod(shape)), dtype=np.int64)
         a = _attrs(node)
-        return np.array(shape[a.get("start", 0): a.get("end", len(shape))], dtype=np.int64)
+        return np.array(shape[a.get("start", 0) : a.get("end", len(shape))], dtype=np.int64)
     fn = ops.get(op)
     if fn is None:
         return None

@@ -65,9 +65,18 @@ def load_onnx(source: str, options: LoadOptions) -> LoadedOnnx:
             f"({external.total_bytes} bytes); checked for presence and length, never read"
         )
     loaded = LoadedOnnx(
-        path=path, model=model, inputs=[], outputs=outputs, declared_inputs=declared,
-        file_size_bytes=model_bytes + external.total_bytes, external_data_bytes=external.total_bytes,
-        opset=opset, notes=notes, options=options, source=source, external=external,
+        path=path,
+        model=model,
+        inputs=[],
+        outputs=outputs,
+        declared_inputs=declared,
+        file_size_bytes=model_bytes + external.total_bytes,
+        external_data_bytes=external.total_bytes,
+        opset=opset,
+        notes=notes,
+        options=options,
+        source=source,
+        external=external,
     )
     loaded.inputs = bind_inputs(loaded, options.batch_size)
     return loaded
@@ -114,7 +123,9 @@ def _check_graph(graph: Any, model_name: str) -> None:
                 )
     for vi in graph.output:
         if vi.name not in known and vi.name not in produced:
-            raise ModelcostError(f"{model_name}: graph output {vi.name!r} is produced by no node; the model is malformed")
+            raise ModelcostError(
+                f"{model_name}: graph output {vi.name!r} is produced by no node; the model is malformed"
+            )
 
 
 def _spec(vi: Any, model_name: str, what: str) -> TensorSpec:
@@ -124,7 +135,9 @@ def _spec(vi: Any, model_name: str, what: str) -> TensorSpec:
         dtype = "unknown"  # element type left undefined in the file
     if dtype is None:
         kind = vi.type.WhichOneof("value") or "untyped"
-        raise ModelcostError(f"{model_name}: {what} {vi.name!r} is a {kind}, not a tensor; modelcost analyses tensor models")
+        raise ModelcostError(
+            f"{model_name}: {what} {vi.name!r} is a {kind}, not a tensor; modelcost analyses tensor models"
+        )
     return TensorSpec(vi.name, value_info_shape(vi.type) or (), dtype)
 
 
@@ -150,7 +163,9 @@ def bind_inputs(
     names = [d.name for d in declared]
     for name in given:
         if name not in names:
-            raise ModelcostError(f"--input-shape {name}: the model has no input {name!r}; its inputs are {', '.join(names) or '(none)'}")
+            raise ModelcostError(
+                f"--input-shape {name}: the model has no input {name!r}; its inputs are {', '.join(names) or '(none)'}"
+            )
     bound: dict[str, int] = {}
     for spec in declared:
         if spec.name in given:
@@ -162,7 +177,8 @@ def bind_inputs(
         if spec.name in unranked:
             if spec.name not in given:
                 raise UnboundDimensionError(
-                    f"input {spec.name!r} has no declared shape (rank unknown); set it with --input-shape {spec.name}=DIMS"
+                    f"input {spec.name!r} has no declared shape (rank unknown); "
+                    f"set it with --input-shape {spec.name}=DIMS"
                 )
             result.append(TensorSpec(spec.name, given[spec.name], spec.dtype))
             continue

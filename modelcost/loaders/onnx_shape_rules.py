@@ -67,7 +67,8 @@ def contrib_output_shape(node: Any, table: Any) -> tuple[int, ...] | None:
             a[-1], a[-2] = a[-2], a[-1]
         if _int(node, "transB") and len(b) >= 2:
             b[-1], b[-2] = b[-2], b[-1]
-        batch = [max(p, q) for p, q in zip([1] * (len(b) - len(a)) + a[:-2], [1] * (len(a) - len(b)) + b[:-2])]
+        a_batch, b_batch = [1] * (len(b) - len(a)) + a[:-2], [1] * (len(a) - len(b)) + b[:-2]
+        batch = [max(p, q) for p, q in zip(a_batch, b_batch, strict=True)]
         return (*batch, a[-2], b[-1])
     return None
 
@@ -97,19 +98,21 @@ def body_input_types(node: Any, body: Any, lookup: Callable[[str], Any]) -> dict
         shape = list(info.shape)
         if drop_axis is not None and shape:
             del shape[drop_axis % len(shape)]
-        return helper.make_tensor_value_info(name, code.get(info.dtype or "", 0), [d if d != "" else None for d in shape])
+        return helper.make_tensor_value_info(
+            name, code.get(info.dtype or "", 0), [d if d != "" else None for d in shape]
+        )
 
     if node.op_type == "Loop":
         if len(names) >= 2:
             types[names[0]] = helper.make_tensor_value_info(names[0], 7, [])  # iteration number, int64 scalar
             types[names[1]] = helper.make_tensor_value_info(names[1], 9, [])  # condition, bool scalar
-        for name, outer in zip(names[2:], node.input[2:]):
+        for name, outer in zip(names[2:], node.input[2:], strict=False):
             types[name] = make(name, outer)
         return types
     n_scan = _int(node, "num_scan_inputs")
     n_state = len(node.input) - n_scan
     axes = _ints(node, "scan_input_axes") or [0] * n_scan
-    for j, (name, outer) in enumerate(zip(names, node.input)):
+    for j, (name, outer) in enumerate(zip(names, node.input, strict=False)):
         types[name] = make(name, outer) if j < n_state else make(name, outer, axes[j - n_state])
     return types
 

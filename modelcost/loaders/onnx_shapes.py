@@ -30,14 +30,21 @@ REFINE_ROUNDS = 4
 Scope = tuple[Any, ...]  # (node index, attribute name, node index, attribute name, ...) from the main graph
 
 
-@dataclass(frozen=True)
 class TensorInfo:
-    shape: tuple[int | str, ...] | None  # None: rank unknown
-    dtype: str | None
+    """A tensor's inferred shape (None: rank unknown; str dims: symbolic) and dtype name."""
 
-    @property
-    def static_shape(self) -> tuple[int, ...] | None:
-        return self.shape if is_static(self.shape) else None  # type: ignore[return-value]
+    __slots__ = ("shape", "dtype", "static_shape")
+
+    def __init__(self, shape: tuple[int | str, ...] | None, dtype: str | None) -> None:
+        self.shape = shape
+        self.dtype = dtype
+        self.static_shape: tuple[int, ...] | None = shape if is_static(shape) else None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TensorInfo) and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+    def __repr__(self) -> str:
+        return f"TensorInfo(shape={self.shape}, dtype={self.dtype!r})"
 
 
 @dataclass
@@ -163,17 +170,15 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
         sk = inliner.inline_local_functions(sk)
         notes.append(f"{len(model.functions)} model-local function(s) inlined before counting")
     inferred = run_onnx_inference(sk)
-    values: dict[str, Any] = {}
-    for _ in range(REFINE_ROUNDS):
+    for round_ in range(REFINE_ROUNDS + 1):
         table = ShapeTable()
         _collect_flat(inferred.graph, (), table)
         values, hints = _refine(inferred.graph, table, opset or 1, inferred.opset_import)
-        if not hints:
+        if not hints or round_ == REFINE_ROUNDS:
             break
         _add_hints(sk.graph, hints)
         inferred = run_onnx_inference(sk)
-    table = ShapeTable()
-    collect(inferred.graph, (), table, notes, inferred.opset_import)
+    collect(inferred.graph, (), table, notes, inferred.opset_import, flat_done=True)
     return InferredOnnx(model=inferred, table=table, values=values, notes=notes)
 
 
@@ -217,7 +222,9 @@ def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dic
     return values, hints
 
 
-def _loop_output_shape(node: Any, i: int, table: ShapeTable, values: dict[str, Any], opsets: Any) -> tuple[int, ...] | None:
+def _loop_output_shape(
+    node: Any, i: int, table: ShapeTable, values: dict[str, Any], opsets: Any
+) -> tuple[int, ...] | None:
     """Output ``i`` of a main-graph Loop / Scan from its body's inferred output shapes (first iteration)."""
     from modelcost.loaders.onnx_shape_rules import scan_trip_count
 
@@ -298,9 +305,12 @@ def implicit_inputs(graph: Any) -> list[str]:
     return list(used)
 
 
-def collect(graph: Any, scope: Scope, table: ShapeTable, notes: list[str], opsets: Any = ()) -> None:
+def collect(
+    graph: Any, scope: Scope, table: ShapeTable, notes: list[str], opsets: Any = (), flat_done: bool = False
+) -> None:
     """Fill ``table`` for ``graph`` and, recursively, its subgraphs (Loop / Scan bodies inferred on their own)."""
-    _collect_flat(graph, scope, table)
+    if not flat_done:
+        _collect_flat(graph, scope, table)
     for idx, node in enumerate(graph.node):
         for attr in node.attribute:
             if not attr.HasField("g"):
@@ -345,8 +355,11 @@ def _infer_body(node: Any, body: Any, scope: Scope, table: ShapeTable, notes: li
     except ModelcostError:
         notes.append(f"{node.op_type} {label!r}: the body's shapes could not be inferred; its costs are not counted")
         return body
-    del result.input[len(body.input):]
-    notes.append(f"{node.op_type} {label!r}: body shapes inferred from the initial loop-carried shapes (assumed the same every iteration)")
+    del result.input[len(body.input) :]
+    notes.append(
+        f"{node.op_type} {label!r}: body shapes inferred from the initial loop-carried shapes "
+        "(assumed the same every iteration)"
+    )
     return result
 
 
