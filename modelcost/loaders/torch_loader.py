@@ -30,6 +30,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import warnings
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -388,7 +389,9 @@ def _load_script_or_pickle(source: str, options: LoadOptions) -> LoadedTorch:
 
         def build(device: str) -> Any:
             try:
-                return torch.jit.load(str(path), map_location=device)
+                with warnings.catch_warnings():  # "torch.jit.load is deprecated": the user's file is what it is
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    return torch.jit.load(str(path), map_location=device)
             except Exception as exc:  # noqa: BLE001 - a damaged file
                 raise ModelcostError(f"{source}: cannot load as TorchScript: {one_line(exc)[:300]}") from exc
 
