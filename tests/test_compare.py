@@ -265,3 +265,31 @@ def test_hints_from_measurements():
     assert h[1] == "one call takes only 50 µs: per-call overhead dominates"
     assert diagnose.hints(backend="x", batch_size=1, candidate_precision="fp32", faster=False, base_ms=5.0,
                           base_by_batch={})[0].startswith("no cause found in what was measured")
+
+
+def _cli(args):
+    from typer.testing import CliRunner
+
+    from modelcost.cli.app import app
+
+    return CliRunner().invoke(app, args)
+
+
+def test_cli_compare(models, tmp_path):
+    out = tmp_path / "c"
+    r = _cli(["compare", str(models["small"]), str(models["int8"]), "--backends", "ort-cpu", "--device", "cpu",
+              "--rounds", "3", "--runs-per-block", "3", "--warmup-max-s", "0.2", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "small.int8 (int8) vs small (fp32)" in r.output
+    assert "accuracy on ort-cpu: cosine" in r.output and f"report: {out}" in r.output
+    assert sorted(p.name for p in out.iterdir()) == ["benchmarks.csv", "plots", "report.html", "report.json",
+                                                     "report.md"]
+
+
+def test_cli_compare_bad_input(models, tmp_path):
+    r = _cli(["compare", str(models["small"]), str(tmp_path / "nope.onnx"), "--device", "cpu"])
+    assert r.exit_code == 1 and "Traceback" not in r.output and "error" in r.output
+    r = _cli(["compare", str(models["small"]), str(models["small"]), "--device", "cpu", "--rounds", "1"])
+    assert r.exit_code != 0 and "Traceback" not in r.output
+    r = _cli(["compare", str(models["small"]), str(models["small"]), "--device", "cpu", "--method", "magic"])
+    assert r.exit_code == 1 and "--method 'magic'" in r.output

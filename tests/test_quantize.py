@@ -114,3 +114,33 @@ def test_bad_calibration_files(convnet, tmp_path):
     np.savez(two, a=np.zeros((2, 3)), b=np.zeros((2, 3)))
     with pytest.raises(ModelcostError, match="missing \\['x'\\]"):
         load_npz(two, ["x"])
+
+
+def test_cli_quantize_int8_and_fp16(tmp_path):
+    from typer.testing import CliRunner
+
+    from modelcost.cli.app import app
+
+    model = make_convnet(tmp_path / "net.onnx", channels=8)
+    r = CliRunner().invoke(app, ["quantize", str(model), "--int8", "--fp16", "--backends", "ort-cpu", "--device", "cpu",
+                                 "--rounds", "2", "--runs-per-block", "3", "--warmup-max-s", "0.2",
+                                 "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "net.int8.onnx").is_file() and (tmp_path / "net.fp16.onnx").is_file()
+    assert "calibrated on generated data" in r.output
+    # one report folder per candidate under --out
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["net.fp16", "net.int8"]
+    md = (tmp_path / "rep" / "net.int8" / "report.md").read_text()
+    assert "INT8 calibration: generated data" in md
+
+
+def test_cli_quantize_needs_onnx_and_a_target(tmp_path):
+    from typer.testing import CliRunner
+
+    from modelcost.cli.app import app
+
+    model = make_convnet(tmp_path / "net.onnx", channels=8)
+    r = CliRunner().invoke(app, ["quantize", str(model)])
+    assert r.exit_code == 1 and "pass --int8 and/or --fp16" in r.output
+    r = CliRunner().invoke(app, ["quantize", "zoo:resnet18", "--int8"])
+    assert r.exit_code == 1 and "quantize takes an ONNX file" in r.output

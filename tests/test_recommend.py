@@ -125,3 +125,54 @@ def test_bad_options_are_user_errors():
         recommend(ALL, Constraints(latency_stat="p42"))
     with pytest.raises(ModelcostError):
         recommend(ALL, objective="cheapest")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The command, on the CPU (ONNX Runtime CPU provider), through typer's CliRunner.
+
+FAST_BENCH = ["--device", "cpu", "--min-time-s", "0", "--min-iters", "5", "--max-time-s", "0.3", "--warmup", "3"]
+
+
+@pytest.fixture(scope="module")
+def convnet(tmp_path_factory):
+    from test_quantize import make_convnet
+
+    return make_convnet(tmp_path_factory.mktemp("rec") / "convnet.onnx", channels=8)
+
+
+def _cli(args):
+    from typer.testing import CliRunner
+
+    from modelcost.cli.app import app
+
+    return CliRunner().invoke(app, args)
+
+
+def test_cli_recommend_writes_the_report(convnet, tmp_path):
+    out = tmp_path / "rep"
+    r = _cli(["recommend", str(convnet), "--backends", "ort-cpu", "--batch-sizes", "1,4", "--max-latency-ms", "1000",
+              "--out", str(out), *FAST_BENCH])
+    assert r.exit_code == 0, r.output
+    assert "recommended: ort-cpu fp32 b" in r.output
+    assert "p99 latency" in r.output and "<= 1000 ms" in r.output
+    import json
+
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["recommendation"]["best"]["backend"] == "ort-cpu"
+    assert {b["batch_size"] for b in doc["benchmarks"]} == {1, 4}
+    assert "## Recommendation" in (out / "report.md").read_text()
+
+
+def test_cli_recommend_nothing_fits_exits_1(convnet):
+    r = _cli(["recommend", str(convnet), "--backends", "ort-cpu", "--min-throughput", "1e12", *FAST_BENCH])
+    assert r.exit_code == 1, r.output
+    assert "nothing meets the constraints" in r.output
+    assert "min_throughput_ips 1e+12 fails for every config; the best is ort-cpu fp32 b1" in r.output
+
+
+def test_cli_recommend_bad_input_is_one_line(tmp_path):
+    r = _cli(["recommend", str(tmp_path / "missing.onnx"), "--device", "cpu"])
+    assert r.exit_code == 1
+    assert "Traceback" not in r.output
+    r = _cli(["recommend", "x.onnx", "--latency-stat", "p42", "--device", "cpu"])
+    assert r.exit_code == 1 and "Traceback" not in r.output
