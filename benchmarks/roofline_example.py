@@ -154,7 +154,7 @@ def main() -> int:
     print_gpu(gpu, console)
     batches = [int(b) for b in args.batch_sizes.split(",")]
     backends = BACKENDS + (["torch-compile"] if args.with_compile else [])
-    config = BenchConfig(device="cuda", min_time_s=0.5, max_time_s=4.0, warmup_max_s=3.0, min_iters=30)
+    config = BenchConfig(device="cuda", min_time_s=0.5, max_time_s=3.0, warmup_max_s=2.0, min_iters=30, e2e_max_s=1.0)
     md = ["## Roofline worked example", "",
           (f"Measured with `python3 benchmarks/roofline_example.py --out {out}` on "
           f"{_dt.date.today().isoformat()} (modelcost, torch {torch_version()})."), ""]

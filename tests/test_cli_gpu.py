@@ -144,3 +144,19 @@ def test_measure_without_cuda_is_a_user_error(tmp_path, monkeypatch: pytest.Monk
 
     with pytest.raises(ModelcostError, match="needs a CUDA GPU"):
         ceilings.measure_ceilings(spec_from_table("L4"), directory=tmp_path, refresh=True)
+
+
+def test_roofline_after_bench_on_a_cpu_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No GPU: CPU results get no roofline, but the static analysis is attached and the what-if still prints.
+    from rich.console import Console
+
+    from modelcost.cli.gpu import roofline_after_bench
+    from modelcost.hardware import nvml
+
+    monkeypatch.setattr(nvml, "query_gpu", lambda index=0: None)
+    console = Console(record=True, width=160)
+    run = RunReport(benchmarks=[result("fp32", 1, 5.0, backend="torch-cpu", device="cpu")])
+    roofline_after_bench(run, "zoo:bert-tiny", target_gpu="H100 SXM", console=console)
+    text = console.export_text()
+    assert run.cost is not None and run.benchmarks[0].roofline is None
+    assert "no roofline: no NVIDIA GPU here" in text and "What-if" in text and "H100 SXM" in text

@@ -87,7 +87,8 @@ def print_roofline(
         console.print(f"[dim]bytes moved ({point.peak_key} row): {point.bytes_basis}. Bound 'overhead': measured "
                       "latency > 10x the lower bound max(FLOPs / peak, bytes / bandwidth).[/]")
     elif run.benchmarks:
-        console.print("[dim]no roofline: " + "; ".join(n for n in run.notes if n.startswith("roofline")) + "[/]")
+        why = "; ".join(n.removeprefix("roofline: ") for n in run.notes if n.startswith("roofline"))
+        console.print(f"[dim]no roofline: {why or 'no GPU result with a peak for its precision'}[/]")
     if run.gpu is not None and run.cost is not None:
         _print_layers(console, run, top_layers, layer_table)
     if target_gpu and run.cost is not None:
@@ -120,3 +121,26 @@ def _print_layers(console: Any, run: RunReport, top: int, layer_table: Any) -> N
             console.print(layer_table(rows, f"Per-layer intensity vs the {first.precision} ridge point "
                                             f"({first.roofline.ridge_point:.0f} FLOP/B), batch {first.batch_size}",
                                       None, top))
+
+
+def roofline_after_bench(
+    run: RunReport, model: str, *, batch_size: int | None = None, input_shape: Any = None, trust_pickle: bool = False,
+    target_gpu: str | None = None, plot_path: str | Path | None = None, profile_layers: bool = False,
+    console: Any = None,
+) -> RunReport:
+    """The one call ``modelcost bench`` / ``analyze`` make after benchmarking: the static analysis when the run
+    has none yet (its FLOPs place each config on the roofline; a failure becomes a note), per-layer profiles
+    when asked (eager PyTorch / ONNX Runtime fp32), then ``print_roofline``. Returns ``run`` for the JSON."""
+    from modelcost import api
+
+    console = console or _console()
+    if run.cost is None:
+        try:
+            run.cost = api.analyze_static(model, batch_size=batch_size or 1, input_shapes=input_shape,
+                                          trust_pickle=trust_pickle)
+        except ModelcostError as exc:
+            run.notes.append(f"roofline: static analysis failed ({exc})")
+    if profile_layers and any(r.status == "ok" for r in run.benchmarks):
+        with console.status("profiling per layer ..."):
+            api.attach_layer_profiles(model, run, backends=tuple(api.PROFILED))
+    return print_roofline(run, target_gpu=target_gpu, plot_path=plot_path, console=console)
