@@ -97,7 +97,7 @@ def print_benchmarks(results: Sequence[BenchResult], *, title: str = "benchmarks
         console.print("[bold]what the timings include[/] (p50/p99/IPS; IPS = batch / p50):")
         for line in lines:
             console.print(f"  {escape(line)}", highlight=False)
-        console.print("  e2e: host wall time from host inputs to host outputs, host<->device copies included",
+        console.print("  e2e: host wall time from host inputs to host outputs (on a GPU: host<->device copies included)",
                       highlight=False)
     if any(r.budget_hit for r in results):
         console.print("[yellow]budget hit[/]: the time budget (--max-time-s) ended the run before the median was "

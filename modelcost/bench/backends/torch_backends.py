@@ -45,24 +45,34 @@ def is_oom(exc: BaseException) -> bool:
     return "out of memory" in text or "cudnn_status_alloc_failed" in text or "cublas_status_alloc_failed" in text
 
 
+def _tf32_switches(torch: Any) -> tuple[list[tuple[Any, str]], Any, Any]:
+    """The settings that allow TF32, and their on / off values: the ``fp32_precision`` API where torch has it
+    (2.9+; mixing it with the legacy flags makes torch raise), else the legacy ``allow_tf32`` flags."""
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        cudnn = torch.backends.cudnn
+        return [(matmul, "fp32_precision"), (cudnn.conv, "fp32_precision"), (cudnn.rnn, "fp32_precision")], "tf32", "ieee"
+    return [(matmul, "allow_tf32"), (torch.backends.cudnn, "allow_tf32")], True, False
+
+
 @contextlib.contextmanager
 def tf32_mode(enabled: bool) -> Iterator[None]:
-    """TF32 for matmul and cuDNN convolutions on or off, restored afterwards."""
+    """TF32 for matmul and cuDNN convolutions / RNNs on or off, restored afterwards."""
     import torch
 
-    old = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.get_float32_matmul_precision())
+    switches, on, off = _tf32_switches(torch)
+    old = [getattr(obj, attr) for obj, attr in switches]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.backends.cuda.matmul.allow_tf32 = enabled
-        torch.backends.cudnn.allow_tf32 = enabled
-        torch.set_float32_matmul_precision("high" if enabled else "highest")
+        for obj, attr in switches:
+            setattr(obj, attr, on if enabled else off)
     try:
         yield
     finally:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old[0], old[1]
-            torch.set_float32_matmul_precision(old[2])
+            for (obj, attr), value in zip(switches, old, strict=True):
+                setattr(obj, attr, value)
 
 
 class TorchBackend:
