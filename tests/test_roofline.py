@@ -232,3 +232,19 @@ def test_onnx_profile_joins_a_pytorch_analysis_by_module_path() -> None:
     assert rows["fc1"].time_ms == pytest.approx(0.003) and rows["fc1"].flops == LINEAR_FLOPS
     assert rows["fc1"].op == "Linear"  # mixed node ops: the static layer's op
     assert rows["act"].time_share == pytest.approx(0.5) and rows["act"].op == "BiasGelu"
+
+
+def test_embedding_tables_count_only_the_rows_gathered() -> None:
+    # Add an Embedding of 1,000 x 1024 = 1,024,000 params whose output is 4 x 1024 fp32 (16,384 B) in front of
+    # the Linear. fp32, batch 4: weights = (2,073,600 - 1,024,000) x 4 = 4,198,400 (the Linear only)
+    # + rows gathered 16,384 + io 32,768 + 2 x 16,384 (Linear output, L2 unknown) = 4,280,320.
+    cost = make_cost()
+    cost.layers.insert(0, LayerCost("emb", "Embedding", params=1_024_000, activation_bytes=16_384))
+    cost.params.total += 1_024_000
+    cost.storage.bytes += 4 * 1_024_000
+    moved, basis = model_traffic(cost, 4, "fp32", None)
+    assert moved == 4_280_320 and "1 embedding tables gather" in basis
+    # A table tied to a projection of the same size is read whole by it: it stays in the weights.
+    cost.layers.append(LayerCost("lm_head", "Linear", macs=1, flops=2, params=1_024_000, activation_bytes=4))
+    moved_tied, _ = model_traffic(cost, 4, "fp32", None)
+    assert moved_tied == 4 * 2_073_600 + 32_768 + 2 * 16_384 + 2 * 4

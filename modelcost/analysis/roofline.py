@@ -75,11 +75,29 @@ def _activation_elements(layer: LayerCost) -> float:
     return layer.activation_bytes / size if size else 0.0
 
 
+def _is_lookup(layer: LayerCost) -> bool:
+    """An embedding / gather layer: it reads only the rows it is asked for, not its whole table."""
+    op = layer.op.lower()
+    return "embedding" in op or op == "gather"
+
+
+def _lookup_tables(cost: CostReport) -> list[LayerCost]:
+    """Lookup layers whose table no matmul also reads in full (a table tied to an output projection, i.e. a
+    MAC layer with the same parameter count, is read whole by that layer and stays in the weights)."""
+    mac_params = {layer.params for layer in cost.layers if layer.macs > 0 and layer.params}
+    return [layer for layer in cost.layers if _is_lookup(layer) and layer.params and layer.params not in mac_params]
+
+
 def model_traffic(cost: CostReport, batch_size: int, key: str, l2_cache_bytes: int | None) -> tuple[int, str]:
     """Bytes a layer-by-layer execution must move at ``batch_size`` and precision ``key``, and the basis."""
     elem = ELEMENT_BYTES.get(key, 4.0)
     scale = batch_size / cost_batch_size(cost)
-    weights = min(cost.storage.bytes or cost.params.total * elem, cost.params.total * elem)
+    tables = _lookup_tables(cost)
+    table_params = sum(layer.params for layer in tables)
+    dense_params = max(cost.params.total - table_params, 0)
+    stored = cost.storage.bytes * dense_params / cost.params.total if cost.params.total and cost.storage.bytes else None
+    weights = min(stored or dense_params * elem, dense_params * elem)
+    rows = sum(_activation_elements(layer) * scale * elem for layer in tables)  # the rows gathered
     io = (cost.memory.input_bytes + cost.memory.output_bytes) * scale
     big = 0.0
     count = 0
@@ -91,10 +109,11 @@ def model_traffic(cost: CostReport, batch_size: int, key: str, l2_cache_bytes: i
             big += 2 * out_bytes
             count += 1
     l2 = f"the {l2_cache_bytes / 2**20:.0f} MiB L2" if l2_cache_bytes else "L2 (size unknown: all counted)"
-    basis = (f"weights once at {key} ({weights / 1e6:.1f} MB) + inputs + outputs ({io / 1e6:.1f} MB) + "
+    lookup = f" + the rows {len(tables)} embedding tables gather ({rows / 1e6:.2f} MB)" if tables else ""
+    basis = (f"weights once at {key} ({weights / 1e6:.1f} MB){lookup} + inputs + outputs ({io / 1e6:.1f} MB) + "
              f"{count} conv/matmul outputs larger than {l2}, written and read once ({big / 1e6:.1f} MB); "
              "elementwise/norm outputs assumed fused")
-    return int(weights + io + big), basis
+    return int(weights + rows + io + big), basis
 
 
 def _is_gpu_result(result: BenchResult) -> bool:
@@ -179,8 +198,11 @@ def what_if(cost: CostReport, gpu: GpuSpec, precision: str = "fp16", batch_size:
 
 
 def _layer_bytes(layer: LayerCost, input_bytes: float, scale: float, elem: float) -> float:
-    """Weights at the compute precision + this layer's output + its input (estimated, see layer_rooflines)."""
-    return layer.params * elem + _activation_elements(layer) * scale * elem + input_bytes
+    """Weights at the compute precision (for a lookup: the rows it gathers, as many as its output) + this
+    layer's output + its input (estimated, see layer_rooflines)."""
+    out = _activation_elements(layer) * scale * elem
+    weights = out if _is_lookup(layer) else layer.params * elem
+    return weights + out + input_bytes
 
 
 def _owner(name: str, candidates: set[str]) -> str | None:
