@@ -50,9 +50,10 @@ def make_plan(model: BenchModel, backends: Sequence[str] | None, precisions: Seq
     for name in names:
         entry = registry.info(name)
         wanted = [p for p in (precisions or entry.precisions) if p in entry.precisions]
-        reason = registry.unavailable_reason(name)
-        if reason is None and model.kind not in entry.model_kinds:
-            reason = "PyTorch backends need a PyTorch model"
+        if model.kind not in entry.model_kinds:
+            reason: str | None = "PyTorch backends need a PyTorch model"
+        else:
+            reason = registry.unavailable_reason(name)
         for precision in wanted:
             why = reason
             if why is None:
