@@ -160,3 +160,52 @@ def test_roofline_after_bench_on_a_cpu_run(monkeypatch: pytest.MonkeyPatch) -> N
     text = console.export_text()
     assert run.cost is not None and run.benchmarks[0].roofline is None
     assert "no roofline: no NVIDIA GPU here" in text and "What-if" in text and "H100 SXM" in text
+
+
+def test_measure_ceilings_flow_with_a_fake_cuda(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The measuring loop on the CPU with CUDA events faked to say 2 ms per call: an 8192^3 matmul is
+    # 2 x 8192^3 = 1.0995e12 FLOPs -> 549.76 TFLOP/s; the copy moves 2 x 64 MiB per call -> 67.1 GB/s.
+    torch = pytest.importorskip("torch")
+
+    class Event:
+        def __init__(self, enable_timing: bool = False) -> None:
+            self.t = 0.0
+
+        def record(self) -> None:
+            Event.clock += 1
+            self.t = Event.clock
+
+        def synchronize(self) -> None:
+            pass
+
+        def elapsed_time(self, end: Event) -> float:
+            return 2.0 * Event.calls
+
+    Event.clock = 0.0
+    Event.calls = 0
+    real_step = ceilings._time_blocks
+
+    def time_blocks(torch_, step, budget_s, blocks=7):  # noqa: ANN001, ANN202
+        Event.calls = 1
+        return real_step(torch_, step, budget_s=0.0, blocks=2)
+
+    monkeypatch.setattr(ceilings, "_device", lambda torch_, index: torch.device("cpu"))
+    monkeypatch.setattr(ceilings, "_time_blocks", time_blocks)
+    monkeypatch.setattr(ceilings, "COPY_BYTES", 64 << 20)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index=0: (8, 0))
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda index=0: (8 << 30, 80 << 30))
+    gpu = spec_from_table("A100 SXM")
+    gpu.driver = "1.0"
+    gpu = ceilings.measure_ceilings(gpu, directory=tmp_path, refresh=True, n=256,
+                                    precisions=("fp32", "bf16", "int8", "fp8"))
+    got = {m.precision or "copy": m for m in gpu.measurements}
+    assert got["fp32"].value == pytest.approx(2 * 256**3 / 2e-3 / 1e12)  # n=256 here: 0.01678 TFLOP/s
+    assert got["bf16"].fraction_of_spec == pytest.approx(got["bf16"].value / 311.869, rel=1e-3)
+    assert got["fp8"].value is None and "8.9" in got["fp8"].error  # A100: no FP8
+    assert got["copy"].value == pytest.approx(2 * (64 << 20) / 2e-3 / 1e9)
+    assert gpu.measured_tflops.keys() == {"fp32", "bf16", "int8"}
+    assert ceilings.load_cached(gpu, tmp_path) is not None

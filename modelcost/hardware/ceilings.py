@@ -133,6 +133,10 @@ def _matmul_step(torch: Any, precision: str, n: int, device: Any) -> Callable[[]
     raise ValueError(precision)
 
 
+def _device(torch: Any, index: int) -> Any:
+    return torch.device("cuda", index)
+
+
 def _sampled(index: int, fn: Callable[[], tuple[float, int]]) -> tuple[tuple[float, int], dict[str, Any]]:
     from modelcost.hardware.nvml import NvmlSampler
 
@@ -144,7 +148,7 @@ def _sampled(index: int, fn: Callable[[], tuple[float, int]]) -> tuple[tuple[flo
 def _measure_matmul(torch: Any, gpu: GpuSpec, precision: str, index: int, budget_s: float, n: int) -> CeilingMeasurement:
     spec = gpu.peak_tflops.get(precision)
     m = CeilingMeasurement(kind="matmul", precision=precision, value=None, unit="TFLOP/s", spec=spec, shape=f"{n}x{n}x{n}")
-    device = torch.device("cuda", index)
+    device = _device(torch, index)
     previous = torch.get_float32_matmul_precision()
     try:
         if precision == "fp8" and torch.cuda.get_device_capability(index) < (8, 9):
@@ -170,7 +174,7 @@ def _measure_copy(torch: Any, gpu: GpuSpec, index: int, budget_s: float) -> Ceil
     m = CeilingMeasurement(kind="copy", precision="", value=None, unit="GB/s", spec=gpu.bandwidth_gbps,
                            shape=f"{size / 2**30:.2f} GiB")
     try:
-        buffers = [torch.randn(size // 4, device=torch.device("cuda", index))]
+        buffers = [torch.randn(size // 4, device=_device(torch, index))]
         buffers.append(torch.empty_like(buffers[0]))
 
         def step() -> Any:
