@@ -185,7 +185,7 @@ def test_measure_ceilings_flow_with_a_fake_cuda(tmp_path, monkeypatch: pytest.Mo
     Event.calls = 0
     real_step = ceilings._time_blocks
 
-    def time_blocks(torch_, step, budget_s, blocks=7):  # noqa: ANN001, ANN202
+    def time_blocks(torch_, step, budget_s, blocks=7):
         Event.calls = 1
         return real_step(torch_, step, budget_s=0.0, blocks=2)
 
