@@ -229,3 +229,88 @@ def test_unknown_architecture_has_no_peaks_but_says_why() -> None:
 
 def test_throttle_names() -> None:
     assert throttle_names(0x4 | 0x40) == ["sw_power_cap", "hw_thermal_slowdown"]
+
+
+class FakeNvml:
+    """Just enough of pynvml for read_nvml / NvmlSampler, answering like an H200 (values as NVML gives them)."""
+
+    NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_CLOCK_ID_CUSTOMER_BOOST_MAX = 1, 2, 3
+
+    def __init__(self) -> None:
+        self.inits = 0
+
+    def nvmlInit(self) -> None:
+        self.inits += 1
+
+    def nvmlShutdown(self) -> None:
+        self.inits -= 1
+
+    def nvmlDeviceGetCount(self) -> int:
+        return 1
+
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> str:
+        return f"h{i}"
+
+    def nvmlDeviceGetName(self, h: str) -> str:
+        return "NVIDIA H200"
+
+    def nvmlSystemGetDriverVersion(self) -> str:
+        return "570.86.15"
+
+    def nvmlDeviceGetCudaComputeCapability(self, h: str) -> tuple[int, int]:
+        return (9, 0)
+
+    def nvmlDeviceGetNumGpuCores(self, h: str) -> int:
+        return 16896  # 132 SMs x 128
+
+    def nvmlDeviceGetDefaultApplicationsClock(self, h: str, kind: int) -> int:
+        return 1755
+
+    def nvmlDeviceGetClock(self, h: str, kind: int, clock_id: int) -> int:
+        raise RuntimeError("NVMLError_NotSupported")  # some boards do not report customer boost
+
+    def nvmlDeviceGetMaxClockInfo(self, h: str, kind: int) -> int:
+        return 1980 if kind == self.NVML_CLOCK_SM else 3201
+
+    def nvmlDeviceGetMemoryBusWidth(self, h: str) -> int:
+        return 6016
+
+    def nvmlDeviceGetMemoryInfo(self, h: str) -> object:
+        return type("Mem", (), {"total": 150_754_820_096})()
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, h: str) -> int:
+        return 700_000
+
+    def nvmlDeviceGetClockInfo(self, h: str, kind: int) -> int:
+        return 1980 if kind == self.NVML_CLOCK_SM else 3201
+
+    def nvmlDeviceGetPowerUsage(self, h: str) -> int:
+        return 650_000
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h: str) -> int:
+        return 0x1 | 0x4  # idle (ignored) + software power cap
+
+
+def test_read_nvml_and_sampler_with_a_fake_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import time as _time
+
+    from modelcost.hardware import nvml
+
+    fake = FakeNvml()
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setattr(nvml, "_torch_props", lambda index: None)  # no CUDA torch: SMs from the core count
+    facts = nvml.read_nvml(0)
+    assert facts is not None and fake.inits == 0  # shut down again
+    assert (facts.name, facts.driver, facts.compute_capability) == ("NVIDIA H200", "570.86.15", "9.0")
+    assert facts.boost_clock_mhz is None and facts.max_clock_mhz == 1980 and facts.power_limit_w == 700.0
+    spec = nvml.spec_from_facts(facts)
+    assert spec.sm_count == 132  # 16896 cores / 128
+    assert spec.bandwidth_gbps == pytest.approx(3201e6 * 6016 * 2 / 8 / 1e9)  # 4814.4 GB/s
+    assert spec.peak_tflops["bf16"] == pytest.approx(989.43, rel=1e-4)
+    with nvml.NvmlSampler(0, interval_s=0.005) as sampler:
+        _time.sleep(0.05)
+    summary = sampler.summary()
+    assert summary["sm_clock_mhz_mean"] == 1980 and summary["power_w_mean"] == 650
+    assert summary["throttle_reasons"] == ["sw_power_cap"]
+    assert fake.inits == 0
