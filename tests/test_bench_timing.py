@@ -72,3 +72,10 @@ def test_e2e_loop_takes_at_least_min_iters() -> None:
     samples = measure_e2e(ScriptedClock(itertools.repeat(3.0)), lambda: None,
                           BenchConfig(e2e_min_iters=7, e2e_max_s=0.0, min_time_s=0.0))
     assert samples == [3.0] * 7
+
+
+def test_a_slow_model_is_not_held_to_a_whole_warmup_window() -> None:
+    # 30 ms calls, windows of 10, a 50 ms warm-up limit: it stops after the call that crosses 50 ms (2 calls)
+    clock = ScriptedClock(itertools.repeat(30.0))
+    m = measure(clock, lambda: time.sleep(0.03), fast(warmup=10, warmup_max_s=0.05, min_iters=1, max_time_s=0.05))
+    assert m.warmup_iters == 2 and not m.warmup_settled

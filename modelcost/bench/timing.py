@@ -70,25 +70,27 @@ class Measurement:
 
 def warm_up(clock: Any, fn: Fn, config: BenchConfig, m: Measurement) -> None:
     """Windows of ``config.warmup`` calls until two successive window medians agree within
-    ``config.warmup_settle``, or ``min(warmup_max_s, max_time_s)`` has passed (windows shrink for slow models)."""
+    ``config.warmup_settle``, or ``min(warmup_max_s, max_time_s)`` has passed (checked after every call, so a
+    slow model is not held to a whole window; windows also shrink to fit the time left)."""
     t0 = time.perf_counter()
     limit_s = min(config.warmup_max_s, config.max_time_s)
     window = config.warmup
     previous: float | None = None
+    samples: list[float] = []
     while True:
-        samples = [clock.time_ms(fn) for _ in range(window)]
-        m.warmup_iters += window
-        current = median(samples)
+        samples.append(clock.time_ms(fn))
+        m.warmup_iters += 1
         elapsed = time.perf_counter() - t0
-        if settled(previous, current, config.warmup_settle):
-            m.warmup_settled = True
-            break
+        if len(samples) >= window:
+            current = median(samples)
+            if settled(previous, current, config.warmup_settle):
+                m.warmup_settled = True
+                break
+            previous, samples = current, []
+            per_call_s = max(elapsed / m.warmup_iters, 1e-9)
+            window = max(3, min(config.warmup, int((limit_s - elapsed) / 2 / per_call_s)))
         if elapsed >= limit_s:
             break
-        previous = current
-        per_call_s = max(elapsed / m.warmup_iters, 1e-9)
-        left_s = limit_s - elapsed
-        window = max(3, min(config.warmup, int(left_s / 2 / per_call_s)))
     m.warmup_s = time.perf_counter() - t0
 
 
