@@ -20,6 +20,7 @@ import json
 import os
 import re
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -80,11 +81,16 @@ def with_cached_ceilings(gpu: GpuSpec, directory: str | Path | None = None) -> G
 
 
 def _save(gpu: GpuSpec, measurements: list[CeilingMeasurement], directory: str | Path | None, meta: dict[str, Any]) -> Path:
-    from modelcost.report.atomic import atomic_write_text
-
+    """Write the cache atomically (a temporary file beside it, then rename), so a crash leaves no half file."""
     doc = {"schema": SCHEMA, "gpu": gpu.name, "driver": gpu.driver, **meta,
            "measurements": [dataclasses.asdict(m) for m in measurements]}
-    return atomic_write_text(cache_path(gpu, directory), json.dumps(doc, indent=2) + "\n")
+    path = cache_path(gpu, directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(doc, indent=2) + "\n")
+    os.replace(tmp, path)
+    return path
 
 
 def _time_blocks(torch: Any, step: Callable[[], Any], budget_s: float, blocks: int = 7) -> tuple[float, int]:
