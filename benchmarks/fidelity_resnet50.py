@@ -70,7 +70,7 @@ def hand_timings(batch: int, args: argparse.Namespace) -> dict[str, float]:
         with torch.cuda.graph(graph):
             model(x)
         out["cudagraph"] = statistics.median(hand_loop(graph.replay, args.min_time_s, args.min_iters, args.warmup))
-    del model, x, graph
+    model = x = graph = None  # free before the next modelcost run
     torch.cuda.empty_cache()
     return out
 

@@ -75,3 +75,32 @@ def test_fp16_copy_is_cached(tmp_path: Path) -> None:
 
     assert fp16_copy(src, tmp_path, "key") == a
     assert {i.data_type for i in onnx.load(str(a)).graph.initializer} == {onnx.TensorProto.FLOAT16}
+
+
+def test_sessions_taking_turns_each_run_under_their_own_settings(tmp_path: Path) -> None:
+    """Two torch sessions alive at once (an ABBA comparison): the one that runs switches the global settings
+    to its own, and closing them in any order leaves the process as it was."""
+    from modelcost.bench.backends import torch_backends as tb
+
+    calls: list[tuple[str, bool]] = []
+
+    class Probe(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            calls.append((self.tag, torch.is_inference_mode_enabled()))
+            return x * 2
+
+    model = _model()
+    cfg = BenchConfig(cache_dir=tmp_path)
+    a = TorchBackend(BACKENDS["torch-cpu"]).prepare(model, "fp32", cfg).session(2, model.host_inputs(2)[0])
+    b = TorchBackend(BACKENDS["torch-cpu"]).prepare(model, "fp32", cfg).session(2, model.host_inputs(2)[0])
+    assert tb._ACTIVE[0] is b
+    a._fn, b._fn = Probe(), Probe()
+    a._fn.tag, b._fn.tag = "a", "b"
+    a.run()
+    assert tb._ACTIVE[0] is a and b._ctx is None  # b's settings were left before a's were entered
+    b.run()
+    a.run()
+    assert calls == [("a", True), ("b", True), ("a", True)]
+    b.close()
+    a.close()
+    assert tb._ACTIVE[0] is None and not torch.is_inference_mode_enabled()

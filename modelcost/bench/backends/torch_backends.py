@@ -158,6 +158,9 @@ class TorchRunner:
             torch._dynamo.reset()
 
 
+_ACTIVE: list[TorchSession | None] = [None]  # the session whose global settings are in force
+
+
 class TorchSession:
     def __init__(self, runner: TorchRunner, batch_size: int, host_inputs: Sequence[Any]) -> None:
         import torch
@@ -166,8 +169,8 @@ class TorchSession:
         self.device = runner.device
         self._torch = torch
         self.stream = torch.cuda.current_stream() if self.device == "cuda" else None
-        self._ctx = runner.context()
-        self._ctx.__enter__()
+        self._ctx: Any = None
+        self.activate()
         self.build_s = 0.0
         self.notes: list[str] = []
         self._graph = None
@@ -222,7 +225,29 @@ class TorchSession:
         return (f"GPU time between CUDA events around {what} (kernels plus any launch gaps); inputs already on "
                 "the GPU; no host<->device copies")
 
+    def activate(self) -> None:
+        """Make this session's settings (inference mode, TF32, autocast) the process's. They are global, so
+        when two sessions take turns (ABBA comparisons) the one about to run switches them; a session that is
+        already active pays one comparison per call."""
+        current = _ACTIVE[0]
+        if current is self:
+            return
+        if current is not None:
+            current.deactivate()
+        self._ctx = self.runner.context()
+        self._ctx.__enter__()
+        _ACTIVE[0] = self
+
+    def deactivate(self) -> None:
+        if self._ctx is not None:
+            self._ctx.__exit__(None, None, None)
+            self._ctx = None
+        if _ACTIVE[0] is self:
+            _ACTIVE[0] = None
+
     def run(self) -> None:
+        if _ACTIVE[0] is not self:
+            self.activate()
         if self._graph is not None:
             self._graph.replay()
         else:
@@ -233,6 +258,7 @@ class TorchSession:
             self._torch.cuda.synchronize()
 
     def outputs(self) -> list[Any]:
+        self.activate()
         outs = []
         for t in flatten_outputs(self._out):
             t = t.detach()
@@ -240,6 +266,7 @@ class TorchSession:
         return outs
 
     def run_e2e(self, host_inputs: Sequence[Any]) -> None:
+        self.activate()
         fresh = [self._to_device(a) for a in host_inputs]
         if self._graph is not None:
             for static, new in zip(self.inputs, fresh, strict=True):
@@ -263,9 +290,7 @@ class TorchSession:
         self._out = None
         self.inputs = []
         self._fn = None
-        if self._ctx is not None:
-            self._ctx.__exit__(None, None, None)
-            self._ctx = None
+        self.deactivate()
         if self.runner.backend.startswith("torch-compile"):
             # a fresh compile per session: compiled code of earlier shapes and dtypes never piles up against
             # dynamo's recompile limit (past it dynamo would silently run eager)
