@@ -44,20 +44,43 @@ def report(tmp_path_factory):
     return out, sorted(p.stem for p in (out / "plots").iterdir())
 
 
-def _check(result, plots):
+@pytest.fixture(scope="module")
+def real_report(tmp_path_factory):
+    """A real comparison on the CPU: a small conv net vs its INT8 copy, timed on ONNX Runtime's CPU provider."""
+    from test_quantize import make_convnet, specs_for
+
+    from modelcost import api
+    from modelcost.bench.base import BenchConfig
+    from modelcost.decide.quantize import quantize_int8
+
+    d = tmp_path_factory.mktemp("real")
+    net = make_convnet(d / "net.onnx", channels=8)
+    q = quantize_int8(net, d / "net.int8.onnx", specs_for=specs_for(), samples=8, chunk=4)
+    config = BenchConfig(device="cpu", warmup=3, warmup_max_s=0.3)
+    _, _, out = api.compare(str(net), str(q.path), backends=["ort-cpu"], batch_sizes=[1, 2], rounds=3,
+                            runs_per_block=3, config=config, out=str(d / "out"))
+    return out, sorted(p.stem for p in (out / "plots").iterdir())
+
+
+def _check(result, plots, incomplete=True):
     assert sorted(i["name"] for i in result["imgs"]) == plots
     for img in result["imgs"]:  # decoded (naturalWidth > 0) and laid out on the page
         assert img["complete"] and img["w"] > 100 and img["h"] > 50 and img["shown"] > 0, img
     for svg in result["svgs"]:
         assert svg["w"] > 0 and svg["h"] > 0
-    assert result["banner"].startswith("INCOMPLETE")
-    assert result["title"].endswith("(INCOMPLETE)")
-    assert result["tables"] >= 8
+    if incomplete:
+        assert result["banner"].startswith("INCOMPLETE")
+        assert result["title"].endswith("(INCOMPLETE)")
+    else:
+        assert result["banner"] is None
+    assert result["tables"] >= 5
 
 
-def test_report_renders_in_chromium_with_playwright(report, tmp_path):
+@pytest.mark.parametrize("which", ["report", "real_report"])
+def test_report_renders_in_chromium_with_playwright(which, request, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed; the --dump-dom test runs")
-    out, plots = report
+    out, plots = request.getfixturevalue(which)
+    assert len(plots) >= 4
     messages, errors, requests = [], [], []
     with sync_api.sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=CHROMIUM,
@@ -74,7 +97,7 @@ def test_report_renders_in_chromium_with_playwright(report, tmp_path):
     assert not errors
     assert not [m for m in messages if m[0] in ("error", "warning")], messages
     assert all(u.startswith(("file:", "data:")) for u in requests), requests
-    _check(result, plots)
+    _check(result, plots, incomplete=which == "report")
 
 
 def test_report_renders_in_chromium_dump_dom(report, tmp_path):
