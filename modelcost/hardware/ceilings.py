@@ -1,8 +1,8 @@
 """Measured ceilings (``modelcost gpu --measure``): what this GPU really reaches, next to what it could.
 
 * Matmul: one large square matmul per precision on random data (normal floats, uniform int8), FLOPs =
-  2 x n^3 per call. fp32 runs with TF32 off (``torch.set_float32_matmul_precision("highest")``), tf32 with it
-  on ("high"); fp16 / bf16 with ``torch.matmul``; int8 with ``torch._int_mm`` (int32 accumulate); fp8 (e4m3,
+  2 x n^3 per call. fp32 runs with TF32 off, tf32 with it on (``torch.backends.cuda.matmul.fp32_precision``
+  "ieee" / "tf32", or the older ``set_float32_matmul_precision``); fp16 / bf16 with ``torch.matmul``; int8 with ``torch._int_mm`` (int32 accumulate); fp8 (e4m3,
   compute capability 8.9+) with ``torch._scaled_mm`` into bf16.
 * Copy: a device-to-device copy of a large buffer; bytes = 2 x buffer (every byte read once, written once).
 * Timing: CUDA events around blocks of back-to-back calls after a warm-up; the figure is the median block.
@@ -15,6 +15,7 @@ Results are cached as JSON per GPU name + driver version under ``$MODELCOST_CACH
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -22,7 +23,8 @@ import re
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +141,31 @@ def _matmul_step(torch: Any, precision: str, n: int, device: Any) -> Callable[[]
     raise ValueError(precision)
 
 
+@contextlib.contextmanager
+def _tf32(torch: Any, enabled: bool) -> Iterator[None]:
+    """TF32 for fp32 matmuls on or off, restored afterwards: ``torch.backends.cuda.matmul.fp32_precision``
+    where torch has it (2.9+; reading the legacy setting after the new one was used raises), else
+    ``set_float32_matmul_precision``."""
+    matmul = torch.backends.cuda.matmul
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if hasattr(matmul, "fp32_precision"):
+            old = matmul.fp32_precision
+            matmul.fp32_precision = "tf32" if enabled else "ieee"
+        else:
+            old = torch.get_float32_matmul_precision()
+            torch.set_float32_matmul_precision("high" if enabled else "highest")
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if hasattr(matmul, "fp32_precision"):
+                matmul.fp32_precision = old
+            else:
+                torch.set_float32_matmul_precision(old)
+
+
 def _device(torch: Any, index: int) -> Any:
     return torch.device("cuda", index)
 
@@ -155,20 +182,18 @@ def _measure_matmul(torch: Any, gpu: GpuSpec, precision: str, index: int, budget
     spec = gpu.peak_tflops.get(precision)
     m = CeilingMeasurement(kind="matmul", precision=precision, value=None, unit="TFLOP/s", spec=spec, shape=f"{n}x{n}x{n}")
     device = _device(torch, index)
-    previous = torch.get_float32_matmul_precision()
     try:
         if precision == "fp8" and torch.cuda.get_device_capability(index) < (8, 9):
             raise ModelcostError("FP8 needs compute capability 8.9 or newer")
-        torch.set_float32_matmul_precision("high" if precision == "tf32" else "highest")
         step = _matmul_step(torch, precision, n, device)
-        (median_ms, iters), clocks = _sampled(index, lambda: _time_blocks(torch, step, budget_s))
+        with _tf32(torch, precision == "tf32"):
+            (median_ms, iters), clocks = _sampled(index, lambda: _time_blocks(torch, step, budget_s))
         m.value = 2 * n**3 / (median_ms * 1e-3) / 1e12
         m.median_ms, m.iterations = median_ms, iters
         _put_clocks(m, clocks)
     except Exception as exc:  # noqa: BLE001 - one precision failing (no fp8 kernel, OOM) must not stop the rest
         m.error = f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
     finally:
-        torch.set_float32_matmul_precision(previous)
         torch.cuda.empty_cache()
     m.fraction_of_spec = m.value / spec if (m.value and spec) else None
     return m
