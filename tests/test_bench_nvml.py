@@ -8,8 +8,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from modelcost.bench.nvml_sampler import (CSV_FIELDS, NvmlSampler, Sample, append_csv, sample_row, summarize,
-                                          throttle_names)
+from modelcost.bench.nvml_sampler import (
+    CSV_FIELDS,
+    NvmlSampler,
+    Sample,
+    append_csv,
+    sample_row,
+    summarize,
+    throttle_names,
+)
 
 
 def _sample(t: float, power: float, throttle: int = 0, used: int = 1 << 30) -> Sample:

@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from modelcost.bench.stats import latency_stats, median, median_ci, median_rel_halfwidth, percentile, settled
+from modelcost.bench.stats import (
+    latency_stats,
+    median,
+    median_ci,
+    median_rel_halfwidth,
+    percentile,
+    settled,
+)
 
 
 def test_percentiles_interpolate_linearly_between_order_statistics() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import requires_cuda
+
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import from_module
 from modelcost.bench.runner import run_benchmarks

@@ -11,7 +11,13 @@ from collections.abc import Callable, Iterator
 def progress_bar(total: int) -> Iterator[Callable[[str, int], None]]:
     """Yields ``advance(label, steps)``: show ``label`` and move the bar ``steps`` configs on."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     console = Console(file=sys.stderr)
     columns = (TextColumn("[bold]benchmarking[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -17,7 +17,12 @@ from typing import Any
 from modelcost.bench import registry
 from modelcost.bench.accuracy import compare
 from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
-from modelcost.bench.memory import cuda_available, cuda_uuid, device_info, free_device_memory
+from modelcost.bench.memory import (
+    cuda_available,
+    cuda_uuid,
+    device_info,
+    free_device_memory,
+)
 from modelcost.bench.model import BenchModel
 from modelcost.bench.stats import latency_stats
 from modelcost.bench.timing import CudaEventClock, WallClock, measure, measure_e2e

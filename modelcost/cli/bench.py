@@ -110,7 +110,7 @@ def bench(
     config = BenchConfig(device=device, warmup=warmup, min_time_s=min_time_s, min_iters=min_iters,
                          max_time_s=max_time_s, compile_mode=compile_mode, samples_csv=samples_csv)
     run = RunReport(command="bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "bench",
-                    created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+                    created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
     run_and_print_benchmarks(run, model, backends=parse_backends(backends), precisions=parse_precisions(precisions),
                              batch_sizes=parse_batch_sizes(batch_sizes), batch_size=batch_size, input_shape=input_shape,
                              trust_pickle=trust_pickle, config=config)
