@@ -548,6 +548,26 @@ def test_memory_activation_peak(tmp_path: Path) -> None:
     assert report.memory.input_bytes == 400 and report.memory.output_bytes == 400
 
 
+def test_unsorted_graph_and_sequence_output(tmp_path: Path) -> None:
+    nodes = [
+        helper.make_node("Relu", ["a"], ["y"], name="relu"),  # written before its producer
+        helper.make_node("MatMul", ["x", "w"], ["a"], name="mm"),
+        helper.make_node("SequenceConstruct", ["y", "y"], ["seq"], name="seq"),
+    ]
+    report = run(
+        tmp_path,
+        nodes,
+        [_vi("x", [2, 4])],
+        [_vi("y", None), helper.make_tensor_sequence_value_info("seq", F, None)],
+        [_w("w", 4, 3)],
+    )
+    # counted in sorted order: MatMul 2*3*4 = 24 MACs (48 FLOPs), then Relu 6 FLOPs; SequenceConstruct moves data
+    assert [layer.name for layer in report.layers] == ["mm", "relu", "seq"]
+    assert (report.compute.macs, report.compute.flops) == (24, 54)
+    assert any("not in topological order" in n for n in report.notes)
+    assert report.outputs[1].dtype == "unknown"
+
+
 # --- registry ------------------------------------------------------------------------------------------------
 
 

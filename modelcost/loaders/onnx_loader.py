@@ -56,7 +56,7 @@ def load_onnx(source: str, options: LoadOptions) -> LoadedOnnx:
     _check_graph(model.graph, path.name)
     external = check_external_data(model, path)
     declared = declared_inputs(model)
-    outputs = [_spec(vi, path.name, "output") for vi in model.graph.output]
+    outputs = [_output_spec(vi) for vi in model.graph.output]
     opset = next((int(o.version) for o in model.opset_import if o.domain in DEFAULT_DOMAINS), None)
     notes = []
     if external.tensors:
@@ -129,15 +129,23 @@ def _check_graph(graph: Any, model_name: str) -> None:
 
 
 def _spec(vi: Any, model_name: str, what: str) -> TensorSpec:
-    """A graph input/output as declared; a tensor of unknown rank gets shape ()."""
+    """A graph input as declared (a tensor of unknown rank gets shape ()); a non-tensor or untyped input is an
+    error, since it cannot be bound to a shape."""
     dtype = value_info_dtype(vi.type)
-    if dtype is None and vi.type.HasField("tensor_type"):
-        dtype = "unknown"  # element type left undefined in the file
     if dtype is None:
         kind = vi.type.WhichOneof("value") or "untyped"
+        what_it_is = "a tensor of undefined element type" if kind == "tensor_type" else f"a {kind}"
         raise ModelcostError(
-            f"{model_name}: {what} {vi.name!r} is a {kind}, not a tensor; modelcost analyses tensor models"
+            f"{model_name}: {what} {vi.name!r} is {what_it_is}; modelcost analyses models with typed tensor inputs"
         )
+    return TensorSpec(vi.name, value_info_shape(vi.type) or (), dtype)
+
+
+def _output_spec(vi: Any) -> TensorSpec:
+    """A graph output as declared; an output that is not a typed tensor gets dtype 'unknown' and shape ('?',)."""
+    dtype = value_info_dtype(vi.type)
+    if dtype is None:
+        return TensorSpec(vi.name, ("?",), "unknown")
     return TensorSpec(vi.name, value_info_shape(vi.type) or (), dtype)
 
 

@@ -120,6 +120,47 @@ def _skeleton_graph(onnx: Any, graph: Any) -> Any:
     return sk
 
 
+def _topological_sort(graph: Any) -> bool:
+    """Reorder the graph's nodes so that each comes after the producers of its inputs (ONNX requires this
+    order; a few tools write graphs that break it). Nothing changes for a sorted graph."""
+    available = {vi.name for vi in graph.input} | {t.name for t in graph.initializer} | {""}
+    available |= {s.values.name for s in graph.sparse_initializer}
+    nodes = list(graph.node)
+    needs = [_reads(node) for node in nodes]
+    seen = set(available)
+    for required, node in zip(needs, nodes, strict=True):
+        if not _ready(required, seen):
+            break
+        seen.update(node.output)
+    else:
+        return False  # already sorted
+    ordered: list[Any] = []
+    pending = list(range(len(nodes)))
+    while pending:
+        ready = [i for i in pending if all(n in available for n in needs[i])]
+        if not ready:
+            return False  # a cycle or an undefined input: leave the order as written
+        for i in ready:
+            ordered.append(nodes[i])
+            available.update(nodes[i].output)
+        pending = [i for i in pending if i not in set(ready)]
+    del graph.node[:]
+    graph.node.extend(ordered)
+    return True
+
+
+def _reads(node: Any) -> list[str]:
+    reads = list(node.input)
+    for attr in node.attribute:
+        for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+            reads.extend(implicit_inputs(sub))
+    return reads
+
+
+def _ready(required: list[str], available: set[str]) -> bool:
+    return all(n in available for n in required)
+
+
 def skeleton(model: Any, inputs: list[TensorSpec]) -> Any:
     """The model without weight bytes, its inputs set to the bound shapes."""
     onnx = require("onnx")
@@ -164,6 +205,8 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
     """Shapes of every tensor at ``inputs`` (see module doc)."""
     sk = skeleton(model, inputs)
     notes: list[str] = []
+    if _topological_sort(sk.graph):
+        notes.append("the file's nodes are not in topological order; they were counted in a sorted order")
     if len(sk.functions):
         from onnx import inliner
 
