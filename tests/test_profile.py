@@ -126,3 +126,24 @@ def test_profile_onnx_cpu(tmp_path) -> None:
     original = {n.name for n in onnx.load(str(path)).graph.node if n.op_type != "Constant"}
     assert original <= covered | {lt.name for lt in prof.layers}  # every counted node maps to a profiled one
     assert prof.total_ms == pytest.approx(sum(lt.time_ms for lt in prof.layers))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_attach_layer_profiles_on_cpu_backends() -> None:
+    # The api glue: one profile per (backend, precision), at its largest measured batch, joined per layer.
+    from modelcost import api
+    from modelcost.core.types import RunReport
+    from modelcost.hardware.specs import spec_from_table
+    from tests.test_roofline import result
+
+    run = RunReport(benchmarks=[result("fp32", 1, 5.0, backend="torch-cpu", device="cpu"),
+                                result("fp32", 2, 9.0, backend="torch-cpu", device="cpu"),
+                                result("fp32", 1, 4.0, backend="ort-cpu", device="cpu")])
+    api.attach_layer_profiles("zoo:bert-tiny", run, backends=("torch-cpu", "ort-cpu"), runs=2)
+    torch_b1, torch_b2, ort_b1 = run.benchmarks
+    assert torch_b1.layer_profile is None and torch_b2.layer_profile is not None  # the larger batch only
+    assert ort_b1.layer_profile is not None and ort_b1.layer_profile.source == "onnxruntime"
+    cost = api.analyze_static("zoo:bert-tiny", batch_size=2)
+    rows = api.layer_roofline(cost, spec_from_table("H100 SXM"), "fp32", 2, torch_b2.layer_profile)
+    assert "encoder.0.attention.query" in {r.name for r in rows}
+    assert sum(r.flops_share for r in rows) == pytest.approx(1.0)
