@@ -439,6 +439,39 @@ def test_rotary_embedding(tmp_path: Path) -> None:
     assert layer.flops == 3 * 6 * 4  # 6 vectors of 8, 4 dims rotated each
 
 
+@pytest.mark.parametrize(
+    ("op", "shapes", "attrs", "macs", "flops"),
+    [
+        # FusedMatMul [2,3,4] x [2,4,5]: 2*3*5 outputs x k 4 = 120 MACs
+        ("FusedMatMul", {"a": [2, 3, 4], "b": [2, 4, 5]}, {}, 120, 240),
+        # MultiHeadAttention, 4 heads of 8, 8 queries over 10 keys: 2*4*8*10*(8+8) = 10,240 MACs;
+        # FLOPs 20,480 + 640 scores * (softmax 5 + scale 1) = 24,320
+        ("MultiHeadAttention", {"q": [2, 8, 32], "k": [2, 10, 32], "v": [2, 10, 32]}, {"num_heads": 4}, 10_240, 24_320),
+        # RotaryEmbedding [1, 3, 16] with 2 heads of 8, all rotated: 3 FLOPs x 48 elements
+        ("RotaryEmbedding", {"x": [1, 3, 16], "pos": [1, 3], "cos": [3, 4], "sin": [3, 4]}, {"num_heads": 2}, 0, 144),
+        ("Gelu", {"x": [2, 5]}, {}, 0, 50),  # 5 per element
+        ("FastGelu", {"x": [2, 5], "bias": [5]}, {}, 0, 90),  # tanh form 8 + bias 1
+        ("BiasGelu", {"x": [2, 5], "bias": [5]}, {}, 0, 60),  # bias 1 + erf form 5
+        ("QuickGelu", {"x": [2, 5]}, {}, 0, 40),  # x * sigmoid(1.702 x): 4
+        ("BiasAdd", {"x": [2, 5, 4], "bias": [4], "skip": [2, 5, 4]}, {}, 0, 80),  # two adds per element
+        # SkipLayerNormalization: skip add 1 + norm 5 + scale 1 + shift 1 = 8 per element x 64
+        ("SkipLayerNormalization", {"x": [2, 4, 8], "skip": [2, 4, 8], "g": [8], "b": [8]}, {}, 0, 512),
+        ("SimplifiedLayerNormalization", {"x": [2, 4, 8], "g": [8]}, {}, 0, 256),  # RMS 3 + scale 1
+        ("SkipSimplifiedLayerNormalization", {"x": [2, 4, 8], "skip": [2, 4, 8], "g": [8]}, {}, 0, 320),  # 1 + 3 + 1
+    ],
+)
+def test_onnxruntime_contrib_ops(tmp_path: Path, op: str, shapes: dict, attrs: dict, macs: int, flops: int) -> None:
+    layer, report = one(tmp_path, op, shapes, attrs=attrs, domain="com.microsoft")
+    assert (layer.macs, layer.flops) == (macs, flops)
+    assert layer.status == "counted" and report.problems == []
+
+
+def test_lp_pooling(tmp_path: Path) -> None:
+    layer, _ = one(tmp_path, "LpPool", {"x": [1, 2, 4, 4]}, attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=18)
+    assert layer.flops == 8 * 4  # 1x2x2x2 outputs x window 4
+    assert one(tmp_path, "GlobalLpPool", {"x": [1, 2, 4, 4]})[0].flops == 32  # input elements
+
+
 # --- states, control flow, parameters, memory -------------------------------------------------------------
 
 
