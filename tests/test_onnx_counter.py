@@ -503,6 +503,29 @@ def test_unknown_shape_is_uncounted_with_note(tmp_path: Path) -> None:
     assert any("Relu: a tensor shape could not be inferred" in n for n in report.notes)
 
 
+def test_slice_of_unfolded_table_gets_its_shape(tmp_path: Path) -> None:
+    """Slice(position table [512, 8], 0, seq) where the table is too big to fold (its data is never read) and the
+    file carries the exporter's symbolic value_info ('seq'): the slice length still comes out as the bound seq."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["seq_len"], name="shape", start=1, end=2),
+        helper.make_node("Slice", ["table", "zero", "seq_len", "zero"], ["pos"], name="slice"),
+        helper.make_node("Add", ["x", "pos"], ["y"], name="add"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [_vi("x", ["batch", "seq", 8])],
+        [_vi("y", None)],
+        [_w("table", 512, 8), numpy_helper.from_array(np.array([0], np.int64), "zero")],
+        value_info=[_vi("pos", ["seq", 8])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    report = api.analyze_static(str(tmp_path / "m.onnx"), input_shapes=["x=2x10x8"])
+    # the Add broadcasts [2, 10, 8] + [10, 8]: 160 FLOPs
+    assert report.layers[1].output_shapes == [(10, 8)] and report.compute.flops == 160
+
+
 def test_scan_trip_count(tmp_path: Path) -> None:
     body = helper.make_graph(
         [

@@ -227,3 +227,25 @@ def _fold_node(
         lengths[node.output[0]] = (range_length(*args),)
         return None
     return fn(_attrs(node), *args)
+
+
+def sliced_shape(node: Any, in_shape: tuple[int, ...] | None, values: dict[str, Any]) -> tuple[int, ...] | None:
+    """Output shape of a Slice whose data is not folded (a big or external tensor) but whose input shape and
+    starts / ends / axes / steps are known: the slice is applied to a zero-stride view, no data is made."""
+    if node.op_type != "Slice" or in_shape is None:
+        return None
+    np = _np()
+    try:
+        if any(n and n not in values for n in node.input[1:]):
+            return None
+        if len(node.input) >= 3:
+            args = [values[n] if n else None for n in node.input[1:]]
+            while args and args[-1] is None:
+                args.pop()
+            view = _slice(np.broadcast_to(np.zeros((), bool), in_shape), *args)
+        else:
+            a = _attrs(node)
+            view = _slice(np.broadcast_to(np.zeros((), bool), in_shape), a["starts"], a["ends"], a.get("axes"))
+    except Exception:  # noqa: BLE001 - unknown stays unknown
+        return None
+    return tuple(int(d) for d in view.shape)

@@ -22,7 +22,7 @@ from typing import Any
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
-from modelcost.loaders.onnx_fold import fold_values
+from modelcost.loaders.onnx_fold import fold_values, sliced_shape
 from modelcost.loaders.onnx_types import is_static, value_info_dtype, value_info_shape
 
 STUB_BYTES = 4096  # inline tensors above this many bytes are replaced by dims-only stubs in the skeleton
@@ -254,6 +254,8 @@ def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dic
                 shape = tuple(int(d) for d in values[name].shape)
             elif name in lengths:
                 shape = lengths[name]
+            elif node.op_type == "Slice" and node.domain in ("", "ai.onnx"):
+                shape = sliced_shape(node, static(node.input[0]), values)
             elif node.op_type in ("Loop", "Scan"):
                 shape = _loop_output_shape(node, i, table, values, opsets)
             elif i == 0:
