@@ -75,7 +75,8 @@ def test_e2e_loop_takes_at_least_min_iters() -> None:
 
 
 def test_a_slow_model_is_not_held_to_a_whole_warmup_window() -> None:
-    # 30 ms calls, windows of 10, a 50 ms warm-up limit: it stops after the call that crosses 50 ms (2 calls)
+    # 30 ms calls, windows of 10, a 50 ms warm-up limit: it stops after the call that crosses 50 ms (2 calls,
+    # or 1 if the machine is so loaded that one sleep overruns), not after the window's 10
     clock = ScriptedClock(itertools.repeat(30.0))
     m = measure(clock, lambda: time.sleep(0.03), fast(warmup=10, warmup_max_s=0.05, min_iters=1, max_time_s=0.05))
-    assert m.warmup_iters == 2 and not m.warmup_settled
+    assert m.warmup_iters in (1, 2) and not m.warmup_settled
