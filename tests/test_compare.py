@@ -293,3 +293,39 @@ def test_cli_compare_bad_input(models, tmp_path):
     assert r.exit_code != 0 and "Traceback" not in r.output
     r = _cli(["compare", str(models["small"]), str(models["small"]), "--device", "cpu", "--method", "magic"])
     assert r.exit_code == 1 and "--method 'magic'" in r.output
+
+
+# ---------------------------------------------------------------------------------------------------
+# On a GPU (run by the lead on an H100 / H200): ONNX Runtime's CUDA provider, CUDA-event timing.
+
+from conftest import requires_cuda  # noqa: E402
+
+
+def _ort_cuda_or_skip():
+    ort = pytest.importorskip("onnxruntime")
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        pytest.skip("onnxruntime-gpu (CUDA execution provider) not installed")
+
+
+@pytest.mark.gpu
+@requires_cuda
+def test_gpu_compare_fp16_and_int8_on_ort_cuda(models, tmp_path):
+    _ort_cuda_or_skip()
+    from modelcost.decide.quantize import convert_fp16
+
+    half = convert_fp16(models["big"], tmp_path / "big.fp16.onnx").path
+    config = BenchConfig(device="cuda", warmup=5, warmup_max_s=2.0)
+    run, cmp, folder = api.compare(str(models["big"]), str(half), backends=["ort-cuda"], batch_sizes=[1, 64],
+                                   rounds=6, config=config, out=str(tmp_path / "fp16"))
+    assert run.complete and [s.batch_size for s in cmp.speed] == [1, 64]
+    assert all(r.timing.startswith("GPU time between CUDA events") for r in run.benchmarks)
+    assert cmp.accuracy[0][1].cosine > 0.999
+    assert run.gpu is not None and (folder / "report.html").is_file()
+    # ORT's CUDA provider keeps Q/DQ as DequantizeLinear + float ops (it has no INT8 conv kernels).
+    facts = diagnose.ort_graph_facts(models["int8"], "ort-cuda")
+    assert facts.int8_ops == 0 and facts.dequantize > 0
+    _, cmp8, _ = api.compare(str(models["small"]), str(models["int8"]), backends=["ort-cuda"], batch_sizes=[1],
+                             rounds=6, config=config, write=False)
+    s = cmp8.speed[0]
+    if not (s.significant and s.ratio > 1):
+        assert any(h.startswith("INT8 kernels not used by ort-cuda") for h in s.hints)

@@ -60,9 +60,9 @@ def test_incomplete_run_is_marked_in_every_format(tmp_path):
 
 def test_default_folder_name_and_no_clobber(tmp_path):
     r = data.run()
-    first = write_report_folder(r, root=tmp_path)
+    first = write_report_folder(r, root=tmp_path, plots=False)
     assert first.name == "tiny-net-x-20261122-101112"
-    second = write_report_folder(r, root=tmp_path)
+    second = write_report_folder(r, root=tmp_path, plots=False)
     assert second.name == "tiny-net-x-20261122-101112-2"
     assert default_dir(RunReport(created="not a time"), root=tmp_path).name.startswith("run-")
 
@@ -79,7 +79,7 @@ def test_writes_are_atomic(tmp_path, monkeypatch):
     from modelcost.report import folder
 
     out = tmp_path / "out"
-    write_report_folder(data.run(), out)
+    write_report_folder(data.run(), out, plots=False)
     before = (out / "report.html").read_text()
 
     def boom(*a, **k):
@@ -90,7 +90,7 @@ def test_writes_are_atomic(tmp_path, monkeypatch):
 
     monkeypatch.setattr(html_mod, "render_html", boom)
     with pytest.raises(KeyboardInterrupt):
-        write_report_folder(data.run(complete=False), out)
+        write_report_folder(data.run(complete=False), out, plots=False)
     assert json.loads((out / "report.json").read_text())["complete"] is False  # written before the crash
     assert (out / "report.html").read_text() == before  # the old file, whole
     assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
@@ -107,3 +107,38 @@ def test_plot_failure_does_not_lose_the_report(tmp_path, monkeypatch):
     md = (out / "report.md").read_text()
     assert "plot 'latency' not drawn: RuntimeError: no fonts" in md
     assert re.search(r"plots/throughput\.png", md)
+
+
+def test_api_write_report_hook_adds_the_recommendation(tmp_path):
+    # What analyze / bench call: the folder plus a "best throughput" recommendation when configs were measured.
+    from modelcost import api
+
+    out = api.write_report(data.run(), str(tmp_path / "b"))
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["recommendation"]["best"]["precision"] == "fp16" and doc["recommendation"]["constraints"] == {}
+    # Pareto by p99: fp16 b1 (0.96 ms, 1250 ips), fp16 b8 (1.44 ms, 6667 ips); the fp32 configs are dominated.
+    assert [(c["precision"], c["batch_size"]) for c in doc["recommendation"]["pareto"]] == [("fp16", 1), ("fp16", 8)]
+    static = api.write_report(RunReport(cost=data.cost()), str(tmp_path / "s"))
+    assert "recommendation" not in json.loads((static / "report.json").read_text())
+
+
+def test_real_cpu_bench_run_report(tmp_path):
+    # A real (tiny) benchmark on ONNX Runtime's CPU provider, written through the hook: every figure in the CSV
+    # is one the run measured.
+    from test_quantize import make_convnet
+
+    from modelcost import api
+    from modelcost.bench.base import BenchConfig
+
+    net = make_convnet(tmp_path / "net.onnx", channels=8)
+    run = RunReport(cost=api.analyze_static(str(net), batch_size=1), command="bench")
+    config = BenchConfig(device="cpu", warmup=3, warmup_max_s=0.3, min_time_s=0.0, min_iters=5, max_time_s=0.3)
+    _, run.device = api.run_benchmarks(str(net), backends=["ort-cpu"], batch_sizes=[1, 2], config=config,
+                                       results=run.benchmarks)
+    out = api.write_report(run, str(tmp_path / "r"))
+    rows = list(csv.DictReader((out / "benchmarks.csv").open()))
+    assert [(r["backend"], r["batch_size"], r["status"]) for r in rows] == [("ort-cpu", "1", "ok"), ("ort-cpu", "2", "ok")]
+    for r in rows:
+        assert float(r["throughput_ips"]) == pytest.approx(int(r["batch_size"]) / float(r["latency_ms_p50"]) * 1e3)
+        assert r["gpu_memory_peak_bytes"] == "" and r["power_w_mean"] == ""  # CPU: not measured, not zero
+    assert (out / "plots" / "throughput.png").is_file() and not (out / "plots" / "memory.png").exists()
