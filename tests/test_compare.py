@@ -100,7 +100,6 @@ def test_interleaved_order_is_abba():
 # End to end on the CPU (ONNX Runtime CPU provider), small models, few short blocks.
 
 import json  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 from modelcost import api  # noqa: E402
 from modelcost.bench.base import BenchConfig  # noqa: E402
@@ -241,8 +240,12 @@ def test_unavailable_backend_is_listed(models):
 
 def test_graph_facts_of_int8_on_cpu(models):
     # The CPU provider fuses Q/DQ around Conv and Gemm into QLinearConv (x2) and QGemm (x1).
-    facts = diagnose.ort_graph_facts(models["int8"], "ort-cpu")
+    import numpy as np
+
+    x = {"x": np.random.default_rng(0).standard_normal((2, 3, 16, 16)).astype(np.float32)}
+    facts = diagnose.ort_graph_facts(models["int8"], "ort-cpu", x)
     assert facts.ops.get("QLinearConv") == 2 and facts.ops.get("QGemm") == 1 and facts.int8_ops >= 3
+    assert set(facts.nodes_by_provider) == {"CPUExecutionProvider"} and facts.fallback_ops == {}
     assert diagnose.ort_graph_facts(models["int8"], "tensorrt") is None  # compiled away: nothing to inspect
 
 
@@ -251,6 +254,10 @@ def test_hints_from_measurements():
     facts = diagnose.GraphFacts("ort-cuda", int8_ops=0, quantize=54, dequantize=107, float_compute=54)
     h = diagnose.hints(backend="ort-cuda", batch_size=1, candidate_precision="int8", faster=False, base_ms=2.0,
                        base_by_batch={1: 2.0, 64: 20.0}, facts=facts)
+    fell = diagnose.GraphFacts("ort-cuda", fallback_ops={"DequantizeLinear": 3, "QuantizeLinear": 1})
+    assert diagnose._kernel_hints("int8", "ort-cuda", fell)[0] == (
+        "4 nodes of the candidate fell back from CUDAExecutionProvider to another provider (ONNX Runtime "
+        "profiling: DequantizeLinear x3, QuantizeLinear x1), with host<->device copies around them")
     assert h[0].startswith("INT8 kernels not used by ort-cuda: after ONNX Runtime's optimisation the candidate "
                            "still has 107 DequantizeLinear and 54 QuantizeLinear nodes")
     # 64x the work in 10x the time: fixed per-call costs dominate at batch 1 (measured scaling, no roofline).

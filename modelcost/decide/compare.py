@@ -209,7 +209,8 @@ class Comparer:
                    for role in ("base", "candidate")}
         if batch == max(self.opts.batch_sizes) and self.opts.data is None:
             self._accuracy(backend, batch, sessions)
-        est = self._estimate(backend, batch, blocks, k, results["base"])
+        feeds = dict(zip([s.name for s in self.base.specs(batch)], self.base.host_inputs(batch)[0]))  # same names
+        est = self._estimate(backend, batch, blocks, k, results["base"], feeds)
         self.cmp.speed.append(est)
         self.run.benchmarks.extend(results.values())
         self.checkpoint()
@@ -238,12 +239,12 @@ class Comparer:
         return r
 
     def _estimate(self, backend: str, batch: int, blocks: dict[str, list[float]], k: int,
-                  base_result: BenchResult) -> SpeedupEstimate:
+                  base_result: BenchResult, feeds: dict[str, Any] | None = None) -> SpeedupEstimate:
         ci = speedup_ci(blocks["base"], blocks["candidate"], method=self.opts.method)
         faster = ci.significant and ci.ratio > 1
         hints: list[str] = []
         if not faster or ci.percent < 10:
-            hints = self._hints(backend, batch, faster, median(blocks["base"]), base_result)
+            hints = self._hints(backend, batch, faster, median(blocks["base"]), base_result, feeds)
         return SpeedupEstimate(
             backend=backend, batch_size=batch, base_precision=self.cmp.base.precision,
             candidate_precision=self.cmp.candidate.precision, blocks=ci.pairs, runs_per_block=k,
@@ -252,11 +253,12 @@ class Comparer:
             verdict=verdict(ci), significant=ci.significant, hints=hints,
             base_blocks_ms=list(blocks["base"]), candidate_blocks_ms=list(blocks["candidate"]))
 
-    def _hints(self, backend: str, batch: int, faster: bool, base_ms: float, base_result: BenchResult) -> list[str]:
+    def _hints(self, backend: str, batch: int, faster: bool, base_ms: float, base_result: BenchResult,
+               feeds: dict[str, Any] | None) -> list[str]:
         facts = None
         if self.cand.kind == "onnx" and self.cand.onnx_path is not None:
             try:
-                facts = diagnose.ort_graph_facts(self.cand.onnx_path, backend)
+                facts = diagnose.ort_graph_facts(self.cand.onnx_path, backend, feeds)
             except Exception as exc:  # noqa: BLE001 - a hint source that fails is named, not fatal
                 self.cmp.notes.append(f"could not inspect the candidate's optimised graph on {backend}: "
                                       f"{_first_line(exc)}")

@@ -5,14 +5,19 @@ with batch size in the comparison's own measurements. Every hint names the measu
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 INT8_OPS = {"QGemm", "ConvInteger", "MatMulInteger", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "QAttention",
             "DynamicQuantizeLSTM", "QEmbedLayerNormalization", "MatMulNBits"}
 FLOAT_COMPUTE = {"Conv", "FusedConv", "NhwcConv", "Gemm", "FusedGemm", "MatMul", "FusedMatMul", "Attention",
                  "MultiHeadAttention", "ConvTranspose"}
+# ONNX Runtime places small shape computations on the CPU on purpose: not counted as fallbacks.
+SHAPE_OPS = {"Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Reshape", "Slice", "Constant",
+             "ConstantOfShape", "Range", "Cast", "Expand", "Identity", "MemcpyToHost", "MemcpyFromHost"}
 _PROVIDERS = {"ort-cpu": "CPUExecutionProvider", "ort-cuda": "CUDAExecutionProvider"}
 
 
@@ -29,15 +34,18 @@ class GraphFacts:
     float16_weights: int = 0  # initializers still float16 after optimisation
     float32_weights: int = 0
     ops: dict[str, int] = field(default_factory=dict)
+    nodes_by_provider: dict[str, int] = field(default_factory=dict)  # from ORT profiling; empty when not run
+    fallback_ops: dict[str, int] = field(default_factory=dict)  # op -> nodes run by another provider than asked
 
 
 def is_int8_op(op: str) -> bool:
     return op.startswith(("QLinear", "QOrdered")) or op in INT8_OPS
 
 
-def ort_graph_facts(model_path: str | Path, backend: str) -> GraphFacts | None:
-    """Ask ONNX Runtime for the optimised graph of ``model_path`` on ``backend``'s provider and count what runs.
-    None for backends whose graph is compiled away (TensorRT) or not ONNX Runtime."""
+def ort_graph_facts(model_path: str | Path, backend: str, feeds: dict[str, Any] | None = None) -> GraphFacts | None:
+    """Ask ONNX Runtime for the optimised graph of ``model_path`` on ``backend``'s provider and count what runs;
+    with ``feeds``, also run it once under ORT's profiler to see which provider ran each node. None for
+    backends whose graph is compiled away (TensorRT) or not ONNX Runtime."""
     provider = _PROVIDERS.get(backend)
     if provider is None:
         return None
@@ -50,8 +58,18 @@ def ort_graph_facts(model_path: str | Path, backend: str) -> GraphFacts | None:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.optimized_model_filepath = str(out)
         opts.log_severity_level = 3
-        ort.InferenceSession(str(model_path), sess_options=opts, providers=[provider])
+        if feeds is not None:
+            opts.enable_profiling = True
+            opts.profile_file_prefix = str(Path(tmp) / "prof")
+        providers = [provider] if provider == "CPUExecutionProvider" else [provider, "CPUExecutionProvider"]
+        session = ort.InferenceSession(str(model_path), sess_options=opts, providers=providers)
         graph = onnx.load(str(out), load_external_data=False).graph
+        placement: list[tuple[str, str]] = []
+        if feeds is not None:
+            session.run(None, feeds)
+            events = json.loads(Path(session.end_profiling()).read_text())
+            placement = [(e["args"].get("op_name", "?"), e["args"].get("provider", "?")) for e in events
+                         if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")]
     facts = GraphFacts(backend)
     facts.float16_weights = sum(t.data_type == onnx.TensorProto.FLOAT16 for t in graph.initializer)
     facts.float32_weights = sum(t.data_type == onnx.TensorProto.FLOAT for t in graph.initializer)
@@ -62,6 +80,10 @@ def ort_graph_facts(model_path: str | Path, backend: str) -> GraphFacts | None:
     facts.dequantize = facts.ops.get("DequantizeLinear", 0)
     facts.float_compute = sum(n for op, n in facts.ops.items() if op in FLOAT_COMPUTE)
     facts.cast = facts.ops.get("Cast", 0)
+    for op, prov in placement:
+        facts.nodes_by_provider[prov] = facts.nodes_by_provider.get(prov, 0) + 1
+        if prov != provider and op not in SHAPE_OPS:
+            facts.fallback_ops[op] = facts.fallback_ops.get(op, 0) + 1
     return facts
 
 
@@ -69,6 +91,11 @@ def _kernel_hints(precision: str, backend: str, facts: GraphFacts | None) -> lis
     out: list[str] = []
     if facts is None:
         return out
+    if facts.fallback_ops:
+        n = sum(facts.fallback_ops.values())
+        ops = ", ".join(f"{op} x{c}" for op, c in sorted(facts.fallback_ops.items(), key=lambda kv: -kv[1]))
+        out.append(f"{n} nodes of the candidate fell back from {_PROVIDERS[backend]} to another provider "
+                   f"(ONNX Runtime profiling: {ops}), with host<->device copies around them")
     if precision == "int8" and facts.int8_ops == 0 and facts.dequantize:
         why = (" (ONNX Runtime's CUDA provider has no INT8 convolution kernels: TensorRT — the tensorrt or "
                "ort-tensorrt backend — runs Q/DQ models in INT8)" if backend == "ort-cuda" else "")
