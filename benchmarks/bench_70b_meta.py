@@ -105,19 +105,19 @@ def render(runs: list[dict[str, object]], batch: int, seq: int, command: str) ->
               "FLOPs": (first["flops"], expected_flops(batch, seq))}
     lines = [
         SECTION, "", f"Command: `{command}`", "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}, "
-        f"torch {torch.__version__}; {time.strftime('%Y-%m-%d')}.", "",
-        f"`zoo:llama-70b` (80 layers, hidden 8192, 64 query / 8 KV heads, SwiGLU 28672, vocab 32000, untied "
+        (f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}, "
+        f"torch {torch.__version__}; {time.strftime('%Y-%m-%d')}."), "",
+        (f"`zoo:llama-70b` (80 layers, hidden 8192, 64 query / 8 KV heads, SwiGLU 28672, vocab 32000, untied "
         f"lm_head) at batch {batch}, seq {seq}, built on the meta device and run once on meta inputs; "
         f"{first['layers']} layers reported. Each run is a fresh `python -c` process calling "
         f"`modelcost.api.analyze_static` (interpreter start and imports included); peak RSS is that process's "
         f"`ru_maxrss` (os.wait4); {len(runs)} runs. The fp32 weights it describes would take "
-        f"{first['weight_bytes'] / 1e9:.0f} GB.", "",
+        f"{first['weight_bytes'] / 1e9:.0f} GB."), "",
         "| metric | result | target |", "|---|---:|---:|",
-        f"| wall time per analysis, median (max) | {_median([r['wall_s'] for r in runs]):.2f} s ({wall_max:.2f} s) "
-        f"| < {TARGET_WALL_S:.0f} s |",
-        f"| of which `from modelcost import api` / analyze_static (torch import inside), median | {_median([r['import_s'] for r in runs]):.2f} s / "
-        f"{_median([r['analyze_s'] for r in runs]):.2f} s | |",
+        (f"| wall time per analysis, median (max) | {_median([r['wall_s'] for r in runs]):.2f} s ({wall_max:.2f} s) "
+        f"| < {TARGET_WALL_S:.0f} s |"),
+        (f"| of which `from modelcost import api` / analyze_static (torch import inside), median | "
+         f"{_median([r['import_s'] for r in runs]):.2f} s / {_median([r['analyze_s'] for r in runs]):.2f} s | |"),
         f"| CPU time (user + system), median | {_median([r['cpu_s'] for r in runs]):.2f} s | |",
         f"| peak RSS, max over runs | {rss_max:.0f} MB | < {TARGET_RSS_MB:.0f} MB |",
     ]
@@ -125,11 +125,11 @@ def render(runs: list[dict[str, object]], batch: int, seq: int, command: str) ->
         lines.append(f"| {name} (hand-derived {want:,}) | {got:,} {'matches' if got == want else 'MISMATCH'} | exact |")
     ok = wall_max < TARGET_WALL_S and rss_max < TARGET_RSS_MB and all(g == w for g, w in checks.values())
     lines += [
-        "", f"Activation bytes {first['activation_bytes']:,}; peak live activations {first['peak_bytes']:,} bytes "
-        "(attention counted as one fused op: its scores are not materialised).", "",
+        "", (f"Activation bytes {first['activation_bytes']:,}; peak live activations {first['peak_bytes']:,} bytes "
+        "(attention counted as one fused op: its scores are not materialised)."), "",
         f"Load average (1 min) when the runs ended: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores.", "",
-        f"Result: **{'pass' if ok else 'FAIL'}**. Uncounted ops: {first['uncounted'] or 'none'}; "
-        f"problems: {first['problems'] or 'none'}.", "",
+        (f"Result: **{'pass' if ok else 'FAIL'}**. Uncounted ops: {first['uncounted'] or 'none'}; "
+        f"problems: {first['problems'] or 'none'}."), "",
     ]
     return "\n".join(lines)
 
@@ -137,7 +137,7 @@ def render(runs: list[dict[str, object]], batch: int, seq: int, command: str) ->
 def write_section(text: str) -> None:
     """Replace this benchmark's section of BENCHMARKS.md (or append it), leaving other sections alone."""
     old = BENCH_MD.read_text() if BENCH_MD.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
+    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
     new = pattern.sub(lambda _: text + "\n", old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text + "\n"
     BENCH_MD.write_text(new)
 

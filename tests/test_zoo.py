@@ -13,6 +13,7 @@ from modelcost.loaders.base import LoadOptions
 from modelcost.loaders.torch_loader import load_torch
 from modelcost.loaders.zoo import ZOO
 from modelcost.loaders.zoo.transformer import GPT2, GPT2Config
+from tests.conftest import requires_cuda
 
 
 def bottleneck_params(inp: int, p: int, downsample: bool) -> int:
@@ -156,3 +157,21 @@ def test_small_entries_run_for_real(name, shapes):
 def test_tied_weights_survive_real_instantiation():
     model = GPT2(GPT2Config(vocab_size=100, hidden=32, layers=1, heads=2, max_positions=16))
     assert model.lm_head.weight is model.transformer.wte.weight
+
+
+def test_entry_default_input_specs_are_concrete():
+    assert [(s.name, s.shape) for s in ZOO["resnet50"].input_specs()] == [("x", (1, 3, 224, 224))]
+    assert ZOO["gpt2"].input_specs(4)[0].shape == (4, 1024)
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("name", ["resnet18", "bert-tiny", "llama-tiny"])
+def test_small_entries_run_on_cuda_in_half_precision(name):
+    loaded = load_torch(f"zoo:{name}", LoadOptions())
+    model = loaded.instantiate("cuda", dtype=torch.float16)
+    inputs = loaded.make_inputs(2, device="cuda", dtype=torch.float16)
+    with torch.no_grad():
+        out = model(*inputs)
+    first = out[0] if isinstance(out, tuple) else out
+    assert first.device.type == "cuda" and first.dtype == torch.float16 and torch.isfinite(first).all()

@@ -62,7 +62,7 @@ def register(targets: list[Any]) -> Callable[[Formula], Formula]:
     def wrap(formula: Formula) -> Formula:
         for target in targets:
             if not isinstance(target, torch._ops.OpOverloadPacket):
-                raise ValueError(f"register: expected an aten overload packet, got {target!r}")
+                raise TypeError(f"register: expected an aten overload packet, got {target!r}")
             if target in FORMULAS or target in ZERO_COST:
                 raise ValueError(f"register: {target} already has a cost")
             FORMULAS[target] = formula

@@ -200,7 +200,7 @@ def build_on(factory: Callable[[], Any], device: str, source: str) -> Any:
             module = factory()
     except ModelcostError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the user's factory raised: say so in one line
+    except Exception as exc:  # the user's factory raised: say so in one line
         raise ModelcostError(f"{source}: the factory raised {one_line(exc)[:400]}") from exc
     if not isinstance(module, torch.nn.Module):
         raise ModelcostError(f"{source}: the factory returned {type(module).__name__}, not a torch.nn.Module")
@@ -267,7 +267,7 @@ def _import_target(source: str, target: str) -> Any:
         sys.path.insert(0, str(path.resolve().parent))
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - the user's file raised on import
+        except Exception as exc:  # the user's file raised on import
             sys.modules.pop(spec.name, None)
             raise ModelcostError(f"{source}: importing {target} raised {one_line(exc)[:400]}") from exc
         finally:
@@ -277,7 +277,7 @@ def _import_target(source: str, target: str) -> Any:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
         raise ModelcostError(f"{source}: cannot import module {target!r} ({exc}); is it installed or on PYTHONPATH?") from exc
-    except Exception as exc:  # noqa: BLE001 - the user's module raised on import
+    except Exception as exc:  # the user's module raised on import
         raise ModelcostError(f"{source}: importing {target} raised {one_line(exc)[:400]}") from exc
 
 
@@ -328,7 +328,7 @@ def _example_specs(source: str, fn: Callable[..., Any], names: list[str], option
     def at(batch_size: int | None) -> tuple[list[TensorSpec], dict[str, int], dict[str, Any]]:
         try:
             raw = fn(batch_size=batch_size or 1) if takes_batch else fn()
-        except Exception as exc:  # noqa: BLE001 - the user's example_inputs raised
+        except Exception as exc:  # the user's example_inputs raised
             raise ModelcostError(f"{source}: example_inputs() raised {one_line(exc)[:400]}") from exc
         items = list(raw.items()) if isinstance(raw, dict) else list(zip(names, raw, strict=False))
         if not isinstance(raw, dict) and len(raw) > len(names):
@@ -392,7 +392,7 @@ def _load_script_or_pickle(source: str, options: LoadOptions) -> LoadedTorch:
                 with warnings.catch_warnings():  # "torch.jit.load is deprecated": the user's file is what it is
                     warnings.simplefilter("ignore", DeprecationWarning)
                     return torch.jit.load(str(path), map_location=device)
-            except Exception as exc:  # noqa: BLE001 - a damaged file
+            except Exception as exc:  # a damaged file
                 raise ModelcostError(f"{source}: cannot load as TorchScript: {one_line(exc)[:300]}") from exc
 
         notes.append("TorchScript: module hooks do not run inside TorchScript, so layers are aten ops of the root")
@@ -403,7 +403,7 @@ def _load_script_or_pickle(source: str, options: LoadOptions) -> LoadedTorch:
         def build(device: str) -> Any:
             try:
                 obj = torch.load(str(path), map_location=device, weights_only=False)
-            except Exception as exc:  # noqa: BLE001 - a damaged file
+            except Exception as exc:  # a damaged file
                 raise ModelcostError(f"{source}: cannot unpickle: {one_line(exc)[:300]}") from exc
             if not isinstance(obj, torch.nn.Module):
                 raise ModelcostError(f"{source}: holds a {type(obj).__name__}, not a torch.nn.Module")
@@ -443,7 +443,7 @@ def _load_exported(source: str, options: LoadOptions) -> LoadedTorch:
     def load() -> Any:
         try:
             return torch.export.load(str(path))
-        except Exception as exc:  # noqa: BLE001 - not a torch.export archive, or damaged
+        except Exception as exc:  # not a torch.export archive, or damaged
             raise ModelcostError(f"{source}: cannot load as a torch.export program: {one_line(exc)[:300]}") from exc
 
     program = load()

@@ -27,6 +27,12 @@ class ZooEntry:
     input_high: dict[str, int] = field(default_factory=dict)  # integer inputs take values in [0, high)
     params: int | None = None  # hand-derived parameter count (see the architecture's module docstring)
 
+    def input_specs(self, batch_size: int = 1) -> list[TensorSpec]:
+        """The default inputs with every symbolic dim bound (batch -> batch_size, others -> ``dims``)."""
+        sizes = {"batch": batch_size, **self.dims}
+        return [TensorSpec(s.name, tuple(sizes[d] if isinstance(d, str) else d for d in s.shape), s.dtype)
+                for s in self.inputs]
+
 
 def _image() -> tuple[TensorSpec, ...]:
     return (TensorSpec("x", ("batch", 3, "height", "width"), "float32"),)

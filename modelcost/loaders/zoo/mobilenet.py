@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from torch import Tensor, nn
 from torch.nn import functional as F
 
@@ -32,7 +34,7 @@ class InvertedResidual(nn.Module):
     def __init__(self, inp: int, oup: int, stride: int, expand_ratio: int) -> None:
         super().__init__()
         self.stride = stride
-        hidden_dim = int(round(inp * expand_ratio))
+        hidden_dim = round(inp * expand_ratio)
         self.use_res_connect = stride == 1 and inp == oup
         layers: list[nn.Module] = []
         if expand_ratio != 1:
@@ -50,7 +52,7 @@ class InvertedResidual(nn.Module):
 
 
 class MobileNetV2(nn.Module):
-    SETTINGS = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]]
+    SETTINGS: ClassVar[list[list[int]]] = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]]
 
     def __init__(self, num_classes: int = 1000, width_mult: float = 1.0, round_nearest: int = 8,
                  dropout: float = 0.2) -> None:

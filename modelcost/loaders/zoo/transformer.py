@@ -333,7 +333,7 @@ def gpt2(config: GPT2Config = GPT2Config()) -> GPT2:
     return GPT2(config)
 
 
-def llama(preset: str = "llama-7b", **overrides: int | float | bool) -> Llama:
+def llama(preset: str = "llama-7b", **overrides: float | bool) -> Llama:
     from dataclasses import replace
 
     return Llama(replace(LLAMA_PRESETS[preset], **overrides))
