@@ -467,14 +467,16 @@ def _load_exported(source: str, options: LoadOptions) -> LoadedTorch:
         for path_name, cls in (node.meta.get("nn_module_stack") or {}).values():
             types[path_name] = str(cls).rsplit(".", 1)[-1].strip("'>")
 
-    def build(device: str) -> Any:
-        prog = program if device == "meta" else load()
+    def build(device: str, prog: Any = None) -> Any:
+        prog = prog if prog is not None else load()
         try:
             module = torch.export.unflatten(prog)
         except Exception:  # noqa: BLE001 - unflattening is best effort; the flat module runs the same ops
             module = prog.module()
         return module.to(device)
 
+    meta_module = build("meta", program)
+    del program  # the real weights read from the file are not kept while counting
     notes = ["torch.export: weights are read from the file to build the module, then moved to meta"]
-    return LoadedTorch(path.stem, source, "torch.export", build("meta"), inputs, inputs[0].shape[0] if inputs else None,
+    return LoadedTorch(path.stem, source, "torch.export", meta_module, inputs, inputs[0].shape[0] if inputs else None,
                        file_size_bytes=path.stat().st_size, notes=notes, module_types=types, build=build)
