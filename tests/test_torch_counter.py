@@ -492,3 +492,14 @@ def test_macs_agree_with_fvcore(build, shape):
     with torch.device("meta"):
         on_meta = analyze_module(build().eval(), [meta(*shape)]).compute.macs
     assert ours == on_meta == fvcore_macs > 0
+
+
+def test_a_failing_formula_leaves_the_op_uncounted_with_a_note(monkeypatch):
+    def broken(a, out):
+        raise KeyError("unexpected argument")
+
+    monkeypatch.setitem(torch_ops.FORMULAS, aten.mm, broken)
+    r = analyze_module(Fn(lambda a, b: torch.mm(a, b) + 1), [meta(3, 4), meta(4, 5)])
+    assert r.compute.uncounted_ops == {"aten.mm": 1} and not r.problems
+    assert r.compute.flops == 15  # the add after it still counts
+    assert any("aten.mm: its formula failed" in note for note in r.notes)

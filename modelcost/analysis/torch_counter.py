@@ -81,6 +81,7 @@ class _Recorder:
         self.absorbed: Counter[str] = Counter()
         self.decomposed: Counter[str] = Counter()
         self.composites: Counter[str] = Counter()
+        self.formula_errors: dict[str, str] = {}
         self.static_storages: set[int] = set()
         self.seen_storages: set[int] = set()
         self.keep_alive: list[torch.Tensor] = []  # storage ids stay unique while the run lasts
@@ -140,6 +141,14 @@ class _Recorder:
             if cost.macs and layer.macs_dtype is None:
                 layer.macs_dtype = cost.macs_dtype
 
+    def cost_of(self, op: str, formula: Any) -> tuple[torch_ops.OpCost | None, str]:
+        """Run a formula; one that fails on an unexpected call leaves the op uncounted (and says why)."""
+        try:
+            return formula(), "counted"
+        except Exception as exc:  # noqa: BLE001 - a formula bug must not lose the rest of the analysis
+            self.formula_errors.setdefault(op, f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:200]}")
+            return None, "uncounted"
+
     def _track_memory(self, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> None:
         produced: dict[int, int] = {}
         for t in outputs:
@@ -175,7 +184,9 @@ class _CountingMode(TorchDispatchMode):
                 self.rec.decomposed[name] += 1
                 return result
         out = func(*args, **kwargs)
-        cost = torch_ops.op_cost(func, args, kwargs, out) if status == "counted" else None
+        cost = None
+        if status == "counted":
+            cost, status = self.rec.cost_of(name, lambda: torch_ops.op_cost(func, args, kwargs, out))
         self.rec.record(name, status, cost, (args, kwargs), out)
         return out
 
@@ -196,7 +207,8 @@ class _CompositeMode(TorchFunctionMode):
         finally:
             self.rec.in_composite -= 1
         self.rec.composites[kind] += 1
-        self.rec.record(kind, "counted", torch_ops.composite_cost(kind, args, kwargs), (args, kwargs), out)
+        cost, status = self.rec.cost_of(kind, lambda: torch_ops.composite_cost(kind, args, kwargs))
+        self.rec.record(kind, status, cost, (args, kwargs), out)
         return out
 
 
@@ -258,6 +270,8 @@ def _notes(loaded: LoadedTorch, rec: _Recorder, module: torch.nn.Module, shared:
         notes.append(f"{kind}: {n} call(s) counted as one op each by its formula")
     if rec.absorbed:
         notes.append(f"{sum(rec.absorbed.values())} aten op call(s) ran inside those calls and are not counted again")
+    for name, why in sorted(rec.formula_errors.items()):
+        notes.append(f"{name}: its formula failed on this call ({why}); listed as uncounted")
     for name, n in sorted(rec.decomposed.items()):
         notes.append(f"{name}: {n} call(s) counted through its decomposition")
     missing = _never_called(module, rec.called) if loaded.format != "torchscript" else []
