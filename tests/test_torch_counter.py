@@ -166,9 +166,25 @@ def test_attention_sdpa_and_einsum_give_the_same_exact_macs():
     e = count(einsum_block, *(meta(*s) for s in QKV))
     assert (a.macs, a.flops) == (20_480, 44_800)
     assert e.macs == a.macs == formulas.einsum_macs("bhld,bhsd->bhls", QKV[:2]) * 2
-    # the einsum version: two bmm 40,960 + scale mul 640 + softmax 5*640 = 44,800 too
+    # the einsum version: two einsums 2 * 2 * 10,240 + scale mul 640 + softmax 5*640 = 44,800 too
     assert e.flops == 44_800
     assert a.uncounted_ops == e.uncounted_ops == {}
+
+
+@pytest.mark.parametrize(
+    ("equation", "shapes", "macs"),
+    [
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], 120),  # batched matmul 2 * 3*5*4
+        ("bi,bi->b", [(2, 5), (2, 5)], 10),  # batched dot: 2 * 5
+        ("i,j->ij", [(3,), (4,)], 12),  # outer product: every index combination, 3*4 (formulas.einsum_macs)
+        ("bi,bi->bi", [(2, 5), (2, 5)], 10),  # elementwise product: 2*5, as the ONNX counter counts it
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], 64),  # left to right: 2*3*4 + 2*4*5
+    ],
+)
+def test_einsum_counts_as_the_shared_formula(equation, shapes, macs):
+    c = count(lambda *xs: torch.einsum(equation, *xs), *(meta(*s) for s in shapes))
+    assert (c.macs, c.flops) == (macs, 2 * macs) and macs == formulas.einsum_macs(equation, shapes)
+    assert count(lambda x: torch.einsum("ij->j", x), meta(3, 4)).flops == 12  # one operand: a sum, 12 adds
 
 
 def test_attention_mask_gqa_and_real_cpu_kernel():

@@ -1,8 +1,8 @@
 """Count a PyTorch model's parameters, MACs/FLOPs and activation memory on the meta device.
 
 The model (built on ``meta`` by the loader, so no weight memory exists) runs once on meta inputs under two
-modes: a TorchFunctionMode that counts attention, recurrent layers and RMS norm as one op each
-(``torch_ops.COMPOSITES``; the aten ops they run inside are absorbed), and a TorchDispatchMode that puts
+modes: a TorchFunctionMode that counts attention, recurrent layers, RMS norm and einsum as one op each
+(``torch_ops.composite_kind``; the aten ops they run inside are absorbed), and a TorchDispatchMode that puts
 every other aten op in one of three states (``torch_ops.classify``): counted, zero cost, or uncounted (listed
 with its count). Global module hooks attribute each op to the innermost module running: a leaf module is
 one layer; an op a container runs itself (a residual add, attention) is a layer named ``module.op``.
@@ -198,7 +198,7 @@ class _CompositeMode(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
-        kind = torch_ops.composite_kind(func)
+        kind = torch_ops.composite_kind(func, args)
         if kind is None or self.rec.in_composite:
             return func(*args, **kwargs)
         self.rec.in_composite += 1

@@ -8,8 +8,8 @@ An aten op met while counting ends in exactly one state:
 * **uncounted** - anything else; the counter lists it with its occurrence count, never as a silent zero.
 
 ``register`` refuses an op that already has a formula or is already known to be free, so each op has one
-meaning. Besides the aten-level table, ``COMPOSITES`` names the few torch functions counted as one op by
-the counter's function-level mode (attention, recurrent layers, RMS norm), whatever aten ops they run.
+meaning. Besides the aten-level table, ``composite_kind`` names the few torch functions counted as one op by
+the counter's function-level mode (attention, recurrent layers, RMS norm, einsum), whatever aten ops they run.
 
 Conventions of aten ops that have no ONNX twin (documented here, used nowhere else):
 addcmul / addcdiv / lerp 3 FLOPs per element; xlogy 2; logit 3; hypot 4; frac 2; glu 4 per output
@@ -523,15 +523,29 @@ register_zero_cost(
 
 # ---------------------------------------------------------------------------------------------------
 # composites: torch functions counted as one op at the function level (the aten ops they run inside are
-# absorbed): attention, recurrent layers and cells, RMS norm.
+# absorbed): attention, recurrent layers and cells, RMS norm, einsum of two or more operands.
 
 _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
 _RNN_KINDS = {"lstm": "lstm", "gru": "gru", "rnn_tanh": "rnn", "rnn_relu": "rnn"}
 
 
-def composite_kind(func: Any) -> str | None:
-    """'scaled_dot_product_attention' | 'lstm' | 'gru' | 'rnn_tanh' | ... | 'rms_norm' or None."""
-    return _COMPOSITE_FUNCS.get(func)
+def composite_kind(func: Any, args: tuple = ()) -> str | None:
+    """'scaled_dot_product_attention' | 'lstm' | 'gru' | 'rnn_tanh' | ... | 'rms_norm' | 'einsum' or None.
+
+    einsum is a composite only with an equation string and two or more operands (docs/COUNTING.md: the
+    product of every index size, pairwise left to right, as the ONNX counter does, so an outer or elementwise
+    product counts as MACs too); a one-operand einsum (a sum or a transpose) is counted by what it runs."""
+    kind = _COMPOSITE_FUNCS.get(func)
+    if kind == "einsum" and len(_einsum_operands(args)) < 2:
+        return None
+    return kind
+
+
+def _einsum_operands(args: tuple) -> list[torch.Tensor]:
+    if not args or not isinstance(args[0], str):
+        return []
+    rest = args[1] if len(args) == 2 and isinstance(args[1], (list, tuple)) else args[1:]
+    return [t for t in rest if isinstance(t, torch.Tensor)]
 
 
 def _composite_funcs() -> dict[Any, str]:
@@ -544,6 +558,8 @@ def _composite_funcs() -> dict[Any, str]:
         packet = getattr(aten, name)
         for overload in packet.overloads():
             table[getattr(packet, overload)] = kind
+    table[torch.einsum] = "einsum"
+    table[aten.einsum.default] = "einsum"
     for name in [*_RNN_KINDS, *(k + "_cell" for k in _RNN_KINDS)]:
         table[getattr(torch, name)] = name
         packet = getattr(aten, name)
@@ -557,6 +573,10 @@ def composite_cost(kind: str, args: tuple, kwargs: dict) -> OpCost:
     if kind == "scaled_dot_product_attention":
         a = dict(zip(_SDPA_ARGS, args, strict=False)) | kwargs
         return _attention(a["query"], a["key"], a["value"], a.get("attn_mask") is not None)
+    if kind == "einsum":
+        operands = _einsum_operands(args)
+        macs = F.einsum_macs(args[0], [tuple(t.shape) for t in operands])
+        return OpCost(macs, 2 * macs, _dtype(operands[0]))
     if kind == "rms_norm":
         x = args[0]
         weight = args[2] if len(args) > 2 else kwargs.get("weight")
