@@ -25,7 +25,7 @@ from modelcost.bench.stats import latency_stats, median
 from modelcost.bench.timing import CudaEventClock, Measurement, WallClock, warm_up
 from modelcost.core.decisions import Comparison, ModelSide, SpeedupEstimate
 from modelcost.core.errors import ModelcostError
-from modelcost.core.types import BenchResult, CostReport, GpuSpec, RunReport
+from modelcost.core.types import AccuracyStats, BenchResult, CostReport, GpuSpec, RunReport
 from modelcost.decide import diagnose
 from modelcost.decide.speedup import interleaved_order, speedup_ci, verdict
 
@@ -208,7 +208,7 @@ class Comparer:
         results = {role: self._result(backend, batch, role, sessions[role], samples[role], warm[role], k, notes)
                    for role in ("base", "candidate")}
         if batch == max(self.opts.batch_sizes) and self.opts.data is None:
-            self._accuracy(backend, batch, sessions)
+            results["candidate"].accuracy = self._accuracy(backend, batch, sessions)
         feeds = dict(zip([s.name for s in self.base.specs(batch)], self.base.host_inputs(batch)[0]))  # same names
         est = self._estimate(backend, batch, blocks, k, results["base"], feeds)
         self.cmp.speed.append(est)
@@ -268,7 +268,7 @@ class Comparer:
                               bound=rl.bound if rl else None, over_bound=rl.measured_over_bound if rl else None,
                               facts=facts)
 
-    def _accuracy(self, backend: str, batch: int, sessions: dict[str, Any]) -> None:
+    def _accuracy(self, backend: str, batch: int, sessions: dict[str, Any]) -> AccuracyStats | None:
         try:
             sessions["base"].run()
             sessions["candidate"].run()
@@ -276,10 +276,11 @@ class Comparer:
                                    reference_name=f"base ({self.cmp.base.name}) on {backend}")
         except ValueError as exc:
             self.cmp.notes.append(f"{backend}: accuracy not compared: {exc}")
-            return
+            return None
         self.cmp.accuracy.append((backend, acc))
         if not self.cmp.data:
             self.cmp.data = f"generated inputs of batch {batch} (standard normal floats, valid integer ids), seeded"
+        return acc
 
     def _accuracy_on_data(self, backend: str, runners: dict[str, Any]) -> None:
         """Accuracy on ``--data FILE.npz``: both models on every sample, in chunks of the largest batch size."""

@@ -44,7 +44,7 @@ def benchmark_blocks(results: list[BenchResult]) -> list[Block]:
                 _g(r.energy_j_per_inference, 3), accuracy_text(r) + (" (budget hit)" if r.budget_hit else ""),
             ])
         headers = ["config", "batch", "p50 ms", "p90 ms", "p99 ms", "mean ± std ms", "cv", "runs", "IPS",
-                   "e2e p50 ms", "GPU mem peak", "power W", "J / inference", "accuracy vs FP32"]
+                   "e2e p50 ms", "GPU mem peak", "power W", "J / inference", "accuracy vs reference"]
         blocks.append(Table(headers, rows, [False] + [True] * 12 + [False]))
     extra = [r for r in ok if r.build_s is not None or r.first_inference_ms is not None]
     if extra:
