@@ -341,7 +341,8 @@ def render(res: dict[str, object], command: str) -> str:
         "|---|---:|---:|",
         f"| wall time per analysis, median (max) | {r['wall_median_s']:.2f} s ({r['wall_max_s']:.2f} s) "
         f"| < {TARGET_WALL_S:.0f} s |",
-        f"| of which imports / analyze_static, median | {r['import_median_s']:.2f} s / "
+        f"| of which `from modelcost import api` / analyze_static (onnx import inside), median "
+        f"| {r['import_median_s']:.2f} s / "
         f"{r['analyze_median_s']:.2f} s | |",
         f"| CPU time (user + system) per analysis, median | {r['cpu_median_s']:.2f} s | |",
         f"| peak RSS, max over runs | {r['rss_max_mb']:.0f} MB | < {TARGET_RSS_MB:.0f} MB |",
@@ -351,6 +352,9 @@ def render(res: dict[str, object], command: str) -> str:
         lines.append(f"| {name} (hand-derived {want:,}) | {got:,} {'matches' if got == want else 'MISMATCH'} | exact |")
     verdict = "pass" if ok_time and ok_rss and all(g == w for g, w in r["checks"].values()) else "FAIL"
     lines += [
+        "",
+        "The hand derivations are `expected_params`, `expected_macs` and `expected_flops` in the script (per layer: "
+        "4 h² + 3 h·I weights and MACs per token, 2 · heads · S² · d attention MACs, FLOPs by formulas.py).",
         "",
         f"Load average (1 min) when the runs ended: {r['load_avg_1min']:.2f} on {os.cpu_count()} cores.",
         "",
