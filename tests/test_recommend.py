@@ -167,7 +167,7 @@ def test_cli_recommend_nothing_fits_exits_1(convnet):
     r = _cli(["recommend", str(convnet), "--backends", "ort-cpu", "--min-throughput", "1e12", *FAST_BENCH])
     assert r.exit_code == 1, r.output
     assert "nothing meets the constraints" in r.output
-    assert "min_throughput_ips 1e+12 fails for every config; the best is ort-cpu fp32 b1" in r.output
+    assert "min_throughput_ips 1e+12 fails for every config; the best is ort-cpu fp32 b" in r.output
 
 
 def test_cli_recommend_bad_input_is_one_line(tmp_path):
@@ -176,3 +176,24 @@ def test_cli_recommend_bad_input_is_one_line(tmp_path):
     assert "Traceback" not in r.output
     r = _cli(["recommend", "x.onnx", "--latency-stat", "p42", "--device", "cpu"])
     assert r.exit_code == 1 and "Traceback" not in r.output
+
+
+def test_cli_recommend_default_sweep_and_incomplete(convnet, monkeypatch):
+    # No batch option: 1, 8 and 32 are measured. Ctrl-C during the sweep: recommended from what finished, exit 130.
+    from modelcost.bench import runner
+
+    r = _cli(["recommend", str(convnet), "--backends", "ort-cpu", *FAST_BENCH])
+    assert r.exit_code == 0, r.output
+    assert "ort-cpu fp32 b32" in r.output or "ort-cpu fp32 b8" in r.output
+
+    original = runner.Sweep._run_config
+
+    def interrupt_at_8(self, runner_, backend, precision, batch, baseline):
+        if batch == 8:
+            raise KeyboardInterrupt
+        return original(self, runner_, backend, precision, batch, baseline)
+
+    monkeypatch.setattr(runner.Sweep, "_run_config", interrupt_at_8)
+    r = _cli(["recommend", str(convnet), "--backends", "ort-cpu", *FAST_BENCH])
+    assert r.exit_code == 130, r.output
+    assert "recommended: ort-cpu fp32 b1" in r.output

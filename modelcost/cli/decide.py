@@ -211,7 +211,8 @@ def recommend(
     max_accuracy_drop: Annotated[Optional[float], typer.Option(min=0.0, help="Percent: 100 x (1 - top-1 agreement "
                                                                              "with FP32), or 100 x (1 - cosine).")] = None,
     batch_size: Annotated[Optional[int], typer.Option("--batch-size", "-b", min=1, help="Only this batch size.")] = None,
-    batch_sizes: BatchSizesOpt = None,
+    batch_sizes: Annotated[Optional[str], typer.Option("--batch-sizes", help="Batch sizes to measure and choose "
+                                                                             "from (default 1,8,32).")] = None,
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
     objective: Annotated[str, typer.Option(help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
     backends: BackendsOpt = None,
@@ -242,7 +243,7 @@ def recommend(
                      samples_csv=samples_csv)
     run, rec, folder = api.recommend(
         model, constraints=constraints, objective=objective, backends=parse_backends(backends),
-        precisions=parse_precisions(precisions), batch_sizes=only, input_shapes=input_shape,
+        precisions=parse_precisions(precisions), batch_sizes=only or [1, 8, 32], input_shapes=input_shape,
         trust_pickle=trust_pickle, config=config, out=str(out) if out else None, write=report or out is not None,
         progress=True, command=_command())
     print_recommendation(rec, folder)
