@@ -169,101 +169,20 @@ def dynamic_batch() -> onnx.ModelProto:
     return _model(graph)
 
 
-def _conv_pair(quantized: bool) -> onnx.ModelProto:
-    """x [1, 8, 16, 16] -> Conv 8->16 k3 p1 (+bias) -> Relu -> Conv 16->16 k1 (+bias) -> y [1, 16, 16, 16].
-    The QDQ form quantizes activations to uint8 (per tensor) and weights to int8 (per output channel, axis 0)
-    with int32 biases, as onnxruntime's static QDQ quantizer writes it."""
+ACT_SCALE = np.float32(0.05)  # activation quantization: uint8, zero point 128, per tensor
+
+
+def _conv_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The float weights both conv samples share: w1 [16, 8, 3, 3], b1 [16], w2 [16, 16, 1, 1], b2 [16]."""
     rng = _rng(3)
     w1 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * np.float32(0.1)
     b1 = rng.standard_normal(16).astype(np.float32) * np.float32(0.1)
     w2 = rng.standard_normal((16, 16, 1, 1)).astype(np.float32) * np.float32(0.1)
     b2 = rng.standard_normal(16).astype(np.float32) * np.float32(0.1)
-    inits: list[TensorProto] = []
-    nodes: list[onnx.NodeProto] = []
-    if not quantized:
-        inits = [
-            numpy_helper.from_array(a, n)
-            for a, n in ((w1, "conv1.weight"), (b1, "conv1.bias"), (w2, "conv2.weight"), (b2, "conv2.bias"))
-        ]
-        nodes = [
-            helper.make_node(
-                "Conv",
-                ["x", "conv1.weight", "conv1.bias"],
-                ["c1"],
-                name="conv1",
-                kernel_shape=[3, 3],
-                pads=[1, 1, 1, 1],
-            ),
-            helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
-            helper.make_node("Conv", ["r1", "conv2.weight", "conv2.bias"], ["y"], name="conv2", kernel_shape=[1, 1]),
-        ]
-        name = "conv_float"
-    else:
-        act_scale = np.float32(0.05)
+    return w1, b1, w2, b2
 
-        def qdq(x: str, y: str, tag: str) -> None:
-            inits.extend(
-                [
-                    numpy_helper.from_array(act_scale, f"{tag}.scale"),
-                    numpy_helper.from_array(np.uint8(128), f"{tag}.zp"),
-                ]
-            )
-            nodes.append(
-                helper.make_node(
-                    "QuantizeLinear", [x, f"{tag}.scale", f"{tag}.zp"], [f"{tag}.q"], name=f"{tag}.quantize"
-                )
-            )
-            nodes.append(
-                helper.make_node(
-                    "DequantizeLinear", [f"{tag}.q", f"{tag}.scale", f"{tag}.zp"], [y], name=f"{tag}.dequantize"
-                )
-            )
 
-        def weights(tag: str, w: np.ndarray, b: np.ndarray) -> tuple[str, str]:
-            w_scale = (np.abs(w).reshape(w.shape[0], -1).max(axis=1) / 127).astype(np.float32)
-            w_q = np.clip(np.round(w / w_scale.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8)
-            b_scale = (w_scale * act_scale).astype(np.float32)
-            b_q = np.round(b / b_scale).astype(np.int32)
-            inits.extend(
-                [
-                    numpy_helper.from_array(w_q, f"{tag}.weight_q"),
-                    numpy_helper.from_array(w_scale, f"{tag}.weight_scale"),
-                    numpy_helper.from_array(np.zeros(w.shape[0], np.int8), f"{tag}.weight_zp"),
-                    numpy_helper.from_array(b_q, f"{tag}.bias_q"),
-                    numpy_helper.from_array(b_scale, f"{tag}.bias_scale"),
-                ]
-            )
-            nodes.append(
-                helper.make_node(
-                    "DequantizeLinear",
-                    [f"{tag}.weight_q", f"{tag}.weight_scale", f"{tag}.weight_zp"],
-                    [f"{tag}.weight"],
-                    name=f"{tag}.weight_dequantize",
-                    axis=0,
-                )
-            )
-            nodes.append(
-                helper.make_node(
-                    "DequantizeLinear",
-                    [f"{tag}.bias_q", f"{tag}.bias_scale"],
-                    [f"{tag}.bias"],
-                    name=f"{tag}.bias_dequantize",
-                    axis=0,
-                )
-            )
-            return f"{tag}.weight", f"{tag}.bias"
-
-        qdq("x", "xq", "in")
-        w, b = weights("conv1", w1, b1)
-        nodes.append(
-            helper.make_node("Conv", ["xq", w, b], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1])
-        )
-        nodes.append(helper.make_node("Relu", ["c1"], ["r1"], name="relu"))
-        qdq("r1", "r1q", "act")
-        w, b = weights("conv2", w2, b2)
-        nodes.append(helper.make_node("Conv", ["r1q", w, b], ["c2"], name="conv2", kernel_shape=[1, 1]))
-        qdq("c2", "y", "out")
-        name = "qdq_conv"
+def _conv_graph(name: str, nodes: list[onnx.NodeProto], inits: list[TensorProto]) -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes,
         name,
@@ -275,11 +194,84 @@ def _conv_pair(quantized: bool) -> onnx.ModelProto:
 
 
 def conv_float() -> onnx.ModelProto:
-    return _conv_pair(quantized=False)
+    """x [1, 8, 16, 16] -> Conv 8->16 k3 p1 (+bias) -> Relu -> Conv 16->16 k1 (+bias) -> y [1, 16, 16, 16]."""
+    w1, b1, w2, b2 = _conv_weights()
+    names = ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias")
+    inits = [numpy_helper.from_array(a, n) for a, n in zip((w1, b1, w2, b2), names, strict=True)]
+    nodes = [
+        helper.make_node("Conv", ["x", *names[:2]], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+        helper.make_node("Conv", ["r1", *names[2:]], ["y"], name="conv2", kernel_shape=[1, 1]),
+    ]
+    return _conv_graph("conv_float", nodes, inits)
+
+
+def _qdq(x: str, y: str, tag: str, nodes: list[onnx.NodeProto], inits: list[TensorProto]) -> None:
+    """QuantizeLinear then DequantizeLinear of an activation (uint8, per tensor)."""
+    scale, zp = f"{tag}.scale", f"{tag}.zp"
+    inits += [numpy_helper.from_array(ACT_SCALE, scale), numpy_helper.from_array(np.uint8(128), zp)]
+    nodes.append(helper.make_node("QuantizeLinear", [x, scale, zp], [f"{tag}.q"], name=f"{tag}.quantize"))
+    nodes.append(helper.make_node("DequantizeLinear", [f"{tag}.q", scale, zp], [y], name=f"{tag}.dequantize"))
+
+
+def _qdq_weights(
+    tag: str, w: np.ndarray, b: np.ndarray, nodes: list[onnx.NodeProto], inits: list[TensorProto]
+) -> tuple[str, str]:
+    """int8 weights per output channel (symmetric, zero point 0) and int32 biases at scale w_scale * act_scale,
+    each followed by its DequantizeLinear; returns the dequantized weight and bias names."""
+    w_scale = (np.abs(w).reshape(w.shape[0], -1).max(axis=1) / 127).astype(np.float32)
+    w_q = np.clip(np.round(w / w_scale.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8)
+    b_scale = (w_scale * ACT_SCALE).astype(np.float32)
+    b_q = np.round(b / b_scale).astype(np.int32)
+    inits += [
+        numpy_helper.from_array(w_q, f"{tag}.weight_q"),
+        numpy_helper.from_array(w_scale, f"{tag}.weight_scale"),
+        numpy_helper.from_array(np.zeros(w.shape[0], np.int8), f"{tag}.weight_zp"),
+        numpy_helper.from_array(b_q, f"{tag}.bias_q"),
+        numpy_helper.from_array(b_scale, f"{tag}.bias_scale"),
+    ]
+    w_in = [f"{tag}.weight_q", f"{tag}.weight_scale", f"{tag}.weight_zp"]
+    nodes.append(helper.make_node("DequantizeLinear", w_in, [f"{tag}.weight"], name=f"{tag}.weight_dequantize", axis=0))
+    b_in = [f"{tag}.bias_q", f"{tag}.bias_scale"]
+    nodes.append(helper.make_node("DequantizeLinear", b_in, [f"{tag}.bias"], name=f"{tag}.bias_dequantize", axis=0))
+    return f"{tag}.weight", f"{tag}.bias"
 
 
 def qdq_conv() -> onnx.ModelProto:
-    return _conv_pair(quantized=True)
+    """conv_float quantized in QDQ form, as onnxruntime's static quantizer writes it: activations uint8 per
+    tensor, weights int8 per output channel (axis 0), biases int32."""
+    w1, b1, w2, b2 = _conv_weights()
+    nodes: list[onnx.NodeProto] = []
+    inits: list[TensorProto] = []
+    _qdq("x", "xq", "in", nodes, inits)
+    w, b = _qdq_weights("conv1", w1, b1, nodes, inits)
+    nodes.append(helper.make_node("Conv", ["xq", w, b], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Relu", ["c1"], ["r1"], name="relu"))
+    _qdq("r1", "r1q", "act", nodes, inits)
+    w, b = _qdq_weights("conv2", w2, b2, nodes, inits)
+    nodes.append(helper.make_node("Conv", ["r1q", w, b], ["c2"], name="conv2", kernel_shape=[1, 1]))
+    _qdq("c2", "y", "out", nodes, inits)
+    return _conv_graph("qdq_conv", nodes, inits)
+
+
+def _branch(name: str, nodes: list[onnx.NodeProto], out: str) -> onnx.GraphProto:
+    """An If branch: no inputs (it reads the outer scope), one [1, 16] float output."""
+    return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 16])])
+
+
+def _loop_body() -> onnx.GraphProto:
+    """(iteration, cond, h [1, 16]) -> (cond, tanh(h @ w_loop))."""
+    vi = helper.make_tensor_value_info
+    return helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="cond"),
+            helper.make_node("MatMul", ["h", "w_loop"], ["hm"], name="matmul"),
+            helper.make_node("Tanh", ["hm"], ["h_next"], name="tanh"),
+        ],
+        "body",
+        [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []), vi("h", TensorProto.FLOAT, [1, 16])],
+        [vi("cond_out", TensorProto.BOOL, []), vi("h_next", TensorProto.FLOAT, [1, 16])],
+    )
 
 
 def control_flow() -> onnx.ModelProto:
@@ -287,60 +279,23 @@ def control_flow() -> onnx.ModelProto:
     the constant trip count 3 (body: MatMul 16x16 + Tanh on the carried state), then an If whose condition is a
     Constant true (then: Add a bias, else: Mul a scale). Output 'y' [1, 16]."""
     rng = _rng(4)
-    f = TensorProto.FLOAT
-    then_g = helper.make_graph(
-        [
-            helper.make_node("MatMul", ["x", "w_then"], ["t1"], name="matmul"),
-            helper.make_node("Relu", ["t1"], ["t_out"], name="relu"),
-        ],
+    mm = helper.make_node
+    then_g = _branch(
         "then",
-        [],
-        [helper.make_tensor_value_info("t_out", f, [1, 16])],
+        [mm("MatMul", ["x", "w_then"], ["t1"], name="matmul"), mm("Relu", ["t1"], ["t_out"], name="relu")],
+        "t_out",
     )
-    else_g = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w_else"], ["e_out"], name="matmul")],
-        "else",
-        [],
-        [helper.make_tensor_value_info("e_out", f, [1, 16])],
-    )
-    body = helper.make_graph(
-        [
-            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="cond"),
-            helper.make_node("MatMul", ["h", "w_loop"], ["hm"], name="matmul"),
-            helper.make_node("Tanh", ["hm"], ["h_next"], name="tanh"),
-        ],
-        "body",
-        [
-            helper.make_tensor_value_info("i", TensorProto.INT64, []),
-            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("h", f, [1, 16]),
-        ],
-        [
-            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("h_next", f, [1, 16]),
-        ],
-    )
-    add_g = helper.make_graph(
-        [helper.make_node("Add", ["looped", "bias"], ["a_out"], name="add")],
-        "add",
-        [],
-        [helper.make_tensor_value_info("a_out", f, [1, 16])],
-    )
-    mul_g = helper.make_graph(
-        [helper.make_node("Mul", ["looped", "scale"], ["m_out"], name="mul")],
-        "mul",
-        [],
-        [helper.make_tensor_value_info("m_out", f, [1, 16])],
-    )
+    else_g = _branch("else", [mm("MatMul", ["x", "w_else"], ["e_out"], name="matmul")], "e_out")
+    add_g = _branch("add", [mm("Add", ["looped", "bias"], ["a_out"], name="add")], "a_out")
+    mul_g = _branch("mul", [mm("Mul", ["looped", "scale"], ["m_out"], name="mul")], "m_out")
+    always = numpy_helper.from_array(np.array(True), "always")
     nodes = [
-        helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
-        helper.make_node("Greater", ["s", "zero"], ["positive"], name="greater"),
-        helper.make_node("If", ["positive"], ["branch"], name="if_data", then_branch=then_g, else_branch=else_g),
-        helper.make_node("Loop", ["trips", "", "branch"], ["looped"], name="loop", body=body),
-        helper.make_node(
-            "Constant", [], ["always"], name="always", value=numpy_helper.from_array(np.array(True), "always")
-        ),
-        helper.make_node("If", ["always"], ["y"], name="if_const", then_branch=add_g, else_branch=mul_g),
+        mm("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
+        mm("Greater", ["s", "zero"], ["positive"], name="greater"),
+        mm("If", ["positive"], ["branch"], name="if_data", then_branch=then_g, else_branch=else_g),
+        mm("Loop", ["trips", "", "branch"], ["looped"], name="loop", body=_loop_body()),
+        mm("Constant", [], ["always"], name="always", value=always),
+        mm("If", ["always"], ["y"], name="if_const", then_branch=add_g, else_branch=mul_g),
     ]
     inits = [
         _f32(rng, "w_then", 8, 16),
@@ -351,14 +306,8 @@ def control_flow() -> onnx.ModelProto:
         numpy_helper.from_array(np.float32(0), "zero"),
         numpy_helper.from_array(np.int64(3), "trips"),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "control_flow",
-        [helper.make_tensor_value_info("x", f, [1, 8])],
-        [helper.make_tensor_value_info("y", f, [1, 16])],
-        initializer=inits,
-    )
-    return _model(graph)
+    x, y = (helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in (("x", [1, 8]), ("y", [1, 16])))
+    return _model(helper.make_graph(nodes, "control_flow", [x], [y], initializer=inits))
 
 
 SAMPLES: dict[str, Callable[[], onnx.ModelProto]] = {

@@ -28,7 +28,8 @@ from modelcost.analysis.summary import DTYPE_BYTES, build_report, param_and_stor
 from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
 from modelcost.loaders.onnx_loader import LoadedOnnx
 from modelcost.loaders.onnx_shape_rules import scan_trip_count
-from modelcost.loaders.onnx_shapes import InferredOnnx, Scope, TensorInfo, implicit_inputs, infer
+from modelcost.loaders.onnx_shapes import InferredOnnx, Scope, TensorInfo, infer
+from modelcost.loaders.onnx_skeleton import implicit_inputs
 
 LOOP_UNBOUNDED_M = 1 << 31  # a Loop "forever until cond" exported with M = INT64_MAX: taken as 1 iteration
 

@@ -1,9 +1,10 @@
 """Shapes of every tensor of an ONNX graph at the bound input shapes, without the weights.
 
-1. A *skeleton* of the model is built: the same nodes, inputs, outputs and initializer dims, but every tensor
-   bigger than a few KB is replaced by a dims-only stub marked external. Shape inference then serialises a few
-   hundred KB even for a 7B-parameter model (no weight bytes are copied, none are read). The bound input
-   shapes are written into the skeleton's inputs; model-local functions are inlined.
+1. A *skeleton* of the model is built (``onnx_skeleton``): the same nodes, inputs, outputs and initializer
+   dims, but every tensor bigger than a few KB is replaced by a dims-only stub marked external. Shape
+   inference then serialises a few hundred KB even for a 7B-parameter model (no weight bytes are copied, none
+   are read). The bound input shapes are written into the skeleton's inputs; model-local functions are inlined.
+   Nodes written out of topological order are sorted.
 2. ``onnx.shape_inference.infer_shapes(data_prop=True)`` fills in the intermediates (subgraphs of If included).
 3. Gaps are refined: ``onnx_fold`` evaluates small shape arithmetic (Range lengths, ...) and a few
    onnxruntime contrib ops get their output shape here; the results go back in as value_info and inference
@@ -23,9 +24,9 @@ from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.onnx_fold import fold_values, sliced_shape
+from modelcost.loaders.onnx_skeleton import implicit_inputs, skeleton, topological_sort
 from modelcost.loaders.onnx_types import is_static, value_info_dtype, value_info_shape
 
-STUB_BYTES = 4096  # inline tensors above this many bytes are replaced by dims-only stubs in the skeleton
 REFINE_ROUNDS = 4
 Scope = tuple[Any, ...]  # (node index, attribute name, node index, attribute name, ...) from the main graph
 
@@ -74,113 +75,6 @@ class InferredOnnx:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# skeleton
-
-
-def _is_big(tensor: Any) -> bool:
-    if tensor.data_location == 1:
-        return False  # already external: only dims and a few key/values
-    return tensor.ByteSize() > STUB_BYTES
-
-
-def _stub(onnx: Any, tensor: Any) -> Any:
-    stub = onnx.TensorProto(name=tensor.name, data_type=tensor.data_type, dims=tensor.dims)
-    stub.data_location = onnx.TensorProto.EXTERNAL
-    entry = stub.external_data.add()
-    entry.key, entry.value = "location", "modelcost-stub-never-read"
-    return stub
-
-
-def _skeleton_graph(onnx: Any, graph: Any) -> Any:
-    sk = onnx.GraphProto(name=graph.name)
-    sk.input.extend(graph.input)
-    sk.output.extend(graph.output)
-    sk.value_info.extend(graph.value_info)
-    sk.sparse_initializer.extend(graph.sparse_initializer)
-    sk.initializer.extend(_stub(onnx, t) if _is_big(t) else t for t in graph.initializer)
-    for node in graph.node:
-        heavy = any((a.HasField("t") and _is_big(a.t)) or a.HasField("g") or len(a.graphs) for a in node.attribute)
-        if not heavy:
-            sk.node.append(node)
-            continue
-        copy = sk.node.add()
-        copy.input.extend(node.input)
-        copy.output.extend(node.output)
-        copy.name, copy.op_type, copy.domain = node.name, node.op_type, node.domain
-        for attr in node.attribute:
-            a = copy.attribute.add()
-            if attr.HasField("g"):
-                a.name, a.type = attr.name, attr.type
-                a.g.CopyFrom(_skeleton_graph(onnx, attr.g))
-            elif attr.HasField("t") and _is_big(attr.t):
-                a.name, a.type = attr.name, attr.type
-                a.t.CopyFrom(_stub(onnx, attr.t))
-            else:
-                a.CopyFrom(attr)
-    return sk
-
-
-def _topological_sort(graph: Any) -> bool:
-    """Reorder the graph's nodes so that each comes after the producers of its inputs (ONNX requires this
-    order; a few tools write graphs that break it). Nothing changes for a sorted graph."""
-    available = {vi.name for vi in graph.input} | {t.name for t in graph.initializer} | {""}
-    available |= {s.values.name for s in graph.sparse_initializer}
-    nodes = list(graph.node)
-    needs = [_reads(node) for node in nodes]
-    seen = set(available)
-    for required, node in zip(needs, nodes, strict=True):
-        if not _ready(required, seen):
-            break
-        seen.update(node.output)
-    else:
-        return False  # already sorted
-    ordered: list[Any] = []
-    pending = list(range(len(nodes)))
-    while pending:
-        ready = [i for i in pending if all(n in available for n in needs[i])]
-        if not ready:
-            return False  # a cycle or an undefined input: leave the order as written
-        for i in ready:
-            ordered.append(nodes[i])
-            available.update(nodes[i].output)
-        pending = [i for i in pending if i not in set(ready)]
-    del graph.node[:]
-    graph.node.extend(ordered)
-    return True
-
-
-def _reads(node: Any) -> list[str]:
-    reads = list(node.input)
-    for attr in node.attribute:
-        for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-            reads.extend(implicit_inputs(sub))
-    return reads
-
-
-def _ready(required: list[str], available: set[str]) -> bool:
-    return all(n in available for n in required)
-
-
-def skeleton(model: Any, inputs: list[TensorSpec]) -> Any:
-    """The model without weight bytes, its inputs set to the bound shapes."""
-    onnx = require("onnx")
-    sk = onnx.ModelProto(ir_version=model.ir_version)
-    sk.opset_import.extend(model.opset_import)
-    sk.functions.extend(model.functions)
-    sk.graph.CopyFrom(_skeleton_graph(onnx, model.graph))
-    bound = {s.name: s for s in inputs}
-    for vi in sk.graph.input:
-        spec = bound.get(vi.name)
-        if spec is None:
-            continue
-        shape = vi.type.tensor_type.shape
-        shape.Clear()
-        for d in spec.shape:
-            shape.dim.add().dim_value = int(d)
-    return sk
-
-
-# ---------------------------------------------------------------------------------------------------------
 # inference
 
 
@@ -205,7 +99,7 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
     """Shapes of every tensor at ``inputs`` (see module doc)."""
     sk = skeleton(model, inputs)
     notes: list[str] = []
-    if _topological_sort(sk.graph):
+    if topological_sort(sk.graph):
         notes.append("the file's nodes are not in topological order; they were counted in a sorted order")
     if len(sk.functions):
         from onnx import inliner
@@ -304,8 +198,9 @@ def _loop_output_shape(
 
 def _hint_dtype(node: Any, values: dict[str, Any], name: str, table: ShapeTable) -> str | None:
     if name in values:
-        from modelcost.loaders.onnx_types import onnx_dtype_name
         from onnx import helper
+
+        from modelcost.loaders.onnx_types import onnx_dtype_name
 
         try:
             return onnx_dtype_name(helper.np_dtype_to_tensor_dtype(values[name].dtype))
@@ -331,23 +226,6 @@ def _add_hints(graph: Any, hints: dict[str, TensorInfo]) -> None:
 
 # ---------------------------------------------------------------------------------------------------------
 # subgraphs
-
-
-def implicit_inputs(graph: Any) -> list[str]:
-    """Outer-scope names a subgraph (or its nested subgraphs) reads, in first-use order."""
-    defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
-    defined.add("")
-    used: dict[str, None] = {}
-    for node in graph.node:
-        reads = list(node.input)
-        for attr in node.attribute:
-            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-                reads.extend(implicit_inputs(sub))
-        for name in reads:
-            if name not in defined:
-                used.setdefault(name, None)
-        defined.update(node.output)
-    return list(used)
 
 
 def collect(
