@@ -150,11 +150,17 @@ class _Walker:
             total += tensor_bytes(info.static_shape, info.dtype)
         return total
 
+    def _sub(self, node: Any, attr: str, idx: int, scope: Scope, mult: int, name: str) -> Tally:
+        """The tally of one subgraph attribute; a missing one is a problem (the model is malformed)."""
+        graph = next((a.g for a in node.attribute if a.name == attr and a.HasField("g")), None)
+        if graph is None:
+            return Tally(problems=[f"{node.op_type} {name!r} has no {attr} subgraph; the model is malformed"])
+        return self.walk(graph, (*scope, idx, attr), mult, f"{name}/{attr}/")
+
     def _control(self, node: Any, idx: int, scope: Scope, mult: int, name: str, tally: Tally) -> None:
-        graphs = {a.name: a.g for a in node.attribute if a.HasField("g")}
         if node.op_type == "If":
-            then = self.walk(graphs["then_branch"], (*scope, idx, "then_branch"), mult, f"{name}/then_branch/")
-            other = self.walk(graphs["else_branch"], (*scope, idx, "else_branch"), mult, f"{name}/else_branch/")
+            then = self._sub(node, "then_branch", idx, scope, mult, name)
+            other = self._sub(node, "else_branch", idx, scope, mult, name)
             cond = self.inferred.values.get(node.input[0]) if not scope else None
             if cond is not None and cond.size == 1:
                 chosen, why = (then, "then_branch") if bool(cond.reshape(-1)[0]) else (other, "else_branch")
@@ -170,7 +176,7 @@ class _Walker:
             tally.problems += (other if chosen is then else then).problems
             return
         trips = self._trips(node, scope, name, tally)
-        tally.merge(self.walk(graphs["body"], (*scope, idx, "body"), mult * trips, f"{name}/body/"))
+        tally.merge(self._sub(node, "body", idx, scope, mult * trips, name))
 
     def _trips(self, node: Any, scope: Scope, name: str, tally: Tally) -> int:
         if node.op_type == "Scan":
