@@ -83,7 +83,8 @@ def warm_up(clock: Any, fn: Fn, config: BenchConfig, m: Measurement) -> None:
         elapsed = time.perf_counter() - t0
         if len(samples) >= window:
             current = median(samples)
-            if settled(previous, current, config.warmup_settle):
+            long_enough = not isinstance(clock, CudaEventClock) or elapsed >= min(config.warmup_min_cuda_s, limit_s)
+            if long_enough and settled(previous, current, config.warmup_settle):
                 m.warmup_settled = True
                 break
             previous, samples = current, []

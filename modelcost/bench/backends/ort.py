@@ -126,7 +126,10 @@ class OrtRunner:
             import torch
 
             self.stream = torch.cuda.Stream()
-            cuda_opts = {"device_id": str(torch.cuda.current_device()), "user_compute_stream": str(self.stream.cuda_stream)}
+            cuda_opts = {"device_id": str(torch.cuda.current_device()), "user_compute_stream": str(self.stream.cuda_stream),
+                         # ORT's CUDA EP runs fp32 MatMul/Gemm/Conv as TF32 unless told not to (use_tf32 defaults
+                         # to on): fp32 means full fp32 here, as for torch-eager; tf32 is its own entry.
+                         "use_tf32": "1" if precision == "tf32" else "0"}
             providers = [("CUDAExecutionProvider", cuda_opts)]
             if backend.name == "ort-tensorrt":
                 trt_cache = Path(config.cache_dir) / "ort-tensorrt"
