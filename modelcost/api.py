@@ -129,8 +129,8 @@ def gpu_spec(name: str | None = None, *, index: int = 0, cached_ceilings: bool =
         return spec_from_table(name)
     spec = query_gpu(index)
     if spec is None:
-        raise ModelcostError(f"no NVIDIA GPU here ({no_gpu_reason()}); name one for what-if figures, "
-                             "e.g. --name 'H100 SXM' (modelcost gpu --list)")
+        raise ModelcostError(f"no NVIDIA GPU here ({no_gpu_reason()}); for what-if figures name one: "
+                             "'modelcost gpu --name \"H100 SXM\"', or --target-gpu with analyze / bench (modelcost gpu --list)")
     return with_cached_ceilings(spec) if cached_ceilings else spec
 
 

@@ -2,62 +2,67 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
+from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
-
-BatchSizeOpt = Annotated[
-    Optional[int], typer.Option("--batch-size", "-b", min=1, help="Bind the batch (first symbolic) dimension of every input.")
-]
-InputShapeOpt = Annotated[
-    Optional[list[str]],
-    typer.Option("--input-shape", "-s", help="NAME=1x3x224x224: the shape of one input (repeatable).")
-]
-TrustPickleOpt = Annotated[
-    bool,
-    typer.Option("--trust-pickle", help="Allow loading a pickled PyTorch module. Unpickling runs code: only for files you trust."),
-]
-JsonOpt = Annotated[Optional[Path], typer.Option("--json", help="Write the versioned JSON report (docs/REPORT_SCHEMA.md) here.")]
+from modelcost.core.errors import ModelcostError
 
 
 @app.command()
 @user_errors
 def analyze(
-    model: Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
-                                              "model.pt2, TorchScript .pt, or zoo:NAME.")],
+    model: o.ModelArg,
     static: Annotated[bool, typer.Option("--static", help="Static analysis only: count, do not run.")] = False,
-    batch_size: BatchSizeOpt = None,
-    input_shape: InputShapeOpt = None,
-    trust_pickle: TrustPickleOpt = False,
-    json_path: JsonOpt = None,
+    batch_size: o.BatchSize = None,
+    input_shape: o.InputShape = None,
+    trust_pickle: o.TrustPickle = False,
+    json_path: o.JsonPath = None,
+    report: o.Report = False,
+    out: o.OutDir = None,
     top: Annotated[int, typer.Option("--top", min=0, help="How many of the heaviest layers to list.")] = 10,
     all_layers: Annotated[bool, typer.Option("--all-layers", help="List every layer, not only the heaviest.")] = False,
+    backends: o.Backends = None,
+    precisions: o.Precisions = None,
+    batch_sizes: o.BatchSizes = None,
+    min_time_s: o.MinTime = 1.0,
+    min_iters: o.MinIters = 50,
+    max_time_s: o.MaxTime = 20.0,
+    warmup: o.Warmup = 10,
+    compile_mode: o.CompileMode = "default",
+    samples_csv: o.SamplesCsv = None,
+    device: o.Device = "auto",
+    target_gpu: o.TargetGpu = None,
+    roofline_plot: o.RooflinePlot = None,
+    profile_layers: o.ProfileLayers = False,
 ) -> None:
-    """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark the backends."""
+    """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark every backend and
+    place each measured config on the GPU's roofline."""
     from modelcost import api
-    from modelcost.core.types import RunReport
     from modelcost.report.console import print_cost
 
     cost = api.analyze_static(model, batch_size=batch_size, input_shapes=input_shape, trust_pickle=trust_pickle)
     print_cost(cost, top=None if all_layers else top)
-    run = RunReport(cost=cost, command="analyze --static" if static else "analyze")
+    run = o.new_run("analyze")
+    run.cost = cost
     if not static:
-        from modelcost.cli.bench import benchmark_into
+        from modelcost.cli.bench import bench_config, benchmark_into
 
-        benchmark_into(run, model, batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle)
-    if json_path is not None:
-        from modelcost.report.json_report import write_json
+        config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
+        benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+                       batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
+                       target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
+    elif target_gpu:
+        from modelcost.cli.gpu import print_roofline
 
-        write_json(run, json_path)
-        typer.echo(f"JSON report: {json_path}")
+        print_roofline(run, target_gpu=target_gpu)
+    o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
     if cost.problems:
-        from modelcost.core.errors import ModelcostError
-
         more = len(cost.problems) - 1
         raise ModelcostError(cost.problems[0] + (f" (and {more} more, listed above)" if more else ""))
+    o.exit_status(run)
 
 
 @app.command()

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Any
 
-import typer
 
+from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import RunReport
@@ -75,56 +74,64 @@ def run_and_print_benchmarks(
     return run
 
 
-def benchmark_into(run: RunReport, model: str, *, batch_size: int | None = None,
-                   input_shape: Sequence[str] | None = None, trust_pickle: bool = False) -> RunReport:
-    """What ``modelcost analyze`` (without --static) calls: the default benchmark sweep of ``model``."""
-    return run_and_print_benchmarks(run, model, batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle)
+def benchmark_into(run: RunReport, model: str, *, backends: str | None = None, precisions: str | None = None,
+                   batch_sizes: str | None = None, batch_size: int | None = None,
+                   input_shape: Sequence[str] | None = None, trust_pickle: bool = False, config: Any = None,
+                   target_gpu: str | None = None, roofline_plot: Path | None = None,
+                   profile_layers: bool = False) -> RunReport:
+    """Benchmark ``model`` into ``run``, then place every measured config on the GPU's roofline."""
+    from modelcost.bench.registry import parse_backends
+    from modelcost.cli.gpu import roofline_after_bench
+
+    run_and_print_benchmarks(run, model, backends=parse_backends(backends), precisions=parse_precisions(precisions),
+                             batch_sizes=parse_batch_sizes(batch_sizes), batch_size=batch_size, input_shape=input_shape,
+                             trust_pickle=trust_pickle, config=config)
+    if run.complete:
+        roofline_after_bench(run, model, batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle,
+                             target_gpu=target_gpu, plot_path=roofline_plot, profile_layers=profile_layers)
+    return run
+
+
+def bench_config(device: str, warmup: int, min_time_s: float, min_iters: int, max_time_s: float,
+                 compile_mode: str, samples_csv: Path | None) -> Any:
+    from modelcost.bench.base import BenchConfig
+
+    return BenchConfig(device=device, warmup=warmup, min_time_s=min_time_s, min_iters=min_iters,
+                       max_time_s=max_time_s, compile_mode=compile_mode, samples_csv=samples_csv)
 
 
 @app.command()
 @user_errors
 def bench(
-    model: Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
-                                              "model.pt2, TorchScript .pt, or zoo:NAME.")],
-    backends: Annotated[Optional[str], typer.Option(help="Comma list of backends (see 'modelcost backends'); "
-                                                         "default: every backend of the device.")] = None,
-    precisions: Annotated[Optional[str], typer.Option(help="Comma list: fp32,tf32,fp16,bf16,int8,fp8; "
-                                                           "default: each backend's own.")] = None,
-    batch_sizes: Annotated[Optional[str], typer.Option("--batch-sizes", help="Sweep these batch sizes, e.g. 1,8,32,128.")] = None,
-    batch_size: Annotated[Optional[int], typer.Option("--batch-size", "-b", min=1, help="One batch size (when --batch-sizes is not given).")] = None,
-    input_shape: Annotated[Optional[list[str]], typer.Option("--input-shape", "-s", help="NAME=1x3x224x224 (repeatable).")] = None,
-    min_time_s: Annotated[float, typer.Option(min=0, help="Time each config at least this long (seconds).")] = 1.0,
-    min_iters: Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")] = 50,
-    max_time_s: Annotated[float, typer.Option(min=0.001, help="Time budget per config: stop even if the median is not yet known to +-1%.")] = 20.0,
-    warmup: Annotated[int, typer.Option(min=1, help="Calls per warm-up window (warm-up runs until two windows agree within 2%).")] = 10,
-    compile_mode: Annotated[str, typer.Option(help="torch.compile mode: default or max-autotune.")] = "default",
-    samples_csv: Annotated[Optional[Path], typer.Option(help="Write the NVML samples of every timed run here (nvidia-smi field names).")] = None,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the JSON report here.")] = None,
-    device: Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")] = "auto",
-    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow loading a pickled PyTorch module (runs code).")] = False,
+    model: o.ModelArg,
+    backends: o.Backends = None,
+    precisions: o.Precisions = None,
+    batch_sizes: o.BatchSizes = None,
+    batch_size: o.BatchSize = None,
+    input_shape: o.InputShape = None,
+    min_time_s: o.MinTime = 1.0,
+    min_iters: o.MinIters = 50,
+    max_time_s: o.MaxTime = 20.0,
+    warmup: o.Warmup = 10,
+    compile_mode: o.CompileMode = "default",
+    samples_csv: o.SamplesCsv = None,
+    json_path: o.JsonPath = None,
+    report: o.Report = False,
+    out: o.OutDir = None,
+    device: o.Device = "auto",
+    target_gpu: o.TargetGpu = None,
+    roofline_plot: o.RooflinePlot = None,
+    profile_layers: o.ProfileLayers = False,
+    trust_pickle: o.TrustPickle = False,
 ) -> None:
     """Measure latency, throughput, memory, power and accuracy on every backend x precision x batch size."""
-    from modelcost.bench.base import BenchConfig
-    from modelcost.bench.registry import parse_backends
-
-    config = BenchConfig(device=device, warmup=warmup, min_time_s=min_time_s, min_iters=min_iters,
-                         max_time_s=max_time_s, compile_mode=compile_mode, samples_csv=samples_csv)
-    run = RunReport(command="bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "bench",
-                    created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
-    run_and_print_benchmarks(run, model, backends=parse_backends(backends), precisions=parse_precisions(precisions),
-                             batch_sizes=parse_batch_sizes(batch_sizes), batch_size=batch_size, input_shape=input_shape,
-                             trust_pickle=trust_pickle, config=config)
-    if json_path is not None:
-        from modelcost.report.json_report import write_json
-
-        write_json(run, json_path)
-        typer.echo(f"JSON report: {json_path}")
-    if samples_csv is not None and samples_csv.exists():
-        typer.echo(f"NVML samples: {samples_csv}")
-    if not run.complete:
-        raise typer.Exit(130)
-    if run.benchmarks and not any(r.status == "ok" for r in run.benchmarks):
-        raise ModelcostError("no configuration could be measured (the reasons are listed above)")
+    config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
+    run = o.new_run("bench")
+    benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+                   batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
+                   target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
+    o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+    o.exit_status(run)
 
 
 @app.command("backends")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from modelcost.core.types import CostReport, LayerCost
@@ -45,16 +46,19 @@ def _layers_table(layers: list[LayerCost], total_flops: int, top: int | None) ->
     table = Table(title=title, title_justify="left")
     for col, justify in (("layer", "left"), ("op", "left"), ("MACs", "right"), ("FLOPs", "right"),
                          ("% FLOPs", "right"), ("params", "right"), ("output", "left")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+        table.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for layer in shown:
         share = 100.0 * layer.flops / total_flops if total_flops else 0.0
         outs = ", ".join(_shape(s) for s in layer.output_shapes[:2])
-        table.add_row(layer.name, layer.op, si(layer.macs), si(layer.flops), f"{share:.1f}", si(layer.params), outs)
+        table.add_row(escape(layer.name), escape(layer.op), si(layer.macs), si(layer.flops), f"{share:.1f}", si(layer.params), outs)
     return table
 
 
 def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
-    console = console or Console()
+    if console is None:
+        import sys
+
+        console = Console() if sys.stdout.isatty() else Console(width=120)  # piped: do not squeeze the tables
     inputs = ", ".join(f"{t.name} {_shape(t.shape)} {t.dtype}" for t in cost.inputs)
     console.print(f"[bold]inputs:[/] {inputs}")
     console.print(_totals_table(cost))

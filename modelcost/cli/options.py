@@ -1,0 +1,73 @@
+"""Options that ``analyze`` and ``bench`` share, and the steps both take after benchmarking."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from modelcost.core.errors import ModelcostError
+from modelcost.core.types import RunReport
+
+ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
+                                              "model.pt2, TorchScript .pt, or zoo:NAME.")]
+BatchSize = Annotated[Optional[int], typer.Option(
+    "--batch-size", "-b", min=1, help="Bind the batch (first symbolic) dimension of every input.")]
+InputShape = Annotated[Optional[list[str]], typer.Option(
+    "--input-shape", "-s", help="NAME=1x3x224x224: the shape of one input (repeatable).")]
+TrustPickle = Annotated[bool, typer.Option(
+    "--trust-pickle", help="Allow loading a pickled PyTorch module. Unpickling runs code: only for files you trust.")]
+JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write the versioned JSON report (docs/REPORT_SCHEMA.md) here.")]
+Backends = Annotated[Optional[str], typer.Option(
+    help="Comma list of backends (see 'modelcost backends'); default: every backend of the device.")]
+Precisions = Annotated[Optional[str], typer.Option(help="Comma list: fp32,tf32,fp16,bf16,int8,fp8; default: each backend's own.")]
+BatchSizes = Annotated[Optional[str], typer.Option("--batch-sizes", help="Sweep these batch sizes, e.g. 1,8,32,128.")]
+MinTime = Annotated[float, typer.Option(min=0, help="Time each config at least this long (seconds).")]
+MinIters = Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")]
+MaxTime = Annotated[float, typer.Option(min=0.001, help="Time budget per config: stop even if the median is not yet known to +-1%.")]
+Warmup = Annotated[int, typer.Option(min=1, help="Calls per warm-up window (warm-up runs until two windows agree within 2%).")]
+CompileMode = Annotated[str, typer.Option(help="torch.compile mode: default or max-autotune.")]
+SamplesCsv = Annotated[Optional[Path], typer.Option(help="Write the NVML samples of every timed run here (nvidia-smi field names).")]
+Device = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]
+TargetGpu = Annotated[Optional[str], typer.Option(
+    "--target-gpu", help="Also estimate the lower-bound latency on this GPU (see 'modelcost gpu --list').")]
+RooflinePlot = Annotated[Optional[Path], typer.Option("--roofline-plot", help="Write the roofline plot (.png or .svg).")]
+ProfileLayers = Annotated[bool, typer.Option(
+    "--profile-layers", help="Measure per-layer time (eager PyTorch / ONNX Runtime fp32): where the time goes vs where the FLOPs are.")]
+Report = Annotated[bool, typer.Option(
+    "--report", help="Write the report folder reports/<model>-<time>/ (JSON, Markdown, HTML with plots, CSV).")]
+OutDir = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (implies --report).")]
+
+
+def new_run(command: str) -> RunReport:
+    args = " ".join(sys.argv[2:])
+    return RunReport(command=f"{command} {args}".strip(), created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
+
+
+def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_dir: Path | None,
+                  samples_csv: Path | None = None) -> None:
+    """The JSON report and the report folder, each written atomically; also for an interrupted run."""
+    if json_path is not None:
+        from modelcost.report.json_report import write_json
+
+        write_json(run, json_path)
+        typer.echo(f"JSON report: {json_path}")
+    if report or out_dir is not None:
+        from modelcost import api
+
+        folder = api.write_report(run, str(out_dir) if out_dir else None,
+                                  str(samples_csv) if samples_csv and samples_csv.exists() else None)
+        typer.echo(f"report folder: {folder}")
+    if samples_csv is not None and samples_csv.exists():
+        typer.echo(f"NVML samples: {samples_csv}")
+
+
+def exit_status(run: RunReport) -> None:
+    """130 for an interrupted run (its report is written first); 1 when nothing at all could be measured."""
+    if not run.complete:
+        raise typer.Exit(130)
+    if run.benchmarks and not any(r.status == "ok" for r in run.benchmarks):
+        raise ModelcostError("no configuration could be measured (the reasons are listed above)")
