@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import os
 import time
+
+import pytest
 
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.timing import WallClock, measure, measure_e2e
@@ -80,3 +83,18 @@ def test_a_slow_model_is_not_held_to_a_whole_warmup_window() -> None:
     clock = ScriptedClock(itertools.repeat(30.0))
     m = measure(clock, lambda: time.sleep(0.03), fast(warmup=10, warmup_max_s=0.05, min_iters=1, max_time_s=0.05))
     assert m.warmup_iters in (1, 2) and not m.warmup_settled
+
+
+def test_pinned_to_one_cpu_restores_the_affinity():
+    from modelcost.bench.timing import pinned_to_one_cpu
+
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no sched_getaffinity on this platform")
+    before = os.sched_getaffinity(0)
+    with pinned_to_one_cpu(True) as cpu:
+        assert cpu == max(before)
+        assert os.sched_getaffinity(0) == {cpu}
+    assert os.sched_getaffinity(0) == before
+    with pinned_to_one_cpu(False) as cpu:
+        assert cpu is None
+        assert os.sched_getaffinity(0) == before

@@ -49,6 +49,7 @@ class BenchConfig:
     # launch-bound model (batch 1) can settle at the slow clock within two short windows (seen on an H200:
     # ResNet-50 eager batch 1 measured 4.78 ms as the first config of a process, 3.26 ms once warm).
     warmup_min_cuda_s: float = 1.0
+    pin_cpu: bool = True  # GPU configs: time with the process pinned to one CPU (bench.timing.pinned_to_one_cpu)
     min_time_s: float = 1.0
     min_iters: int = 50
     max_time_s: float = 20.0

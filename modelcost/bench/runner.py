@@ -25,7 +25,13 @@ from modelcost.bench.memory import (
 )
 from modelcost.bench.model import BenchModel
 from modelcost.bench.stats import latency_stats
-from modelcost.bench.timing import CudaEventClock, WallClock, measure, measure_e2e
+from modelcost.bench.timing import (
+    CudaEventClock,
+    WallClock,
+    measure,
+    measure_e2e,
+    pinned_to_one_cpu,
+)
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import BenchResult, DeviceInfo
 
@@ -243,7 +249,10 @@ class Sweep:
             else:
                 summary["s"] = sampler.stop()
 
-        m = measure(clock, session.run, self.config, on_timed)
+        with pinned_to_one_cpu(self.config.pin_cpu and torch is not None) as cpu:
+            m = measure(clock, session.run, self.config, on_timed)
+        if cpu is not None:
+            result.extra["pinned_cpu"] = cpu
         result.latency_ms = latency_stats(m.samples_ms)
         result.throughput_ips = result.batch_size / result.latency_ms.p50 * 1e3
         result.budget_hit = m.budget_hit

@@ -22,10 +22,22 @@ from modelcost.bench.accuracy import compare as accuracy_compare
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
 from modelcost.bench.stats import latency_stats, median
-from modelcost.bench.timing import CudaEventClock, Measurement, WallClock, warm_up
+from modelcost.bench.timing import (
+    CudaEventClock,
+    Measurement,
+    WallClock,
+    pinned_to_one_cpu,
+    warm_up,
+)
 from modelcost.core.decisions import Comparison, ModelSide, SpeedupEstimate
 from modelcost.core.errors import ModelcostError
-from modelcost.core.types import AccuracyStats, BenchResult, CostReport, GpuSpec, RunReport
+from modelcost.core.types import (
+    AccuracyStats,
+    BenchResult,
+    CostReport,
+    GpuSpec,
+    RunReport,
+)
 from modelcost.decide import diagnose
 from modelcost.decide.speedup import interleaved_order, speedup_ci, verdict
 
@@ -189,6 +201,11 @@ class Comparer:
                 s.close()
 
     def _time_pair(self, backend: str, batch: int, sessions: dict[str, Any], notes: list[str]) -> None:
+        on_gpu = any(getattr(s, "device", "cpu") == "cuda" for s in sessions.values())
+        with pinned_to_one_cpu(self.opts.config.pin_cpu and on_gpu):
+            self._time_pair_pinned(backend, batch, sessions, notes)
+
+    def _time_pair_pinned(self, backend: str, batch: int, sessions: dict[str, Any], notes: list[str]) -> None:
         cfg = self.opts.config
         clocks = {role: _clock(s) for role, s in sessions.items()}
         warm = {}
