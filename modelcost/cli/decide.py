@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.markup import escape
 
 from modelcost.cli.app import app, user_errors
 from modelcost.core.errors import ModelcostError
@@ -63,7 +64,7 @@ def print_comparison(cmp: Any, folder: Path | None) -> None:
 
     con = _console()
     b, c = cmp.base, cmp.candidate
-    con.print(f"[bold]{c.name}[/] ({c.precision}) vs [bold]{b.name}[/] ({b.precision})", markup=True)
+    con.print(f"[bold]{escape(c.name)}[/] ({c.precision}) vs [bold]{escape(b.name)}[/] ({b.precision})", markup=True)
     if b.storage_bytes:
         from modelcost.core.units import binary_bytes
 
@@ -83,7 +84,7 @@ def print_comparison(cmp: Any, folder: Path | None) -> None:
         con.print(f"accuracy on {backend}: cosine {a.cosine:.6f}, max abs err {a.max_abs_err:.3g}{top1} "
                   f"({cmp.data})", markup=False)
     for line in cmp.skipped:
-        con.print(f"[yellow]not measured[/]: {line}", markup=True)
+        con.print(f"[yellow]not measured[/]: {escape(line)}", markup=True)
     if folder is not None:
         con.print(f"report: {folder}", markup=False)
 
@@ -180,7 +181,7 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
 
     con = _console()
     if rec.best is not None:
-        con.print(f"[bold green]recommended[/]: {label(rec.best)}", markup=True)
+        con.print(f"[bold green]recommended[/]: {escape(label(rec.best))}", markup=True)
     else:
         con.print("[bold red]nothing meets the constraints[/]", markup=True)
     for reason in rec.reasons:
@@ -194,7 +195,7 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
                           "yes" if r in rec.feasible else "no")
         con.print(table)
     for line in rec.skipped:
-        con.print(f"[yellow]not measured[/]: {line}", markup=True)
+        con.print(f"[yellow]not measured[/]: {escape(line)}", markup=True)
     if folder is not None:
         con.print(f"report: {folder}", markup=False)
 
