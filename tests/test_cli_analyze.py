@@ -187,9 +187,6 @@ def test_unknown_op_still_prints_the_report_and_exits_1(tmp_path: Path) -> None:
     assert len(doc["problems"]) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="modelcost/analysis/onnx_counter.py _output_specs: a graph output whose "
-                   "dtype is known but whose shape is unknown gets shape () (a scalar), so memory.output_bytes "
-                   "counts 4 bytes")
 def test_an_output_of_unknown_shape_is_not_taken_for_a_scalar(tmp_path: Path) -> None:
     out = tmp_path / "custom.json"
     invoke("analyze", str(_unknown_op_model(tmp_path)), "--static", "--json", str(out))

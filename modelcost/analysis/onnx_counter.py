@@ -221,7 +221,8 @@ def _output_specs(graph: Any, table: Any) -> list[TensorSpec]:
     specs = []
     for vi in graph.output:
         info = table.get((), vi.name)
-        shape = tuple(info.shape) if info is not None and info.shape is not None else ()
+        known = info is not None and info.shape is not None
+        shape = tuple(info.shape) if known else ("?",)  # unknown rank: not a scalar, and not static
         dtype = info.dtype if info is not None and info.dtype in DTYPE_BYTES else None
         specs.append(
             TensorSpec(vi.name, shape if dtype else (tuple(str(d) for d in shape) or ("?",)), dtype or "unknown")

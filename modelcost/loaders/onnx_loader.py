@@ -146,7 +146,8 @@ def _output_spec(vi: Any) -> TensorSpec:
     dtype = value_info_dtype(vi.type)
     if dtype is None:
         return TensorSpec(vi.name, ("?",), "unknown")
-    return TensorSpec(vi.name, value_info_shape(vi.type) or (), dtype)
+    shape = value_info_shape(vi.type)
+    return TensorSpec(vi.name, ("?",) if shape is None else shape, dtype)
 
 
 def unranked_inputs(model: Any) -> set[str]:
