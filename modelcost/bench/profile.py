@@ -239,6 +239,9 @@ def profile_onnx(
         small = model_path.stat().st_size <= max_map_bytes
         if map_fused and small:
             so.optimized_model_filepath = str(optimized)
+        from modelcost.bench.backends.ort import quiet_ort_logs
+
+        quiet_ort_logs(ort)
         try:
             sess = ort.InferenceSession(str(model_path), so, providers=providers)
         except Exception:  # noqa: BLE001 - some providers cannot save the optimised graph: profile without it

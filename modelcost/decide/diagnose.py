@@ -62,6 +62,9 @@ def ort_graph_facts(model_path: str | Path, backend: str, feeds: dict[str, Any] 
             opts.enable_profiling = True
             opts.profile_file_prefix = str(Path(tmp) / "prof")
         providers = [provider] if provider == "CPUExecutionProvider" else [provider, "CPUExecutionProvider"]
+        from modelcost.bench.backends.ort import quiet_ort_logs
+
+        quiet_ort_logs(ort)
         session = ort.InferenceSession(str(model_path), sess_options=opts, providers=providers)
         graph = onnx.load(str(out), load_external_data=False).graph
         placement: list[tuple[str, str]] = []

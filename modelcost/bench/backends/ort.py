@@ -47,6 +47,16 @@ def is_oom_text(text: str) -> bool:
     return "out of memory" in t or "failed to allocate memory" in t or "alloc_failed" in t or "bfcarena" in t
 
 
+
+def quiet_ort_logs(ort: Any) -> None:
+    """ONNX Runtime's process-wide logger prints every cuDNN-frontend plan it rejects while choosing kernels
+    (with use_tf32=0, dozens of "[E:onnxruntime] ... No execution plans" lines per session on an H200) and a
+    warning per CUDA session; the session still works. Keep only fatal messages unless MODELCOST_ORT_LOGS=1;
+    real failures still raise from InferenceSession / run and become the config's reason."""
+    from modelcost.core.env import env_flag
+
+    ort.set_default_logger_severity(0 if env_flag("MODELCOST_ORT_LOGS") else 4)
+
 class OrtBackend:
     def __init__(self, entry: BackendInfo) -> None:
         self.entry = entry
@@ -138,6 +148,7 @@ class OrtRunner:
                             "trt_fp16_enable": str(precision == "fp16"), "trt_engine_cache_enable": "True",
                             "trt_engine_cache_path": str(trt_cache), "trt_timing_cache_enable": "True"}
                 providers.insert(0, ("TensorrtExecutionProvider", trt_opts))
+        quiet_ort_logs(ort)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
