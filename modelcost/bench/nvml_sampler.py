@@ -22,28 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modelcost.hardware.nvml import THROTTLE_REASONS, throttle_names  # noqa: F401 - re-exported
+
 CSV_FIELDS = (
     "backend", "precision", "batch_size", "timestamp", "index", "utilization.gpu", "utilization.memory",
     "clocks.sm", "clocks.mem", "power.draw", "temperature.gpu", "memory.used", "clocks_throttle_reasons.active",
 )
-
-# nvml.h nvmlClocksEventReason* bits, named as nvidia-smi names them.
-THROTTLE_REASONS = {
-    0x1: "gpu_idle",
-    0x2: "applications_clocks_setting",
-    0x4: "sw_power_cap",
-    0x8: "hw_slowdown",
-    0x10: "sync_boost",
-    0x20: "sw_thermal_slowdown",
-    0x40: "hw_thermal_slowdown",
-    0x80: "hw_power_brake_slowdown",
-    0x100: "display_clock_setting",
-}
-
-
-def throttle_names(mask: int) -> list[str]:
-    return [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
-
 
 @dataclass
 class Sample:
