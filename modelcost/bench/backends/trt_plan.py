@@ -77,10 +77,12 @@ def plan_precision(precision: str, trt_version: str, compute_capability: tuple[i
                    ("TensorRT 10: strongly typed build of an FP8 Q/DQ model",) + calib_note)
 
 
-def engine_cache_key(*, model_hash: str, shapes: dict[str, tuple[Sequence[int], Sequence[int], Sequence[int]]],
-                     trt_version: str, gpu_name: str, compute_capability: tuple[int, int], plan: TrtPlan) -> str:
-    """sha256 over everything an engine depends on: the model, the profile shapes, TensorRT, the GPU and the plan."""
-    doc = {
+def engine_cache_doc(*, model_hash: str, shapes: dict[str, tuple[Sequence[int], Sequence[int], Sequence[int]]],
+                     trt_version: str, gpu_name: str, compute_capability: tuple[int, int], plan: TrtPlan) -> dict[str, Any]:
+    """Everything a serialized engine depends on: the model, the optimization-profile shapes, the TensorRT version
+    (engines are not portable across versions), the GPU (nor across GPU models / compute capabilities) and the plan
+    (precision, typing, ONNX conversion and builder flags)."""
+    return {
         "model": model_hash,
         "shapes": {k: [list(map(int, s)) for s in v] for k, v in sorted(shapes.items())},
         "tensorrt": trt_version,
@@ -88,6 +90,13 @@ def engine_cache_key(*, model_hash: str, shapes: dict[str, tuple[Sequence[int], 
         "cc": list(compute_capability),
         "plan": [plan.precision, plan.strongly_typed, plan.onnx_transform, list(plan.builder_flags), list(plan.clear_flags)],
     }
+
+
+def engine_cache_key(*, model_hash: str, shapes: dict[str, tuple[Sequence[int], Sequence[int], Sequence[int]]],
+                     trt_version: str, gpu_name: str, compute_capability: tuple[int, int], plan: TrtPlan) -> str:
+    """sha256 of ``engine_cache_doc``: the name of the cached engine file."""
+    doc = engine_cache_doc(model_hash=model_hash, shapes=shapes, trt_version=trt_version, gpu_name=gpu_name,
+                           compute_capability=compute_capability, plan=plan)
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
