@@ -6,9 +6,23 @@ import os
 import tempfile
 from pathlib import Path
 
+from modelcost.core.errors import ModelcostError
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically. A path that cannot be written (no permission, a read-only or
+    pseudo file system, a folder in the way) is the user's problem: one ModelcostError line, no traceback."""
     path = Path(path)
+    try:
+        return _write(path, data)
+    except OSError as exc:
+        why = exc.strerror or exc.__class__.__name__
+        if exc.filename and Path(exc.filename) != path and not Path(exc.filename).name.startswith(f".{path.name}."):
+            why = f"{why}: {exc.filename}"  # e.g. a parent that is a file, not the temporary file
+        raise ModelcostError(f"cannot write {path}: {why}; choose another path") from exc
+
+
+def _write(path: Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
