@@ -254,3 +254,13 @@ def test_help_of_every_command(command: str) -> None:
     result = invoke(command, "--help")
     assert result.exit_code == 0, result.output
     assert "Usage" in result.stdout and command in result.stdout
+
+
+def test_an_unwritable_output_path_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    result = invoke("analyze", "sample_models/resnet_tiny.onnx", "--backends", "ort-cpu",
+                    "--json", str(blocker / "sub" / "r.json"))
+    assert result.exit_code == 1
+    assert "cannot write" in result.stderr and "Traceback" not in result.stderr
+    assert "resnet_tiny" not in result.stdout  # refused before the analysis and the benchmarks ran

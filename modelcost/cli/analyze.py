@@ -43,6 +43,7 @@ def analyze(
     from modelcost import api
     from modelcost.report.console import print_cost
 
+    o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
     cost = api.analyze_static(model, batch_size=batch_size, input_shapes=input_shape, trust_pickle=trust_pickle)
     print_cost(cost, top=None if all_layers else top)
     run = o.new_run("analyze")

@@ -125,6 +125,7 @@ def bench(
     trust_pickle: o.TrustPickle = False,
 ) -> None:
     """Measure latency, throughput, memory, power and accuracy on every backend x precision x batch size."""
+    o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
     config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
     run = o.new_run("bench")
     benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,

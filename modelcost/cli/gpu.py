@@ -14,9 +14,12 @@ from modelcost.core.types import GpuSpec, RunReport
 
 
 def _console() -> Any:
+    import sys
+
     from rich.console import Console
 
-    return Console(highlight=False)
+    # piped / captured: do not squeeze the wide roofline and what-if tables into 80 columns
+    return Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, width=160)
 
 
 @app.command("gpu")

@@ -47,6 +47,24 @@ def new_run(command: str) -> RunReport:
     return RunReport(command=f"{command} {args}".strip(), created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
 
 
+def check_writable(files: tuple[Path | None, ...] = (), folders: tuple[Path | None, ...] = ()) -> None:
+    """Refuse an output path that cannot be written before anything is measured, so no result is lost to it:
+    a file path must not be a folder, and the nearest existing folder above each path must be writable."""
+    import os
+
+    for path, want_folder in [(p, False) for p in files] + [(p, True) for p in folders]:
+        if path is None:
+            continue
+        if path.exists() and path.is_dir() != want_folder:
+            kind = "a file" if want_folder else "a folder"
+            raise ModelcostError(f"cannot write {path}: it is {kind}; choose another path")
+        probe = path if path.exists() else path.parent
+        while not probe.exists():
+            probe = probe.parent
+        if not probe.is_dir() or not os.access(probe, os.W_OK):
+            raise ModelcostError(f"cannot write {path}: {probe} is not a writable folder; choose another path")
+
+
 def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_dir: Path | None,
                   samples_csv: Path | None = None) -> None:
     """The JSON report and the report folder, each written atomically; also for an interrupted run."""
