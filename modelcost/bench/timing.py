@@ -151,24 +151,41 @@ def measure_e2e(clock: Any, fn: Fn, config: BenchConfig) -> list[float]:
 
 @contextlib.contextmanager
 def pinned_to_one_cpu(enabled: bool) -> Iterator[int | None]:
-    """Pin the process to one CPU of its current set while a GPU config is timed, then restore the set.
+    """Pin every thread of the process to one CPU of its current set while a GPU config is timed, then restore
+    each thread's set.
 
     A launch-bound GPU config (eager batch 1) is timed by how fast the host issues kernels; on an H200 VM with
-    16 cores the same ResNet-50 eager batch-1 loop read 2.91-4.25 ms across runs unpinned and 2.97-3.05 ms
-    pinned (thread migration between cores). CPU backends are never pinned: they need their threads."""
+    16 cores the same ResNet-50 eager batch-1 loop read 2.91-4.25 ms across runs unpinned and 2.97-3.05 ms with
+    the whole process pinned by taskset (thread migration between cores). All threads are pinned, not only the
+    timing one, as taskset does: the CUDA driver's and torch's helper threads too. CPU backends are never
+    pinned: they need their threads."""
     getter = getattr(os, "sched_getaffinity", None)
     setter = getattr(os, "sched_setaffinity", None)
     if not enabled or getter is None or setter is None:
         yield None
         return
-    before = getter(0)
-    cpu = max(before)  # the highest: the first cores tend to take the interrupts
-    try:
-        setter(0, {cpu})
-    except OSError:
+    cpu = max(getter(0))  # the highest: the first cores tend to take the interrupts
+    saved: dict[int, set[int]] = {}
+    for tid in _thread_ids():
+        try:
+            saved[tid] = getter(tid)
+            setter(tid, {cpu})
+        except OSError:  # a thread that ended meanwhile, or one we may not touch
+            saved.pop(tid, None)
+    if not saved:
         yield None
         return
     try:
         yield cpu
     finally:
-        setter(0, before)
+        for tid, cpus in saved.items():
+            with contextlib.suppress(OSError):
+                setter(tid, cpus)
+
+
+def _thread_ids() -> list[int]:
+    """The kernel thread ids of this process (Linux: /proc/self/task); elsewhere just this thread (0)."""
+    try:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return [0]
