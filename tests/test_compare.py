@@ -336,3 +336,10 @@ def test_gpu_compare_fp16_and_int8_on_ort_cuda(models, tmp_path):
     s = cmp8.speed[0]
     if not (s.significant and s.ratio > 1):
         assert any(h.startswith("INT8 kernels not used by ort-cuda") for h in s.hints)
+
+
+def test_a_side_without_static_analysis_has_unknown_figures_not_zeros(tmp_path):
+    from modelcost.decide.compare import model_side
+
+    side = model_side("x", str(tmp_path / "missing.onnx"), None, {})
+    assert side.storage_bytes is None and side.params is None and side.macs is None and side.flops is None

@@ -65,7 +65,7 @@ def print_comparison(cmp: Any, folder: Path | None) -> None:
     con = _console()
     b, c = cmp.base, cmp.candidate
     con.print(f"[bold]{escape(c.name)}[/] ({c.precision}) vs [bold]{escape(b.name)}[/] ({b.precision})", markup=True)
-    if b.storage_bytes:
+    if b.storage_bytes and c.storage_bytes is not None:
         from modelcost.core.units import binary_bytes
 
         con.print(f"weights: {binary_bytes(c.storage_bytes)} vs {binary_bytes(b.storage_bytes)} "

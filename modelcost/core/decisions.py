@@ -77,11 +77,11 @@ class ModelSide:
     source: str
     precision: str = ""
     file_size_bytes: int | None = None
-    storage_bytes: int = 0
+    storage_bytes: int | None = None  # None: the static analysis of this side failed (not measured, not 0)
     storage_by_dtype: dict[str, int] = field(default_factory=dict)
-    params: int = 0
-    macs: int = 0
-    flops: int = 0
+    params: int | None = None
+    macs: int | None = None
+    flops: int | None = None
     macs_by_dtype: dict[str, int] = field(default_factory=dict)
     op_counts: dict[str, int] = field(default_factory=dict)  # e.g. {"QuantizeLinear": 54, "Conv": 53}
 

@@ -44,7 +44,7 @@ def _side_row(label: str, s: ModelSide) -> list[str]:
     macs = ", ".join(f"{k}: {si(v)}" for k, v in sorted(s.macs_by_dtype.items(), key=lambda kv: -kv[1])) or "-"
     store = ", ".join(f"{k}: {binary_bytes(v)}" for k, v in sorted(s.storage_by_dtype.items(), key=lambda kv: -kv[1]))
     return [label, s.name, s.precision or "-", binary_bytes(s.file_size_bytes), binary_bytes(s.storage_bytes),
-            store or "-", f"{s.params:,}", f"{s.macs:,}", macs]
+            store or "-", "-" if s.params is None else f"{s.params:,}", "-" if s.macs is None else f"{s.macs:,}", macs]
 
 
 def comparison_blocks(cmp: Comparison) -> list[Block]:
@@ -53,7 +53,7 @@ def comparison_blocks(cmp: Comparison) -> list[Block]:
     rows = [_side_row("base", b), _side_row("candidate", c)]
     blocks.append(Table(["", "model", "precision", "file size", "weights", "weights by dtype", "params", "MACs",
                          "MACs by dtype"], rows, [False, False, False, True, True, False, True, True, False]))
-    if b.storage_bytes:
+    if b.storage_bytes and c.storage_bytes is not None:
         ratio = c.storage_bytes / b.storage_bytes
         blocks.append(Para(f"Candidate weights take {ratio * 100:.1f}% of the base's "
                            f"({binary_bytes(c.storage_bytes)} vs {binary_bytes(b.storage_bytes)})."))
