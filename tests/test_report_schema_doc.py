@@ -33,7 +33,7 @@ from modelcost.core.types import (
 from modelcost.decide.recommend import Constraints, recommend
 from modelcost.hardware.specs import spec_from_table
 from modelcost.report.folder import comparison_to_dict, recommendation_to_dict
-from modelcost.report.json_report import _plain
+from modelcost.report.json_report import to_plain
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def _fill_what_a_cpu_run_leaves_out(doc: dict[str, Any]) -> dict[str, Any]:
     gpu = spec_from_table("H100 SXM")
     gpu.measurements.append(CeilingMeasurement("copy", "", 2900.0, "GB/s", spec=3350.0, fraction_of_spec=0.87,
                                                shape="1.00 GiB", median_ms=0.74, iterations=50))
-    doc["gpu"] = _plain(gpu)
+    doc["gpu"] = to_plain(gpu)
     row = doc["benchmarks"][0]
     lat = LatencyStats(**{k: v for k, v in row["latency_ms"].items() if k != "cv"})
     measured = BenchResult(row["backend"], row["precision"], row["batch_size"], row["status"], latency_ms=lat,
@@ -140,7 +140,7 @@ def _fill_what_a_cpu_run_leaves_out(doc: dict[str, Any]) -> dict[str, Any]:
     measured.backend, measured.precision = "ort-cuda", "fp32"
     point = roofline_point(cost, measured, gpu)
     assert point is not None
-    row["roofline"] = _plain(point)
+    row["roofline"] = to_plain(point)
     # The folder's own recommendation has no constraints, so no checks: one with constraints shows their keys.
     doc["recommendation"]["checks"] = recommendation_to_dict(
         recommend([measured], Constraints(max_latency_ms=100.0, min_throughput_ips=1.0)))["checks"]

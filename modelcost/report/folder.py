@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import math
 import re
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -26,6 +25,7 @@ from typing import Any
 from modelcost.core.decisions import Comparison, Recommendation
 from modelcost.core.types import BenchResult, RunReport
 from modelcost.report.atomic import atomic_write_bytes, atomic_write_text
+from modelcost.report.json_report import to_plain
 
 DEFAULT_ROOT = Path("reports")
 
@@ -55,18 +55,6 @@ def default_dir(run: RunReport, comparison: Comparison | None = None, root: Path
     return path
 
 
-def _jsonable(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
 def _config(r: BenchResult, stat: str = "p50") -> dict[str, Any]:
     lat = getattr(r.latency_ms, stat) if r.latency_ms is not None else None
     return {"backend": r.backend, "precision": r.precision, "batch_size": r.batch_size, f"latency_ms_{stat}": lat,
@@ -81,13 +69,13 @@ def recommendation_to_dict(rec: Recommendation) -> dict[str, Any]:
         "best": None if rec.best is None else _config(rec.best, stat), "reasons": list(rec.reasons),
         "failing": list(rec.failing), "pareto": [_config(r, stat) for r in rec.pareto],
         "feasible": [_config(r, stat) for r in rec.feasible], "considered": rec.considered,
-        "checks": {label: _jsonable(checks) for label, checks in rec.checks}, "skipped": list(rec.skipped),
+        "checks": {label: to_plain(checks) for label, checks in rec.checks}, "skipped": list(rec.skipped),
     }
 
 
 def comparison_to_dict(cmp: Comparison) -> dict[str, Any]:
-    d = _jsonable(cmp)
-    d["accuracy"] = [{"backend": be, **_jsonable(a)} for be, a in cmp.accuracy]
+    d = to_plain(cmp)
+    d["accuracy"] = [{"backend": be, **to_plain(a)} for be, a in cmp.accuracy]
     return d
 
 

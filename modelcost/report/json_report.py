@@ -13,24 +13,24 @@ from modelcost.core.types import CostReport, RunReport
 SCHEMA = "modelcost.report/1"
 
 
-def _plain(obj: Any) -> Any:
+def to_plain(obj: Any) -> Any:
     """Dataclasses -> dicts, tuples -> lists, NaN/inf -> None (JSON has none of them)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        out = {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
         if hasattr(obj, "cv") and "std" in out:
-            out["cv"] = _plain(obj.cv)
+            out["cv"] = to_plain(obj.cv)
         return out
     if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
+        return {str(k): to_plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
+        return [to_plain(v) for v in obj]
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
 
 
 def cost_to_dict(cost: CostReport) -> dict[str, Any]:
-    d = _plain(cost)
+    d = to_plain(cost)
     d["inputs"] = [{"name": t["name"], "shape": t["shape"], "dtype": t["dtype"]} for t in d["inputs"]]
     return d
 
@@ -40,9 +40,9 @@ def run_to_dict(run: RunReport) -> dict[str, Any]:
     doc: dict[str, Any] = {"schema": SCHEMA, "complete": run.complete, "created": run.created, "command": run.command}
     if run.cost is not None:
         doc.update(cost_to_dict(run.cost))
-    doc["benchmarks"] = _plain(run.benchmarks)
-    doc["gpu"] = _plain(run.gpu)
-    doc["device"] = _plain(run.device)
+    doc["benchmarks"] = to_plain(run.benchmarks)
+    doc["gpu"] = to_plain(run.gpu)
+    doc["device"] = to_plain(run.device)
     doc["run_notes"] = list(run.notes)
     return doc
 
