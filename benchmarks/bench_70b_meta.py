@@ -17,13 +17,15 @@ import argparse
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by path (the tests do)
+from bench_md import write_section  # noqa: E402
 BENCH_MD = ROOT / "BENCHMARKS.md"
 SECTION = "## Static analysis of a 70B decoder from PyTorch"
 TARGET_WALL_S = 60.0
@@ -134,14 +136,6 @@ def render(runs: list[dict[str, object]], batch: int, seq: int, command: str) ->
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    """Replace this benchmark's section of BENCHMARKS.md (or append it), leaving other sections alone."""
-    old = BENCH_MD.read_text() if BENCH_MD.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
-    new = pattern.sub(lambda _: text + "\n", old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text + "\n"
-    BENCH_MD.write_text(new)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -155,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     text = render(runs, args.batch, args.seq, command)
     print(text)
     if args.write:
-        write_section(text)
+        write_section(BENCH_MD, SECTION, text)
         print(f"written to {BENCH_MD}")
     return 0 if "**pass**" in text else 1
 

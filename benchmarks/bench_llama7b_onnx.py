@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import resource
 import subprocess
 import sys
@@ -27,10 +26,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+
 import onnx
 from onnx import TensorProto, helper
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by path (the tests do)
+from bench_md import write_section  # noqa: E402
 BENCH_MD = ROOT / "BENCHMARKS.md"
 SECTION = "## Static analysis of a Llama-7B-shaped ONNX graph"
 TARGET_WALL_S = 2.0
@@ -365,14 +367,6 @@ def render(res: dict[str, object], command: str) -> str:
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    """Replace this benchmark's section of BENCHMARKS.md (or append it), leaving other sections alone."""
-    old = BENCH_MD.read_text() if BENCH_MD.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-    new = pattern.sub(lambda _: text + "\n", old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text + "\n"
-    BENCH_MD.write_text(new)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -386,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     text = render(res, command)
     print(text)
     if args.write:
-        write_section(text)
+        write_section(BENCH_MD, SECTION, text)
         print(f"written to {BENCH_MD}")
     failed = "**FAIL**" in text
     return 1 if failed else 0
