@@ -36,6 +36,14 @@ def _command() -> str:
     return "modelcost " + " ".join(sys.argv[1:])
 
 
+def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None:
+    """The closing lines of compare and recommend: what was not measured (with why) and where the report is."""
+    for line in skipped:
+        con.print(f"[yellow]not measured[/]: {escape(line)}", markup=True)
+    if folder is not None:
+        con.print(f"report: {folder}", markup=False)
+
+
 def _console(stderr: bool = False) -> Any:
     from rich.console import Console
 
@@ -83,10 +91,7 @@ def print_comparison(cmp: Any, folder: Path | None) -> None:
         top1 = f", top-1 agreement {a.top1_agreement * 100:.2f}%" if a.top1_agreement is not None else ""
         con.print(f"accuracy on {backend}: cosine {a.cosine:.6f}, max abs err {a.max_abs_err:.3g}{top1} "
                   f"({cmp.data})", markup=False)
-    for line in cmp.skipped:
-        con.print(f"[yellow]not measured[/]: {escape(line)}", markup=True)
-    if folder is not None:
-        con.print(f"report: {folder}", markup=False)
+    _print_skipped_and_folder(con, cmp.skipped, folder)
 
 
 @app.command()
@@ -194,10 +199,7 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
             table.add_row(label(r), f"{latency_of(r, rec.latency_stat):.3f}", f"{r.throughput_ips:.4g}",
                           "yes" if r in rec.feasible else "no")
         con.print(table)
-    for line in rec.skipped:
-        con.print(f"[yellow]not measured[/]: {escape(line)}", markup=True)
-    if folder is not None:
-        con.print(f"report: {folder}", markup=False)
+    _print_skipped_and_folder(con, rec.skipped, folder)
 
 
 @app.command()
