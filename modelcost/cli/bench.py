@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,9 +52,8 @@ def run_and_print_benchmarks(
 ) -> RunReport:
     """Benchmark into ``run`` (``run.benchmarks`` grows as configs finish, ``run.device`` is set) and print the
     table. Ctrl-C stops the sweep: what finished is printed and kept, ``run.complete`` becomes False."""
-    from rich.console import Console
-
     from modelcost import api
+    from modelcost.report.console import stdout_console
     from modelcost.report.console_bench import print_benchmarks
 
     device = None
@@ -69,7 +67,7 @@ def run_and_print_benchmarks(
         run.complete = False
         run.notes.append("interrupted: the benchmarks that finished are reported, the rest were not run")
         _stderr_console().print("[yellow]interrupted[/]: reporting the benchmarks that finished")
-    wide = Console() if sys.stdout.isatty() else Console(width=160)  # piped / captured: do not squeeze the table
+    wide = stdout_console(160)
     print_benchmarks(run.benchmarks, title=title or f"benchmarks: {model}", device=device, console=wide)
     return run
 
@@ -138,11 +136,11 @@ def bench(
 @app.command("backends")
 def backends_command() -> None:
     """List every backend: available here or not, and why."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from modelcost.bench.registry import BACKENDS, unavailable_reason
+    from modelcost.report.console import stdout_console
 
     table = Table(title="modelcost backends", title_justify="left")
     for col in ("backend", "device", "precisions", "status"):
@@ -152,7 +150,7 @@ def backends_command() -> None:
         status = "[green]available[/]" if reason is None else f"[red]unavailable[/]: {escape(reason)}"
         models = "" if "onnx" in entry.model_kinds else " (PyTorch models)"
         table.add_row(name, entry.device + models, ", ".join(entry.precisions), status)
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = stdout_console(160)
     console.print(table)
     console.print("[bold]what they are[/]:")
     for name, entry in BACKENDS.items():

@@ -14,12 +14,9 @@ from modelcost.core.types import GpuSpec, RunReport
 
 
 def _console() -> Any:
-    import sys
+    from modelcost.report.console import stdout_console
 
-    from rich.console import Console
-
-    # piped / captured: do not squeeze the wide roofline and what-if tables into 80 columns
-    return Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, width=160)
+    return stdout_console(160, highlight=False)
 
 
 @app.command("gpu")

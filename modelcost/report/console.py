@@ -54,11 +54,18 @@ def _layers_table(layers: list[LayerCost], total_flops: int, top: int | None) ->
     return table
 
 
-def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
-    if console is None:
-        import sys
+def stdout_console(width_when_piped: int = 160, **kwargs: object) -> Console:
+    """A console for stdout: the terminal's width, or ``width_when_piped`` when the output is piped or captured
+    (rich would otherwise squeeze wide tables into 80 columns)."""
+    import sys
 
-        console = Console() if sys.stdout.isatty() else Console(width=120)  # piped: do not squeeze the tables
+    if sys.stdout.isatty():
+        return Console(**kwargs)  # type: ignore[arg-type]
+    return Console(width=width_when_piped, **kwargs)  # type: ignore[arg-type]
+
+
+def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
+    console = console or stdout_console(120)
     inputs = ", ".join(f"{t.name} {_shape(t.shape)} {t.dtype}" for t in cost.inputs)
     console.print(f"[bold]inputs:[/] {inputs}")
     console.print(_totals_table(cost))
