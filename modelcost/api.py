@@ -439,7 +439,7 @@ def llm(
     source: str, *, prompt_lens: Sequence[int] = (512,), gen_lens: Sequence[int] = (128,),
     batch_sizes: Sequence[int] = (1,), dtype: str = "bf16", kv_dtype: str | None = None,
     target_gpu: str | GpuSpec | None = None, measure: bool = False, backends: Sequence[str] | None = None,
-    runs: int = 3, warmup: int = 1, device: str | None = None,
+    runs: int = 3, warmup: int = 1, device: str | None = None, repeats: int = 1,
 ) -> Any:
     """What generating text with the causal LM ``source`` costs (``core.llm.LlmReport``): counted prefill and
     decode on the meta device for every batch x prompt x gen point, bounds against ``target_gpu`` (a table name)
@@ -468,7 +468,7 @@ def llm(
             for gen in gen_lens:
                 report.benchmarks += measure_generation(
                     lm, backends=wanted, batch_sizes=batch_sizes, prompt_len=prompt, gen_len=gen, precision=dtype,
-                    device=device, runs=runs, warmup=warmup)
+                    device=device, runs=runs, warmup=warmup, repeats=repeats)
                 wanted = [b for b in wanted if b not in ("vllm", "sglang", "tensorrt_llm")]  # absent: say once
         ran_on = _this_gpu() if (device or "cuda").startswith("cuda") else None  # ratios: the GPU it ran on
         for r in report.benchmarks:

@@ -130,3 +130,28 @@ def test_gpu_backends_measure_and_agree(tiny_config) -> None:
     eager, _ = generate(lm, model, "hf-eager", ids, 6)
     static, _ = generate(lm, model, "hf-static", ids, 6)
     assert eager.shape == static.shape == (2, 6)
+
+
+def test_compiled_static_decode_traces_whole(tiny_config) -> None:
+    """The hf-static-compile decode step compiles as one graph (fullgraph=True) and generates the eager tokens;
+    on CPU through the aot_eager backend (the GPU uses mode="reduce-overhead": CUDA graphs)."""
+    from modelcost.bench.generation import _Clock, _static_runner
+
+    lm = load_causal_lm(tiny_config, "fp32")
+    torch.manual_seed(0)
+    model = lm.build("cpu", torch.float32)
+    ids = torch.randint(1, 1000, (2, 8))
+    torch._dynamo.reset()
+    run = _static_runner(lm, model, 2, 8, 5, "cpu", compiled=True,
+                         compile_kwargs={"backend": "aot_eager", "fullgraph": True})
+    tokens = run(ids, _Clock("cpu"))
+    eager, _ = generate(lm, model, "hf-eager", ids, 5)
+    assert torch.equal(tokens, eager)
+
+
+def test_repeats_measure_the_point_again(tiny_config) -> None:
+    lm = load_causal_lm(tiny_config, "fp32")
+    results = measure_generation(lm, backends=["hf-eager"], batch_sizes=[1], prompt_len=8, gen_len=3,
+                                 precision="fp32", device="cpu", runs=1, warmup=0, repeats=2)
+    assert [r.notes for r in results] == [["repeat 1 of 2"], ["repeat 2 of 2"]]
+    assert all(r.status == "ok" and r.tpot_stats.count == 2 for r in results)

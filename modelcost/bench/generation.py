@@ -89,8 +89,11 @@ def _eager_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, d
     return torch.no_grad()(run)
 
 
+COMPILE = {"mode": "reduce-overhead", "fullgraph": True}  # CUDA graphs, no graph break allowed
+
+
 def _static_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, device: str,
-                   compiled: bool = True) -> Callable:
+                   compiled: bool = True, compile_kwargs: dict[str, Any] | None = None) -> Callable:
     import torch
     from transformers import StaticCache
 
@@ -104,7 +107,7 @@ def _static_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, 
         logits = model(input_ids=tok, past_key_values=cache, cache_position=position, use_cache=True).logits
         return logits[:, -1].argmax(-1, keepdim=True)
 
-    decode = torch.compile(step, mode="reduce-overhead", fullgraph=True) if compiled else step
+    decode = torch.compile(step, **(compile_kwargs or COMPILE)) if compiled else step
 
     positions = torch.arange(prompt + gen, device=device)  # made once: no host-to-device copy per step
 
@@ -143,75 +146,101 @@ def _unavailable(backend: str, lm: CausalLM, device: str) -> str | None:
 def measure_generation(
     lm: CausalLM, *, backends: Sequence[str] = BACKENDS, batch_sizes: Sequence[int] = (1,),
     prompt_len: int = 512, gen_len: int = 128, precision: str = "bf16", device: str | None = None,
-    runs: int = 3, warmup: int = 1, seed: int = 0,
+    runs: int = 3, warmup: int = 1, seed: int = 0, repeats: int = 1,
 ) -> list[GenerationResult]:
-    """Measure every backend x batch size; unavailable and failed ones come back with their reason."""
+    """Measure every backend x batch size; unavailable and failed ones come back with their reason.
+    ``repeats`` > 1 measures each point again (a new warm-up and new runs, the same model and compiled step),
+    one result per repeat: how well the figure repeats."""
     import torch
 
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = getattr(torch, DTYPES[precision])
+    timing = TIMING if device.startswith("cuda") else TIMING.replace("CUDA events", "perf_counter")
     results: list[GenerationResult] = []
     model = None
     for backend in backends:
         for batch in batch_sizes[:1] if backend in ENGINES else batch_sizes:  # an absent engine: said once
-            result = GenerationResult(backend, precision, batch, prompt_len, gen_len, "unavailable",
-                                      timing=TIMING if device.startswith("cuda") else TIMING.replace(
-                                          "CUDA events", "perf_counter"))
-            results.append(result)
+            blank = GenerationResult(backend, precision, batch, prompt_len, gen_len, "unavailable", timing=timing)
             reason = _unavailable(backend, lm, device)
             if reason:
-                result.reason = reason
+                blank.reason = reason
+                results.append(blank)
                 continue
             if model is None:
                 torch.manual_seed(seed)
                 model = lm.build(device, dtype)
-            _measure_point(result, lm, model, device, runs, warmup, seed)
+            results += _measure_point(blank, lm, model, device, runs, warmup, seed, repeats)
     return results
 
 
-def _measure_point(result: GenerationResult, lm: CausalLM, model: Any, device: str, runs: int, warmup: int,
-                   seed: int) -> None:
+def _fresh_device(cuda: bool) -> None:
+    """Free what the previous point left (compiled graphs and their memory pools) before this one."""
+    import gc
+
     import torch
 
-    b, p, g = result.batch_size, result.prompt_len, result.gen_len
-    gen = torch.Generator().manual_seed(seed)
-    ids = torch.randint(1, lm.vocab_size or 32000, (b, p), generator=gen).to(device)
+    if cuda:
+        torch._dynamo.reset()
+        gc.collect()
+        torch.cuda.empty_cache()
+
+
+def _measure_point(blank: GenerationResult, lm: CausalLM, model: Any, device: str, runs: int, warmup: int,
+                   seed: int, repeats: int) -> list[GenerationResult]:
+    import dataclasses
+
+    import torch
+
+    b, p, g = blank.batch_size, blank.prompt_len, blank.gen_len
+    ids = torch.randint(1, lm.vocab_size or 32000, (b, p), generator=torch.Generator().manual_seed(seed)).to(device)
     cuda = device.startswith("cuda")
+    out: list[GenerationResult] = []
     try:
-        if cuda:
-            torch._dynamo.reset()
-        run = RUNNERS[result.backend](lm, model, b, p, g, device)
-        for _ in range(warmup):
-            clock = _Clock(device)
-            run(ids, clock)
-            clock.intervals_ms()
-        if cuda:
-            torch.cuda.reset_peak_memory_stats()
-        ttfts, tpots, e2es = [], [], []
-        for _ in range(runs):
-            clock = _Clock(device)
-            run(ids, clock)
-            steps = clock.intervals_ms()
-            ttfts.append(steps[0])
-            tpots.extend(steps[1:])
-            e2es.append(sum(steps))
+        _fresh_device(cuda)
+        run = RUNNERS[blank.backend](lm, model, b, p, g, device)
+        for i in range(repeats):
+            result = dataclasses.replace(blank, notes=[f"repeat {i + 1} of {repeats}"] if repeats > 1 else [])
+            out.append(result)
+            _timed_block(result, run, ids, device, runs, warmup)
     except torch.cuda.OutOfMemoryError as exc:
+        result = out[-1] if out else dataclasses.replace(blank)
         result.status, result.reason = "oom", f"out of memory: {str(exc).splitlines()[0][:200]}"
-        return
     except Exception as exc:  # noqa: BLE001 - one backend failing must not lose the others
+        result = out[-1] if out else dataclasses.replace(blank)
         result.status, result.reason = "failed", f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:300]}"
-        return
-    finally:
-        if cuda:
-            torch.cuda.empty_cache()
+    if not out:
+        out.append(result)
+    if cuda:
+        torch.cuda.empty_cache()
+    return out
+
+
+def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str, runs: int, warmup: int) -> None:
+    """Warm-up generations (untimed), then ``runs`` timed ones; fills ``result``."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    for _ in range(warmup):
+        clock = _Clock(device)
+        run(ids, clock)
+        clock.intervals_ms()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    ttfts, tpots, e2es = [], [], []
+    for _ in range(runs):
+        clock = _Clock(device)
+        run(ids, clock)
+        steps = clock.intervals_ms()
+        ttfts.append(steps[0])
+        tpots.extend(steps[1:])
+        e2es.append(sum(steps))
     result.status, result.runs = "ok", runs
     result.ttft_stats, result.e2e_ms = latency_stats(ttfts), latency_stats(e2es)
     result.tpot_stats = latency_stats(tpots) if tpots else None
     result.ttft_ms, result.tpot_ms = median(ttfts), (median(tpots) if tpots else None)
-    result.tokens_per_second = b * g / (median(e2es) / 1e3)
+    result.tokens_per_second = result.batch_size * result.gen_len / (median(e2es) / 1e3)
     if cuda:
         result.peak_memory_bytes = torch.cuda.max_memory_allocated()
-
 
 def generate(lm: CausalLM, model: Any, backend: str, input_ids: Any, gen_len: int) -> tuple[Any, list[float]]:
     """One untimed-warm-up-free generation of ``gen_len`` tokens: (tokens (batch, gen_len), step times in ms:

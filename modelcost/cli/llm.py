@@ -45,6 +45,7 @@ def llm(
              "hf-eager, hf-static-compile and the other engines, reported absent when not installed).")] = None,
     runs: Annotated[int, typer.Option(min=1, help="Measured generations per point (after the warm-up).")] = 3,
     warmup: Annotated[int, typer.Option(min=0, help="Untimed warm-up generations per point.")] = 1,
+    repeats: Annotated[int, typer.Option(min=1, help="Measure each point this many times (repeatability).")] = 1,
     json_path: o.JsonPath = None,
     out: o.OutDir = None,
 ) -> None:
@@ -59,7 +60,7 @@ def llm(
                      batch_sizes=_ints(batch_size, "--batch-size"), dtype=dtype, kv_dtype=kv_dtype,
                      target_gpu=target_gpu, measure=not static,
                      backends=[b.strip() for b in backends.split(",") if b.strip()] if backends else None,
-                     runs=runs, warmup=warmup)
+                     runs=runs, warmup=warmup, repeats=repeats)
     print_llm(report, stdout_console(200))
     _write(report, json_path, out)
     if report.problems:
