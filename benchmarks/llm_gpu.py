@@ -42,9 +42,9 @@ def _ratio(x: float | None, pct: bool = False) -> str:
     return "-" if x is None else (f"{100 * x:.0f}%" if pct else f"{x:.2f}")
 
 
-def _table(report) -> list[str]:  # noqa: ANN001
-    rows = ["backend            B  TTFT ms (bound, x)     TPOT p50 ms (bound, x)  p90/p99 ms     tok/s  BW util  "
-            "MFU  peak GiB meas/pred (x)  status"]
+def _table(report) -> list[str]:
+    rows = [("backend            B  TTFT ms (bound, x)     TPOT p50 ms (bound, x)  p90/p99 ms     tok/s  BW util  "
+             "MFU  peak GiB meas/pred (x)  status")]
     points = {(p.batch_size, p.prompt_len, p.gen_len): p for p in report.points}
     for r in report.benchmarks:
         if r.status != "ok":

@@ -34,7 +34,7 @@ def _real() -> dict:
     return json.loads(json.dumps(to_document(report)))
 
 
-def _paths(obj, prefix: str, rows: dict[str, str]):  # noqa: ANN001, ANN202
+def _paths(obj, prefix: str, rows: dict[str, str]):
     if not prefix.endswith("[]"):
         yield prefix
     if rows.get(prefix, "").startswith(LEAF_TYPES) or prefix == "llm.points":

@@ -201,3 +201,18 @@ def test_not_a_decoder() -> None:
         load_causal_lm("nothing_here.bin", "fp16")
     with pytest.raises(ModelcostError, match="--dtype"):
         load_causal_lm("zoo:llama-tiny", "int3")
+
+
+def test_factory_returning_a_transformers_model(tmp_path) -> None:
+    factory = tmp_path / "tiny_lm.py"
+    factory.write_text(
+        "from transformers import LlamaConfig, LlamaForCausalLM\n\n"
+        "def build():\n"
+        "    return LlamaForCausalLM(LlamaConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2,\n"
+        "        num_attention_heads=4, num_key_value_heads=2, intermediate_size=128))\n")
+    lm = load_causal_lm(f"{factory}:build", "fp16")
+    assert lm.family == "transformers" and lm.config is not None
+    point = analyze_llm(lm, [16], [3], [1]).points[0]
+    # the same model as test_hf_config_file_and_folder, batch 1: 73,728 + 64,000 + 256 per position
+    assert [t.macs for t in point.decode.per_token] == [137_728 + 256 * 17, 137_728 + 256 * 18]
+    assert point.kv_cache.bytes_per_token == 256

@@ -14,7 +14,6 @@ reported as a problem).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
@@ -157,6 +156,3 @@ def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:
         if text not in report.problems:
             report.problems.append(text)
 
-
-def ceil_div(a: float, b: float) -> int:
-    return int(math.ceil(a / b))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -37,10 +37,10 @@ def llm(
     gen_len: Annotated[str, typer.Option("--gen-len", "-g", help="New tokens G (comma list: sweep).")] = "128",
     batch_size: Annotated[str, typer.Option("--batch-size", "-b", help="Batch B (comma list: sweep).")] = "1",
     dtype: Annotated[str, typer.Option(help="Weights and compute: fp16, bf16 or fp32.")] = "bf16",
-    kv_dtype: Annotated[Optional[str], typer.Option(
+    kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", help="KV cache element type: fp16, bf16, fp8, int8, fp32 (default: --dtype).")] = None,
     target_gpu: o.TargetGpu = None,
-    backends: Annotated[Optional[str], typer.Option(
+    backends: Annotated[str | None, typer.Option(
         help="Comma list: hf-eager, hf-static, hf-static-compile, vllm, sglang, tensorrt_llm (default: "
              "hf-eager, hf-static-compile and the other engines, reported absent when not installed).")] = None,
     runs: Annotated[int, typer.Option(min=1, help="Measured generations per point (after the warm-up).")] = 3,

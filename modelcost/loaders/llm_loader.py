@@ -153,7 +153,7 @@ def _hub_config(model_id: str) -> dict[str, Any]:
     transformers = require("transformers")
     try:
         return transformers.AutoConfig.from_pretrained(model_id).to_dict()
-    except Exception as exc:  # noqa: BLE001 - no hub, no such repo, gated: one line
+    except Exception as exc:
         raise ModelcostError(f"{model_id}: could not fetch its config from the hub ({exc.__class__.__name__}); "
                              "pass a local config.json instead") from exc
 
@@ -163,7 +163,7 @@ def _from_config(source: str, data: dict[str, Any]) -> CausalLM:
     torch = require("torch")
     try:
         config = transformers.AutoConfig.for_model(**data)
-    except Exception as exc:  # noqa: BLE001 - an unknown model_type or bad field: one line
+    except Exception as exc:
         raise ModelcostError(f"{source}: transformers cannot read this config ({exc})") from exc
     config._attn_implementation = "sdpa"
 
@@ -171,7 +171,7 @@ def _from_config(source: str, data: dict[str, Any]) -> CausalLM:
         with torch.device(device):
             try:
                 model = transformers.AutoModelForCausalLM.from_config(config)
-            except Exception as exc:  # noqa: BLE001 - not a causal LM architecture
+            except Exception as exc:
                 raise ModelcostError(f"{source}: transformers builds no causal LM from it ({exc})") from exc
         return model.to(dtype).eval()
 
