@@ -104,12 +104,13 @@ def _static_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, 
                             device=device, dtype=next(model.parameters()).dtype)
 
     def step(tok: Any, position: Any) -> Any:
-        logits = model(input_ids=tok, past_key_values=cache, cache_position=position, use_cache=True).logits
+        logits = lm.forward(model, tok, cache, True, cache_position=position)  # the head on the last position
         return logits[:, -1].argmax(-1, keepdim=True)
 
     decode = torch.compile(step, **(compile_kwargs or COMPILE)) if compiled else step
 
-    positions = torch.arange(prompt + gen, device=device)  # made once: no host-to-device copy per step
+    # made once on the device: each step's position is a device-side copy (offset 0), no host-to-device copy
+    positions = torch.arange(prompt + gen, device=device)
 
     def run(ids: Any, clock: _Clock) -> Any:
         cache.reset()
@@ -119,7 +120,7 @@ def _static_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, 
         for i in range(gen - 1):
             if compiled:
                 torch.compiler.cudagraph_mark_step_begin()
-            tokens.append(decode(tokens[-1].clone(), positions[prompt + i:prompt + i + 1]).clone())
+            tokens.append(decode(tokens[-1].clone(), positions[prompt + i:prompt + i + 1].clone()).clone())
             clock.mark()
         return torch.cat(tokens, dim=1)
 
