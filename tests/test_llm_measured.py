@@ -155,3 +155,22 @@ def test_repeats_measure_the_point_again(tiny_config) -> None:
                                  precision="fp32", device="cpu", runs=1, warmup=0, repeats=2)
     assert [r.notes for r in results] == [["repeat 1 of 2"], ["repeat 2 of 2"]]
     assert all(r.status == "ok" and r.tpot_stats.count == 2 for r in results)
+
+
+def test_gpu_benchmark_script_smoke(tmp_path, capsys) -> None:
+    """benchmarks/llm_gpu.py end to end on CPU with --tiny (no figure: it proves the script runs)."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "llm_gpu.py"
+    spec = importlib.util.spec_from_file_location("llm_gpu", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "llm_gpu.json"
+    assert module.main(["--tiny", "--device", "cpu", "--batch-sizes", "1,2", "--prompt-len", "8", "--gen-len", "3",
+                        "--runs", "1", "--backends", "hf-eager,vllm", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert len(doc["repeatability"]) == 2  # hf-eager at B=1 and B=2, each measured twice
+    assert [p["batch_size"] for p in doc["llm"]["points"]] == [1, 2]
+    assert sum(r["backend"] == "vllm" for r in doc["llm"]["benchmarks"]) == 1
+    assert "repeatability hf-eager B=1" in capsys.readouterr().out
