@@ -81,7 +81,7 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
     short = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(dtype, dtype)
     kv_dtype = kv_dtype or short
     if kv_dtype not in KV_BYTES:
-        raise ValueError(f"kv dtype {kv_dtype}: choose one of {', '.join(KV_BYTES)}")
+        raise ValueError(f"--kv-dtype {kv_dtype}: choose one of {', '.join(KV_BYTES)}")
     params = {id(p): p for p in lm.module.parameters()}.values()
     by_dtype: dict[str, int] = {}
     for p in params:
