@@ -429,3 +429,50 @@ def attach_layer_profiles(
         if not isinstance(source, BenchModel):
             model.close()
     return run
+
+
+# ---------------------------------------------------------------------------------------------------
+# Text generation (issue 11): loaders.llm_loader -> analysis.llm (static) / bench.generation (measured)
+
+
+def llm(
+    source: str, *, prompt_lens: Sequence[int] = (512,), gen_lens: Sequence[int] = (128,),
+    batch_sizes: Sequence[int] = (1,), dtype: str = "bf16", kv_dtype: str | None = None,
+    target_gpu: str | GpuSpec | None = None, measure: bool = False, backends: Sequence[str] | None = None,
+    runs: int = 3, warmup: int = 1, device: str | None = None, repeats: int = 1,
+) -> Any:
+    """What generating text with the causal LM ``source`` costs (``core.llm.LlmReport``): counted prefill and
+    decode on the meta device for every batch x prompt x gen point, bounds against ``target_gpu`` (a table name)
+    or this machine's GPU, and with ``measure`` the measured runs of ``backends`` placed against them."""
+    from modelcost.analysis.llm import analyze_llm
+    from modelcost.analysis.llm_bounds import add_bounds, place_measured
+    from modelcost.core.errors import ModelcostError
+    from modelcost.loaders.llm_loader import load_causal_lm
+
+    lm = load_causal_lm(source, dtype)
+    try:
+        report = analyze_llm(lm, list(prompt_lens), list(gen_lens), list(batch_sizes), kv_dtype)
+    except ValueError as exc:
+        raise ModelcostError(str(exc)) from exc
+    gpu = gpu_spec(target_gpu) if isinstance(target_gpu, str) else target_gpu or _this_gpu()
+    if gpu is not None:
+        add_bounds(report, gpu)
+    else:
+        report.notes.append("no GPU here and no --target-gpu: bounds left out")
+    if measure:
+        from modelcost.bench.generation import BACKENDS, measure_generation
+
+        wanted = list(backends or (*BACKENDS, "vllm", "sglang", "tensorrt_llm"))
+        points = {(p.batch_size, p.prompt_len, p.gen_len): p for p in report.points}
+        for prompt in prompt_lens:
+            for gen in gen_lens:
+                report.benchmarks += measure_generation(
+                    lm, backends=wanted, batch_sizes=batch_sizes, prompt_len=prompt, gen_len=gen, precision=dtype,
+                    device=device, runs=runs, warmup=warmup, repeats=repeats)
+                wanted = [b for b in wanted if b not in ("vllm", "sglang", "tensorrt_llm")]  # absent: say once
+        ran_on = _this_gpu() if (device or "cuda").startswith("cuda") else None  # ratios: the GPU it ran on
+        for r in report.benchmarks:
+            point = points.get((r.batch_size, r.prompt_len, r.gen_len))
+            if point is not None:
+                place_measured(r, point, report, ran_on)
+    return report

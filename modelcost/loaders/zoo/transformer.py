@@ -263,13 +263,26 @@ class LlamaAttention(nn.Module):
         self.v_proj = nn.Linear(c.hidden, c.kv_heads * head_dim, bias=False)
         self.o_proj = nn.Linear(c.heads * head_dim, c.hidden, bias=False)
 
-    def forward(self, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    def forward(self, x: Tensor, cos: Tensor, sin: Tensor, cache: list | None = None, index: int = 0) -> Tensor:
         q = _split_heads(self.q_proj(x), self.heads)
         k = _split_heads(self.k_proj(x), self.kv_heads)
         v = _split_heads(self.v_proj(x), self.kv_heads)
         q = q * cos + _rotate_half(q) * sin
         k = k * cos + _rotate_half(k) * sin
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.kv_heads != self.heads)
+        past = 0
+        if cache is not None:  # KV cache: cache[index] holds this layer's (k, v) of the earlier positions
+            if index < len(cache):
+                past = cache[index][0].shape[2]
+                k, v = torch.cat((cache[index][0], k), dim=2), torch.cat((cache[index][1], v), dim=2)
+                cache[index] = (k, v)
+            else:
+                cache.append((k, v))
+        gqa = self.kv_heads != self.heads
+        if past == 0 or q.shape[2] == 1:  # prefill: causal; one new token attends every cached position
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=past == 0, enable_gqa=gqa)
+        else:  # several new tokens after a cache: causal with an offset
+            mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril(past)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
         return self.o_proj(_merge_heads(y))
 
 
@@ -293,8 +306,8 @@ class LlamaDecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(c.hidden, c.eps)
         self.mlp = LlamaMLP(c)
 
-    def forward(self, x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+    def forward(self, x: Tensor, cos: Tensor, sin: Tensor, cache: list | None = None, index: int = 0) -> Tensor:
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, cache, index)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -314,15 +327,20 @@ class Llama(nn.Module):
         inv_freq = 1.0 / c.rope_theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
-    def forward(self, input_ids: Tensor) -> Tensor:
+    def forward(self, input_ids: Tensor, past_key_values: list | None = None, logits_to_keep: int = 0) -> Tensor:
+        """``past_key_values``: a list the layers fill with their (k, v) (b, kv_heads, positions, d) and
+        extend on later calls (a KV cache; ``modelcost llm`` uses it). ``logits_to_keep`` > 0: the head runs
+        on the last that many positions only (what generation needs after the prompt)."""
         x = self.embed_tokens(input_ids)
-        positions = torch.arange(input_ids.shape[1], device=input_ids.device, dtype=torch.float32)
+        past = past_key_values[0][0].shape[2] if past_key_values else 0
+        positions = torch.arange(past, past + input_ids.shape[1], device=input_ids.device, dtype=torch.float32)
         freqs = positions[:, None] * self.inv_freq[None, :]
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
-        for layer in self.layers:
-            x = layer(x, cos, sin)
-        return self.lm_head(self.norm(x))
+        for i, layer in enumerate(self.layers):
+            x = layer(x, cos, sin, past_key_values, i)
+        x = self.norm(x)
+        return self.lm_head(x[:, -logits_to_keep:] if logits_to_keep else x)
 
 
 def bert(config: BertConfig = BertConfig()) -> Bert:

@@ -1,0 +1,253 @@
+"""Measured text generation: TTFT, TPOT (inter-token latency), end-to-end time, tokens/s and peak memory.
+
+Every backend runs the same manual loop, so the figures mean the same thing: greedy decoding of exactly
+``gen_len`` new tokens (EOS is never checked, so every run generates the same number), one prefill forward over
+the (batch, prompt_len) prompt that yields token 1 (logits of the last position only when the model takes
+``logits_to_keep``), then ``gen_len - 1`` single-token decode steps, each forward + argmax.
+
+Timing: on CUDA an event is recorded before the prefill and after each token's argmax (the GPU clock between
+them; host launch gaps the GPU waits through are included), one synchronize at the end; on CPU perf_counter.
+TTFT = prefill forward + argmax (the prompt already on the device; no tokenizer), TPOT = one decode step.
+Warm-up runs (whole generations) come first and are not timed; each measured run starts from an empty cache.
+
+Backends (by name, resolved at run time):
+
+* ``hf-eager`` - the model in eager mode with a dynamic KV cache (transformers DynamicCache; the zoo's list);
+* ``hf-static`` - a transformers StaticCache, eager (not in the default set: it separates the cache's effect);
+* ``hf-static-compile`` - a transformers StaticCache (preallocated to prompt_len + gen_len) and the decode step
+  compiled with ``torch.compile(mode="reduce-overhead", fullgraph=True)`` (CUDA graphs); prefill stays eager;
+* ``vllm``, ``sglang``, ``tensorrt_llm`` - detected when installed; modelcost has no runner for them yet, so
+  they are reported as unavailable with that reason (never estimated).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from modelcost.bench.stats import latency_stats, median
+from modelcost.core.llm import GenerationResult
+from modelcost.loaders.llm_loader import DTYPES, CausalLM
+
+BACKENDS = ("hf-eager", "hf-static-compile")
+ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "tensorrt_llm"}
+TIMING = ("CUDA events around prefill+argmax (TTFT) and each decode step+argmax (TPOT); greedy, fixed new "
+          "tokens, EOS ignored; no tokenizer, prompt already on the device")
+
+
+class _Clock:
+    """Marks on CUDA events (one synchronize at the end) or perf_counter on CPU."""
+
+    def __init__(self, device: str) -> None:
+        import torch
+
+        self.torch, self.cuda = torch, device.startswith("cuda")
+        self.marks: list[Any] = []
+
+    def mark(self) -> None:
+        if self.cuda:
+            event = self.torch.cuda.Event(enable_timing=True)
+            event.record()
+            self.marks.append(event)
+        else:
+            self.marks.append(time.perf_counter())
+
+    def intervals_ms(self) -> list[float]:
+        if self.cuda:
+            self.torch.cuda.synchronize()
+            return [a.elapsed_time(b) for a, b in zip(self.marks, self.marks[1:])]
+        return [(b - a) * 1e3 for a, b in zip(self.marks, self.marks[1:])]
+
+
+def engine_status() -> list[tuple[str, str]]:
+    """(engine, reason it is not measured) for the other engines; never a figure."""
+    out = []
+    for name, module in ENGINES.items():
+        if importlib.util.find_spec(module) is None:
+            out.append((name, f"{module} is not installed"))
+        else:
+            out.append((name, f"{module} is installed but modelcost has no {name} runner yet; not measured"))
+    return out
+
+
+def _eager_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, device: str) -> Callable:
+    import torch
+
+    def run(ids: Any, clock: _Clock) -> Any:
+        cache = lm.new_cache()
+        clock.mark()
+        tokens = [lm.forward(model, ids, cache, True)[:, -1].argmax(-1, keepdim=True)]
+        clock.mark()
+        for _ in range(gen - 1):
+            tokens.append(lm.forward(model, tokens[-1], cache, True)[:, -1].argmax(-1, keepdim=True))
+            clock.mark()
+        return torch.cat(tokens, dim=1)
+
+    return torch.no_grad()(run)
+
+
+COMPILE = {"mode": "reduce-overhead", "fullgraph": True}  # CUDA graphs, no graph break allowed
+
+
+def _static_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, device: str,
+                   compiled: bool = True, compile_kwargs: dict[str, Any] | None = None) -> Callable:
+    import torch
+    from transformers import StaticCache
+
+    try:
+        cache = StaticCache(config=model.config, max_cache_len=prompt + gen)
+    except TypeError:  # transformers 4.x wants the batch, device and dtype up front
+        cache = StaticCache(config=model.config, max_batch_size=batch, max_cache_len=prompt + gen,
+                            device=device, dtype=next(model.parameters()).dtype)
+
+    def step(tok: Any, position: Any) -> Any:
+        logits = lm.forward(model, tok, cache, True, cache_position=position)  # the head on the last position
+        return logits[:, -1].argmax(-1, keepdim=True)
+
+    decode = torch.compile(step, **(compile_kwargs or COMPILE)) if compiled else step
+
+    # made once on the device: each step's position is a device-side copy (offset 0), no host-to-device copy
+    positions = torch.arange(prompt + gen, device=device)
+
+    def run(ids: Any, clock: _Clock) -> Any:
+        cache.reset()
+        clock.mark()
+        tokens = [step(ids, positions[:prompt])]
+        clock.mark()
+        for i in range(gen - 1):
+            if compiled:
+                torch.compiler.cudagraph_mark_step_begin()
+            tokens.append(decode(tokens[-1].clone(), positions[prompt + i:prompt + i + 1].clone()).clone())
+            clock.mark()
+        return torch.cat(tokens, dim=1)
+
+    return torch.no_grad()(run)
+
+
+RUNNERS = {"hf-eager": _eager_runner, "hf-static": partial(_static_runner, compiled=False),
+           "hf-static-compile": _static_runner}
+
+
+def _unavailable(backend: str, lm: CausalLM, device: str) -> str | None:
+    if backend in ENGINES:
+        return dict(engine_status())[backend]
+    if backend not in RUNNERS:
+        return f"unknown backend {backend!r} (choose from {', '.join((*BACKENDS, *ENGINES))})"
+    if backend.startswith("hf-static"):
+        if lm.family != "transformers" or lm.config is None:
+            return "needs a transformers model with a config (StaticCache); this model keeps its own cache"
+        if backend == "hf-static-compile" and not device.startswith("cuda"):
+            return "needs CUDA (the compiled decode step replays a CUDA graph)"
+    return None
+
+
+def measure_generation(
+    lm: CausalLM, *, backends: Sequence[str] = BACKENDS, batch_sizes: Sequence[int] = (1,),
+    prompt_len: int = 512, gen_len: int = 128, precision: str = "bf16", device: str | None = None,
+    runs: int = 3, warmup: int = 1, seed: int = 0, repeats: int = 1,
+) -> list[GenerationResult]:
+    """Measure every backend x batch size; unavailable and failed ones come back with their reason.
+    ``repeats`` > 1 measures each point again (a new warm-up and new runs, the same model and compiled step),
+    one result per repeat: how well the figure repeats."""
+    import torch
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    dtype = getattr(torch, DTYPES[precision])
+    timing = TIMING if device.startswith("cuda") else TIMING.replace("CUDA events", "perf_counter")
+    results: list[GenerationResult] = []
+    model = None
+    for backend in backends:
+        for batch in batch_sizes[:1] if backend in ENGINES else batch_sizes:  # an absent engine: said once
+            blank = GenerationResult(backend, precision, batch, prompt_len, gen_len, "unavailable", timing=timing)
+            reason = _unavailable(backend, lm, device)
+            if reason:
+                blank.reason = reason
+                results.append(blank)
+                continue
+            if model is None:
+                torch.manual_seed(seed)
+                model = lm.build(device, dtype)
+            results += _measure_point(blank, lm, model, device, runs, warmup, seed, repeats)
+    return results
+
+
+def _fresh_device(cuda: bool) -> None:
+    """Free what the previous point left (compiled graphs and their memory pools) before this one."""
+    import gc
+
+    import torch
+
+    if cuda:
+        torch._dynamo.reset()
+        gc.collect()
+        torch.cuda.empty_cache()
+
+
+def _measure_point(blank: GenerationResult, lm: CausalLM, model: Any, device: str, runs: int, warmup: int,
+                   seed: int, repeats: int) -> list[GenerationResult]:
+    import dataclasses
+
+    import torch
+
+    b, p, g = blank.batch_size, blank.prompt_len, blank.gen_len
+    ids = torch.randint(1, lm.vocab_size or 32000, (b, p), generator=torch.Generator().manual_seed(seed)).to(device)
+    cuda = device.startswith("cuda")
+    out: list[GenerationResult] = []
+    try:
+        _fresh_device(cuda)
+        run = RUNNERS[blank.backend](lm, model, b, p, g, device)
+        for i in range(repeats):
+            result = dataclasses.replace(blank, notes=[f"repeat {i + 1} of {repeats}"] if repeats > 1 else [])
+            out.append(result)
+            _timed_block(result, run, ids, device, runs, warmup)
+    except torch.cuda.OutOfMemoryError as exc:
+        result = out[-1] if out else dataclasses.replace(blank)
+        result.status, result.reason = "oom", f"out of memory: {str(exc).splitlines()[0][:200]}"
+    except Exception as exc:  # noqa: BLE001 - one backend failing must not lose the others
+        result = out[-1] if out else dataclasses.replace(blank)
+        result.status, result.reason = "failed", f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:300]}"
+    if not out:
+        out.append(result)
+    if cuda:
+        torch.cuda.empty_cache()
+    return out
+
+
+def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str, runs: int, warmup: int) -> None:
+    """Warm-up generations (untimed), then ``runs`` timed ones; fills ``result``."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    for _ in range(warmup):
+        clock = _Clock(device)
+        run(ids, clock)
+        clock.intervals_ms()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    ttfts, tpots, e2es = [], [], []
+    for _ in range(runs):
+        clock = _Clock(device)
+        run(ids, clock)
+        steps = clock.intervals_ms()
+        ttfts.append(steps[0])
+        tpots.extend(steps[1:])
+        e2es.append(sum(steps))
+    result.status, result.runs = "ok", runs
+    result.ttft_stats, result.e2e_ms = latency_stats(ttfts), latency_stats(e2es)
+    result.tpot_stats = latency_stats(tpots) if tpots else None
+    result.ttft_ms, result.tpot_ms = median(ttfts), (median(tpots) if tpots else None)
+    result.tokens_per_second = result.batch_size * result.gen_len / (median(e2es) / 1e3)
+    if cuda:
+        result.peak_memory_bytes = torch.cuda.max_memory_allocated()
+
+def generate(lm: CausalLM, model: Any, backend: str, input_ids: Any, gen_len: int) -> tuple[Any, list[float]]:
+    """One untimed-warm-up-free generation of ``gen_len`` tokens: (tokens (batch, gen_len), step times in ms:
+    TTFT then each decode step). For tests and for checking that backends generate the same tokens."""
+    device = str(input_ids.device)
+    b, p = input_ids.shape
+    clock = _Clock(device)
+    tokens = RUNNERS[backend](lm, model, b, p, gen_len, device)(input_ids, clock)
+    return tokens, clock.intervals_ms()

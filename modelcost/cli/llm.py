@@ -1,0 +1,84 @@
+"""``modelcost llm``: what generating text costs (prefill, decode, KV cache) counted, bounded and measured.
+Wiring and printing only: ``api.llm`` decides and computes, ``report.llm`` renders."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from modelcost.cli import options as o
+from modelcost.cli.app import app, user_errors
+from modelcost.core.errors import ModelcostError
+
+Ints = Annotated[str, typer.Option(help="One value or a comma list (a sweep).")]
+
+
+def _ints(text: str, what: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ModelcostError(f"{what} {text!r}: expected integers, e.g. 512 or 128,512,2048") from None
+    if not values or min(values) < 1:
+        raise ModelcostError(f"{what} {text!r}: expected integers >= 1")
+    return values
+
+
+@app.command()
+@user_errors
+def llm(
+    model: Annotated[str, typer.Argument(help="zoo:NAME (a Llama-style decoder), a transformers config.json or a "
+                                              "folder holding one, file.py:factory, or a hub model id.")],
+    static: Annotated[bool, typer.Option("--static", help="Count and bound only; do not run on a GPU.")] = False,
+    prompt_len: Annotated[str, typer.Option("--prompt-len", "-p", help="Prompt length P (comma list: sweep).")] = "512",
+    gen_len: Annotated[str, typer.Option("--gen-len", "-g", help="New tokens G (comma list: sweep).")] = "128",
+    batch_size: Annotated[str, typer.Option("--batch-size", "-b", help="Batch B (comma list: sweep).")] = "1",
+    dtype: Annotated[str, typer.Option(help="Weights and compute: fp16, bf16 or fp32.")] = "bf16",
+    kv_dtype: Annotated[str | None, typer.Option(
+        "--kv-dtype", help="KV cache element type: fp16, bf16, fp8, int8, fp32 (default: --dtype).")] = None,
+    target_gpu: o.TargetGpu = None,
+    backends: Annotated[str | None, typer.Option(
+        help="Comma list: hf-eager, hf-static, hf-static-compile, vllm, sglang, tensorrt_llm (default: "
+             "hf-eager, hf-static-compile and the other engines, reported absent when not installed).")] = None,
+    runs: Annotated[int, typer.Option(min=1, help="Measured generations per point (after the warm-up).")] = 3,
+    warmup: Annotated[int, typer.Option(min=0, help="Untimed warm-up generations per point.")] = 1,
+    repeats: Annotated[int, typer.Option(min=1, help="Measure each point this many times (repeatability).")] = 1,
+    json_path: o.JsonPath = None,
+    out: o.OutDir = None,
+) -> None:
+    """What generating text costs: prefill and decode MACs/FLOPs and bytes, the KV cache, lower bounds for
+    TTFT / TPOT / tokens/s on a GPU; without --static, measured TTFT / TPOT / tokens/s per backend."""
+    from modelcost import api
+    from modelcost.report.console import stdout_console
+    from modelcost.report.llm import print_llm
+
+    o.check_writable(files=(json_path,), folders=(out,))
+    report = api.llm(model, prompt_lens=_ints(prompt_len, "--prompt-len"), gen_lens=_ints(gen_len, "--gen-len"),
+                     batch_sizes=_ints(batch_size, "--batch-size"), dtype=dtype, kv_dtype=kv_dtype,
+                     target_gpu=target_gpu, measure=not static,
+                     backends=[b.strip() for b in backends.split(",") if b.strip()] if backends else None,
+                     runs=runs, warmup=warmup, repeats=repeats)
+    print_llm(report, stdout_console(200))
+    _write(report, json_path, out)
+    if report.problems:
+        raise ModelcostError(report.problems[0])
+    if report.benchmarks and not any(r.status == "ok" for r in report.benchmarks):
+        raise ModelcostError("no generation could be measured (the reasons are listed above)")
+
+
+def _write(report: object, json_path: Path | None, out: Path | None) -> None:
+    import json
+
+    from modelcost.report.atomic import atomic_write_text
+    from modelcost.report.llm import to_document, write_llm_folder
+
+    created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    command = "llm " + " ".join(sys.argv[2:])
+    if json_path is not None:
+        atomic_write_text(json_path, json.dumps(to_document(report, created, command), indent=2) + "\n")
+        typer.echo(f"JSON report: {json_path}")
+    if out is not None:
+        typer.echo(f"report folder: {write_llm_folder(report, out, created, command)}")
