@@ -1,0 +1,31 @@
+"""``python -m modelcost.sweep.child REQUEST.json RESULT.json``: measure one config in this process.
+
+The request holds {"config": Config.as_dict(), "timing": {...}}; the answer is written atomically to RESULT.json
+(``adapter.run_config``'s dict, or {"error": "...", "oom": bool}). A process that dies leaves no RESULT.json:
+its parent reads the exit status and the stderr tail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    from modelcost.report.atomic import atomic_write_text
+    from modelcost.sweep.adapter import run_config
+    from modelcost.sweep.plan import Config
+
+    try:
+        answer = run_config(Config.from_dict(request["config"]), request.get("timing", {}))
+    except Exception as exc:  # noqa: BLE001 - every failure is the config's result, with its reason
+        text = f"{exc.__class__.__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        answer = {"error": text[:500], "oom": "out of memory" in str(exc).lower()}
+    atomic_write_text(Path(argv[1]), json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
