@@ -38,7 +38,7 @@ def _task(config_dict: dict[str, Any], timing: dict[str, Any], timeout_s: float,
     v = versions()
     if (config.key, device.name, versions_key(v)) in done:
         return {"skip": config_dict}
-    worker = f"ray:{platform.node()}:{gpu.uuid if gpu else 'cpu'}"
+    worker = f"ray:{platform.node()}:{gpu.uuid if gpu else f'cpu-pid{os.getpid()}'}"
     return {"row": measure_config(config, timing, timeout_s, device, v, worker, None)}
 
 
