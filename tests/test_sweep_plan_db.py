@@ -139,3 +139,22 @@ def test_db_refuses_other_files(tmp_path) -> None:  # noqa: ANN001
     text.write_text("not sqlite at all, just text " * 50)
     with pytest.raises(ModelcostError, match="not a modelcost results database"):
         ResultsDB(text)
+
+
+def test_schema_doc_lists_every_column_and_only_those(tmp_path) -> None:  # noqa: ANN001
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "SWEEP_SCHEMA.md").read_text()
+    documented: dict[str, set[str]] = {}
+    table = None
+    for line in doc.splitlines():
+        m = re.match(r"## Table `(\w+)`", line)
+        if m:
+            table = m.group(1)
+            documented[table] = set()
+        elif table and (c := re.match(r"\| `(\w+)` \|", line)):
+            documented[table].add(c.group(1))
+    con = sqlite3.connect(ResultsDB(tmp_path / "r.sqlite").path)
+    actual = {t: {row[1] for row in con.execute(f"PRAGMA table_info({t})")} for t in ("runs", "results", "meta")}
+    assert documented == actual

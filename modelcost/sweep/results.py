@@ -117,34 +117,39 @@ class Change:
 
 def compare_runs(db: ResultsDB, run_a: str, run_b: str, tolerance_pct: float = 2.0) -> tuple[int, int, list[Change]]:
     """(run A id, run B id, one Change per config in both runs) — see the module docstring."""
+    a_id, b_id = db.resolve_run(run_a), db.resolve_run(run_b)
+    return a_id, b_id, compare_rows(db.results("WHERE run_id = ?", (a_id,)), db.results("WHERE run_id = ?", (b_id,)),
+                                    tolerance_pct)
+
+
+def compare_rows(rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, Any]],
+                 tolerance_pct: float = 2.0) -> list[Change]:
+    """One Change per (config, device name) in both lists (the last row of each when one repeats)."""
+    a_rows = {(r["config_key"], r["device_name"]): r for r in rows_a}
+    b_rows = {(r["config_key"], r["device_name"]): r for r in rows_b}
+    return [_change(a_rows[k], b_rows[k], k[1] or "?", tolerance_pct) for k in a_rows if k in b_rows]
+
+
+def _change(a: dict[str, Any], b: dict[str, Any], gpu: str, tolerance_pct: float) -> Change:
     from modelcost.decide.speedup import speedup_ci, verdict
 
-    a_id, b_id = db.resolve_run(run_a), db.resolve_run(run_b)
-    a_rows = {(r["config_key"], r["device_name"]): r for r in db.results("WHERE run_id = ?", (a_id,))}
-    b_rows = {(r["config_key"], r["device_name"]): r for r in db.results("WHERE run_id = ?", (b_id,))}
-    changes = []
-    for key in [k for k in a_rows if k in b_rows]:
-        a, b = a_rows[key], b_rows[key]
-        lab = f"{a['model_name']} {a['backend']} {a['precision']} b{a['batch_size']}"
-        if a["status"] != "ok" or b["status"] != "ok":
-            lost = a["status"] == "ok"
-            text = f"{a['status']} -> {b['status']}" + (f" ({b['reason']})" if lost and b["reason"] else "")
-            changes.append(Change(lab, key[1] or "?", a["latency_p50_ms"], b["latency_p50_ms"], text, lost))
-            continue
-        ba, bb = a["block_medians_ms"] or [], b["block_medians_ms"] or []
-        n = min(len(ba), len(bb))
-        if n < 2:
-            changes.append(Change(lab, key[1] or "?", a["latency_p50_ms"], b["latency_p50_ms"],
-                                  "no interval: fewer than 2 timing blocks in a run (not judged)", False))
-            continue
-        ci = speedup_ci(ba[:n], bb[:n])  # ratio = A latency / B latency: below 1 = B slower
-        slower_pct = (1 / ci.ratio - 1) * 100
-        regressed = ci.significant and ci.ratio_high < 1.0 and slower_pct >= tolerance_pct
-        text = verdict(ci).replace("faster", "B faster").replace("slower", "B slower")
-        if ci.significant and not regressed and ci.ratio_high < 1.0:
-            text += f" (within the {tolerance_pct:g}% tolerance)"
-        changes.append(Change(lab, key[1] or "?", a["latency_p50_ms"], b["latency_p50_ms"], text, regressed, ci))
-    return a_id, b_id, changes
+    lab = f"{a['model_name']} {a['backend']} {a['precision']} b{a['batch_size']}"
+    if a["status"] != "ok" or b["status"] != "ok":
+        lost = a["status"] == "ok"
+        text = f"{a['status']} -> {b['status']}" + (f" ({b['reason']})" if lost and b["reason"] else "")
+        return Change(lab, gpu, a["latency_p50_ms"], b["latency_p50_ms"], text, lost)
+    ba, bb = a["block_medians_ms"] or [], b["block_medians_ms"] or []
+    n = min(len(ba), len(bb))
+    if n < 2:
+        return Change(lab, gpu, a["latency_p50_ms"], b["latency_p50_ms"],
+                      "no interval: fewer than 2 timing blocks in a run (not judged)", False)
+    ci = speedup_ci(ba[:n], bb[:n])  # ratio = A latency / B latency: below 1 = B slower
+    slower_pct = (1 / ci.ratio - 1) * 100
+    regressed = ci.significant and ci.ratio_high < 1.0 and slower_pct >= tolerance_pct
+    text = verdict(ci).replace("faster", "B faster").replace("slower", "B slower")
+    if ci.significant and not regressed and ci.ratio_high < 1.0:
+        text += f" (within the {tolerance_pct:g}% tolerance)"
+    return Change(lab, gpu, a["latency_p50_ms"], b["latency_p50_ms"], text, regressed, ci)
 
 
 def export_json(rows: Sequence[dict[str, Any]]) -> str:
