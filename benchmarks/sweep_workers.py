@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from modelcost.sweep.db import ResultsDB  # noqa: E402
-from modelcost.sweep.results import compare_rows  # noqa: E402
+from modelcost.sweep.db import ResultsDB
+from modelcost.sweep.results import compare_rows
 
 SECTION = "## Sweep wall time with 1 and 2 workers, one GPU each (issue 13)"
 
@@ -81,9 +81,9 @@ def table(s: dict, label_a: str, label_b: str) -> str:
     mx = "-" if c["max_abs_p50_diff_pct"] is None else f"{c['max_abs_p50_diff_pct']:.2f}%"
     speed = "-" if s["wall_speedup"] is None else f"{s['wall_speedup']:.2f}x"
     lines += ["", f"wall time {label_a} / {label_b}: {speed}",
-              f"per-config agreement: {c['no_significant_difference']} of {c['judged']} configs show no significant "
+              (f"per-config agreement: {c['no_significant_difference']} of {c['judged']} configs show no significant "
               f"difference (95% interval of the latency ratio from the block medians, compare's t interval); "
-              f"|p50 difference| median {med}, max {mx}"]
+              f"|p50 difference| median {med}, max {mx}")]
     lines += ["", "| config | GPU | p50 ms " + label_a + " | p50 ms " + label_b + " | " + label_b + " vs " + label_a
               + " |", "|---|---|---:|---:|---|"]
     for row in c["configs"]:

@@ -81,7 +81,7 @@ def test_bad_plans_get_one_clear_line(text: str, words: str) -> None:
     assert words in str(info.value)
 
 
-def test_source_hash_follows_the_file_content(tmp_path) -> None:  # noqa: ANN001
+def test_source_hash_follows_the_file_content(tmp_path) -> None:
     f = tmp_path / "m.onnx"
     f.write_bytes(b"one")
     h1 = source_hash(str(f))
@@ -98,7 +98,7 @@ def _row(run_id: int, **kw: object) -> dict[str, object]:
     return {**base, **kw}
 
 
-def test_db_records_runs_rows_and_resume_keys(tmp_path) -> None:  # noqa: ANN001
+def test_db_records_runs_rows_and_resume_keys(tmp_path) -> None:
     path = tmp_path / "r.sqlite"
     db = ResultsDB(path)
     run = db.start_run(label="nightly", engine="local", workers=2)
@@ -121,7 +121,7 @@ def test_db_records_runs_rows_and_resume_keys(tmp_path) -> None:  # noqa: ANN001
     assert sqlite3.connect(path).execute("SELECT value FROM meta").fetchone()[0] == SCHEMA
 
 
-def test_db_refuses_other_files(tmp_path) -> None:  # noqa: ANN001
+def test_db_refuses_other_files(tmp_path) -> None:
     with pytest.raises(ModelcostError, match="no results database"):
         ResultsDB(tmp_path / "none.sqlite", create=False)
     other = tmp_path / "other.sqlite"
@@ -141,7 +141,7 @@ def test_db_refuses_other_files(tmp_path) -> None:  # noqa: ANN001
         ResultsDB(text)
 
 
-def test_schema_doc_lists_every_column_and_only_those(tmp_path) -> None:  # noqa: ANN001
+def test_schema_doc_lists_every_column_and_only_those(tmp_path) -> None:
     import re
     from pathlib import Path
 

@@ -133,3 +133,44 @@ def test_ray_local_instance_with_two_cpu_workers(tmp_path: Path) -> None:
     db.close()
     again = run_sweep(plan, str(db_path), workers=2, ray="local")  # resume through Ray: the ok ones skip
     assert again.skipped == 3 and again.measured == 1
+
+
+def _without_ray(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m modelcost ARGS`` in a process where ``import ray`` fails as if it were not installed."""
+    block = tmp_path / "block"
+    block.mkdir(exist_ok=True)
+    (block / "sitecustomize.py").write_text("import sys\nsys.modules['ray'] = None\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(block), str(ROOT)]), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "modelcost", *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300, check=False)
+
+
+def test_without_ray_the_local_workers_run_and_ray_asks_for_the_extra(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, batches="[1]", crash=False)
+    local = _without_ray(tmp_path, "sweep", str(plan), "--db", str(tmp_path / "a.sqlite"), "--workers", "1")
+    assert local.returncode == 0 and "1 measured (1 ok)" in local.stdout, local.stderr
+    with_ray = _without_ray(tmp_path, "sweep", str(plan), "--db", str(tmp_path / "b.sqlite"), "--ray", "local")
+    lines = [line for line in with_ray.stderr.splitlines() if line.strip()]
+    assert with_ray.returncode == 1 and "Traceback" not in with_ray.stderr and len(lines) == 1, with_ray.stderr
+    assert "ray is not installed" in lines[0] and "pip install 'modelcost[sweep]'" in lines[0]
+
+
+@pytest.mark.gpu
+def test_gpu_workers_each_own_one_gpu(tmp_path: Path) -> None:
+    """On a GPU machine: every GPU config runs on a worker pinned to one GPU by UUID; with two or more GPUs,
+    two workers use two different GPUs."""
+    from modelcost.sweep.identity import visible_gpus
+    from modelcost.sweep.plan import parse_plan
+    from modelcost.sweep.run import run_sweep
+
+    n = min(2, len(visible_gpus()))
+    text = (f'[sweep]\nbackends = ["torch-eager"]\nbatch_sizes = [1, 2, 4, 8]\n{TIMING}\n'
+            f'[[models]]\nsource = "{ROOT / "tests" / "fixtures" / "tiny_cnn.py"}:make_model"\nname = "tiny_cnn"\n'
+            'input_shapes = ["x=1x3x16x16"]\n')
+    summary = run_sweep(parse_plan(text), str(tmp_path / "r.sqlite"), workers=n)
+    db = ResultsDB(tmp_path / "r.sqlite", create=False)
+    rows = db.results()
+    assert summary.by_status == {"ok": 4}, [r["reason"] for r in rows]
+    assert all(r["device_kind"] == "cuda" and r["device_uuid"].startswith("GPU-") for r in rows)
+    assert len({r["device_uuid"] for r in rows}) == len({r["worker"] for r in rows}) == n or n == 1
+    assert "no two configs were ever timed on the same GPU at once" in db.runs()[0]["notes"][0]

@@ -4,7 +4,7 @@ printing only; the work is in ``modelcost.sweep.results`` / ``modelcost.sweep.re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -60,20 +60,20 @@ def _report(db: Any, rows: list[dict[str, Any]], path: Path, extra: list[Any]) -
 @user_errors
 def results(
     db_path: Annotated[Path, typer.Argument(metavar="DB", help="A results database written by 'modelcost sweep'.")],
-    model: Annotated[Optional[str], typer.Option(help="Only this model (its plan name).")] = None,
-    gpu: Annotated[Optional[str], typer.Option(help="Only devices whose name contains this (e.g. H200).")] = None,
-    backend: Annotated[Optional[str], typer.Option(help="Only this backend.")] = None,
-    precision: Annotated[Optional[str], typer.Option(help="Only this precision.")] = None,
-    batch: Annotated[Optional[int], typer.Option(min=1, help="Only this batch size.")] = None,
-    status: Annotated[Optional[str], typer.Option(help="Only this status: ok, unavailable, failed, oom.")] = None,
-    run: Annotated[Optional[str], typer.Option(help="Only this run: its id, its label, or 'latest'.")] = None,
-    since: Annotated[Optional[str], typer.Option(help="Only rows finished at or after this ISO date/time.")] = None,
-    until: Annotated[Optional[str], typer.Option(help="Only rows finished before this ISO date/time (a date: "
+    model: Annotated[str | None, typer.Option(help="Only this model (its plan name).")] = None,
+    gpu: Annotated[str | None, typer.Option(help="Only devices whose name contains this (e.g. H200).")] = None,
+    backend: Annotated[str | None, typer.Option(help="Only this backend.")] = None,
+    precision: Annotated[str | None, typer.Option(help="Only this precision.")] = None,
+    batch: Annotated[int | None, typer.Option(min=1, help="Only this batch size.")] = None,
+    status: Annotated[str | None, typer.Option(help="Only this status: ok, unavailable, failed, oom.")] = None,
+    run: Annotated[str | None, typer.Option(help="Only this run: its id, its label, or 'latest'.")] = None,
+    since: Annotated[str | None, typer.Option(help="Only rows finished at or after this ISO date/time.")] = None,
+    until: Annotated[str | None, typer.Option(help="Only rows finished before this ISO date/time (a date: "
                                                       "through that day).")] = None,
-    report: Annotated[Optional[Path], typer.Option(
+    report: Annotated[Path | None, typer.Option(
         help="Write the sweep report (.md or .html): best config per model and GPU, GPU x model table.")] = None,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Export the rows as JSON here ('-': stdout).")] = None,
-    compare: Annotated[Optional[tuple[str, str]], typer.Option(
+    json_path: Annotated[Path | None, typer.Option("--json", help="Export the rows as JSON here ('-': stdout).")] = None,
+    compare: Annotated[tuple[str, str] | None, typer.Option(
         metavar="RUN_A RUN_B", help="Flag configs of RUN_B slower than RUN_A beyond the measurement noise "
         "(exit code 1 when any regressed).")] = None,
     tolerance_pct: Annotated[float, typer.Option(

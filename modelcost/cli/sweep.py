@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -45,15 +45,15 @@ def sweep(
     plan: Annotated[Path, typer.Argument(help="The sweep plan (TOML): models, backends, precisions, batch sizes.")],
     db: Annotated[Path, typer.Option("--db", help="The results database (SQLite; made when missing).")] = Path(
         "results.sqlite"),
-    workers: Annotated[Optional[int], typer.Option(
+    workers: Annotated[int | None, typer.Option(
         min=1, help="Workers: one per GPU, each owning it alone (default: every visible GPU; CPU-only: 1). "
         "With --ray local: the CPUs of the local Ray instance.")] = None,
-    ray: Annotated[Optional[str], typer.Option(
+    ray: Annotated[str | None, typer.Option(
         "--ray", help="Run each config as a Ray task with one whole GPU: 'local' (start Ray here), 'auto' (the "
         "running cluster) or a cluster address. Needs 'pip install modelcost[sweep]'.")] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="Measure again configs the database already holds for this GPU type and versions.")] = False,
-    label: Annotated[Optional[str], typer.Option(help="A name for this run (for 'modelcost results --compare').")] = None,
+    label: Annotated[str | None, typer.Option(help="A name for this run (for 'modelcost results --compare').")] = None,
 ) -> None:
     """Run a plan of models x backends x precisions x batch sizes, one worker per GPU (or on a Ray cluster),
     into one results database; every config is written as it finishes and a re-run resumes."""

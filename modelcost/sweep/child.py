@@ -7,12 +7,31 @@ its parent reads the exit status and the stderr tail instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
 
+def _die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when the sweep worker that started it dies, so no orphan keeps timing on
+    a GPU after its sweep was killed (PR_SET_PDEATHSIG; set here rather than in a preexec_fn, which is unsafe
+    in a threaded parent). Elsewhere orphans are possible; nothing else changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+
+
 def main(argv: list[str]) -> int:
+    _die_with_parent()
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     from modelcost.report.atomic import atomic_write_text
     from modelcost.sweep.adapter import run_config

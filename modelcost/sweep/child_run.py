@@ -38,16 +38,6 @@ def bench_command(config: Config) -> str:
     return shlex.join(parts)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child
-    """Linux: the child gets SIGKILL when the worker that started it dies (no orphan keeps a GPU busy)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001 - not Linux: orphans are possible, nothing else changes
-        pass
-
-
 def run_child(config: Config, timing: dict[str, Any], timeout_s: float, cuda_visible: str | None,
               on_start: Callable[[subprocess.Popen[bytes]], None] | None = None) -> dict[str, Any]:
     """The child's answer (``child.py``), or {"error", "oom"} built from how it died."""
@@ -59,8 +49,7 @@ def run_child(config: Config, timing: dict[str, Any], timeout_s: float, cuda_vis
         request.write_text(json.dumps({"config": config.as_dict(), "timing": timing}), encoding="utf-8")
         with open(log, "wb") as err:
             proc = subprocess.Popen([sys.executable, "-m", "modelcost.sweep.child", str(request), str(answer)],
-                                    stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env,
-                                    preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+                                    stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env)
             if on_start is not None:
                 on_start(proc)
             try:

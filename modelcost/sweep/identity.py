@@ -12,6 +12,7 @@ Standard library only (NVML through nvidia-ml-py, lazily).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata as md
 import importlib.util
@@ -52,7 +53,7 @@ def source_hash(source: str) -> str:
         for extra in sorted(path.parent.glob(path.name + ".data")) if path.suffix == ".onnx" else []:
             _file_hash(h, extra)
         return h.hexdigest()
-    head, _, factory = source.rpartition(":")
+    head = source.rpartition(":")[0]
     h.update(source.encode())
     if head and Path(head).is_file():
         _file_hash(h, Path(head))
@@ -117,10 +118,8 @@ def visible_gpus() -> list[DeviceIdentity]:
     except Exception:  # noqa: BLE001
         return []
     finally:
-        try:
+        with contextlib.suppress(Exception):
             nvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001
-            pass
     wanted = os.environ.get("CUDA_VISIBLE_DEVICES")
     if wanted is None:
         return [g for _, g in gpus]

@@ -52,9 +52,9 @@ class RayEngine:
         resources = self.ray.cluster_resources()
         self.gpus, self.cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
         self.size = self.gpus or self.cpus
-        self.notes = [f"Ray ({self.address}): {self.gpus} GPU(s), {self.cpus} CPU(s) in the cluster; each GPU config "
+        self.notes = [(f"Ray ({self.address}): {self.gpus} GPU(s), {self.cpus} CPU(s) in the cluster; each GPU config "
                       "was a task with num_gpus=1 (one whole GPU: no two timing runs shared one), each CPU config "
-                      "a task with num_cpus=1"]
+                      "a task with num_cpus=1")]
         if self.cpus > 1:
             self.notes.append("CPU configs ran up to one per CPU at once: their timings shared the hosts' cores")
 

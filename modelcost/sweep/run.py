@@ -46,7 +46,11 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
     hashes = {m.source: source_hash(m.source) for m in plan.models}
     configs = expand(plan, _device(), hashes)
     engine_name = "local" if ray is None else f"ray:{ray}"
-    engine, notes = _engine(plan, workers, ray, db.done_keys() if not force else set())
+    try:
+        engine, notes = _engine(plan, workers, ray, db.done_keys() if not force else set())
+    except BaseException:
+        db.close()
+        raise
     run_id = db.start_run(label=label, engine=engine_name, workers=engine.size, command=command,
                           plan_path=plan.path, plan_toml=plan.text, host=platform.node(),
                           configs_planned=len(configs), notes=notes)
