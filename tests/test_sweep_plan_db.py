@@ -158,3 +158,13 @@ def test_schema_doc_lists_every_column_and_only_those(tmp_path) -> None:
     con = sqlite3.connect(ResultsDB(tmp_path / "r.sqlite").path)
     actual = {t: {row[1] for row in con.execute(f"PRAGMA table_info({t})")} for t in ("runs", "results", "meta")}
     assert documented == actual
+
+
+def test_block_medians_split_the_samples_in_timing_order() -> None:
+    from modelcost.bench.stats import block_medians
+
+    # 25 samples, 5 per block at least -> min(10, 25 // 5) = 5 blocks of 5: medians of 0-4, 5-9, ... = 2, 7, 12, 17, 22.
+    assert block_medians([float(i) for i in range(25)]) == [2.0, 7.0, 12.0, 17.0, 22.0]
+    # 103 samples -> 10 blocks of 10 (the last 3 left out): medians 4.5, 14.5, ..., 94.5.
+    assert block_medians([float(i) for i in range(103)]) == [4.5 + 10 * k for k in range(10)]
+    assert block_medians([1.0] * 9) is None  # 9 // 5 = 1 block: no interval can be made

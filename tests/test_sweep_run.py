@@ -174,3 +174,22 @@ def test_gpu_workers_each_own_one_gpu(tmp_path: Path) -> None:
     assert all(r["device_kind"] == "cuda" and r["device_uuid"].startswith("GPU-") for r in rows)
     assert len({r["device_uuid"] for r in rows}) == len({r["worker"] for r in rows}) == n or n == 1
     assert "no two configs were ever timed on the same GPU at once" in db.runs()[0]["notes"][0]
+
+
+def test_ctrl_c_marks_the_run_interrupted_and_keeps_what_finished(tmp_path: Path) -> None:
+    db_path = tmp_path / "r.sqlite"
+    plan = _plan(tmp_path, batches="[1, 2, 3, 4]", crash=False)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "modelcost", "sweep", str(plan), "--db", str(db_path)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (db_path.exists() and _count(db_path) >= 1):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "run the same command to resume" in out, out
+    db = ResultsDB(db_path, create=False)
+    run = db.runs()[0]
+    assert run["status"] == "interrupted" and run["finished"] is not None
+    assert all(r["status"] == "ok" for r in db.results())  # the config cut short is not recorded as failed
+    db.close()
