@@ -168,3 +168,28 @@ def test_block_medians_split_the_samples_in_timing_order() -> None:
     # 103 samples -> 10 blocks of 10 (the last 3 left out): medians 4.5, 14.5, ..., 94.5.
     assert block_medians([float(i) for i in range(103)]) == [4.5 + 10 * k for k in range(10)]
     assert block_medians([1.0] * 9) is None  # 9 // 5 = 1 block: no interval can be made
+
+
+def test_gpu_workers_get_disjoint_cpu_blocks_and_one_gpu_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from modelcost.sweep import identity, workers
+    from modelcost.sweep.identity import DeviceIdentity, cpu_block
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    # 16 CPUs in 2 blocks of 16 // 2 = 8; in 3 blocks of 16 // 3 = 5 (CPU 15 is left to the driver).
+    assert cpu_block(0, 2) == list(range(8)) and cpu_block(1, 2) == list(range(8, 16))
+    assert cpu_block(2, 3) == [10, 11, 12, 13, 14]
+    gpus = [DeviceIdentity("cuda", "NVIDIA H200", f"GPU-{i}", "580", "h") for i in range(2)]
+    monkeypatch.setattr(workers, "visible_gpus", lambda: gpus)
+    slots, notes = workers.make_slots(None)  # default: one worker per visible GPU
+    assert [(s.name, s.cuda_visible, s.cpus[-1]) for s in slots] == [("gpu0", "GPU-0", 7), ("gpu1", "GPU-1", 15)]
+    assert "no two configs were ever timed on the same GPU at once" in notes[0] and "gpu1: 8-15" in notes[1]
+    assert len(workers.make_slots(1)[0]) == 1
+    with pytest.raises(ModelcostError, match="shows 2 GPU"):
+        workers.make_slots(3)
+    monkeypatch.setattr(identity, "all_gpus", lambda: [(str(i), g) for i, g in enumerate(gpus)])
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-1")
+    assert identity.visible_gpus() == [gpus[1]]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,7,0")  # CUDA stops at the first entry it cannot resolve
+    assert identity.visible_gpus() == [gpus[1]]

@@ -176,7 +176,8 @@ def test_gpu_workers_each_own_one_gpu(tmp_path: Path) -> None:
     assert "no two configs were ever timed on the same GPU at once" in db.runs()[0]["notes"][0]
 
 
-def test_ctrl_c_marks_the_run_interrupted_and_keeps_what_finished(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])  # Ctrl-C, and `timeout` / a scheduler
+def test_ctrl_c_marks_the_run_interrupted_and_keeps_what_finished(tmp_path: Path, sig: signal.Signals) -> None:
     db_path = tmp_path / "r.sqlite"
     plan = _plan(tmp_path, batches="[1, 2, 3, 4]", crash=False)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -185,7 +186,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_keeps_what_finished(tmp_path: Path
     deadline = time.time() + 120
     while time.time() < deadline and not (db_path.exists() and _count(db_path) >= 1):
         time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "run the same command to resume" in out, out
     db = ResultsDB(db_path, create=False)

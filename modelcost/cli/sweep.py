@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,6 +40,10 @@ def _printer() -> Any:
     return console, on_event
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 @app.command()
 @user_errors
 def sweep(
@@ -63,6 +68,7 @@ def sweep(
     p = load_plan(plan)
     console, on_event = _printer()
     command = "modelcost sweep " + " ".join(sys.argv[2:])
+    previous = signal.signal(signal.SIGTERM, _terminated)  # `timeout`, a scheduler: stop as on Ctrl-C
     try:
         s = run_sweep(p, str(db), workers=workers, force=force, label=label, ray=ray, command=command.strip(),
                       on_event=on_event)
@@ -70,6 +76,8 @@ def sweep(
         console.print(f"[yellow]interrupted[/]: the configs that finished are in {db}; run the same command to "
                       "resume", highlight=False)
         raise typer.Exit(130) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(s.by_status.items())) or "none"
     console.print(f"run {s.run_id} {s.status} in {s.wall_s:.1f} s: {s.measured} measured ({counts}), "
                   f"{s.skipped} skipped as already measured; database {db}", highlight=False)

@@ -30,8 +30,17 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def _pin_to_block() -> None:
+    """MODELCOST_SWEEP_CPUS="8,9,10": run on these CPUs only (set before any thread starts, so all inherit)."""
+    text = os.environ.get("MODELCOST_SWEEP_CPUS", "")
+    if text and hasattr(os, "sched_setaffinity"):
+        with contextlib.suppress(OSError, ValueError):
+            os.sched_setaffinity(0, {int(c) for c in text.split(",")})
+
+
 def main(argv: list[str]) -> int:
     _die_with_parent()
+    _pin_to_block()
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     from modelcost.report.atomic import atomic_write_text
     from modelcost.sweep.adapter import run_config

@@ -39,11 +39,16 @@ def bench_command(config: Config) -> str:
 
 
 def run_child(config: Config, timing: dict[str, Any], timeout_s: float, cuda_visible: str | None,
-              on_start: Callable[[subprocess.Popen[bytes]], None] | None = None) -> dict[str, Any]:
-    """The child's answer (``child.py``), or {"error", "oom"} built from how it died."""
+              on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+              cpus: list[int] | None = None) -> dict[str, Any]:
+    """The child's answer (``child.py``), or {"error", "oom"} built from how it died. ``cpus``: the host CPUs
+    the child may use (a GPU worker's own block), else all of this process's."""
     env = dict(os.environ)
     if cuda_visible is not None:
         env["CUDA_VISIBLE_DEVICES"] = cuda_visible
+    env.pop("MODELCOST_SWEEP_CPUS", None)
+    if cpus:
+        env["MODELCOST_SWEEP_CPUS"] = ",".join(map(str, cpus))
     with tempfile.TemporaryDirectory(prefix="modelcost-sweep-") as tmp:
         request, answer, log = Path(tmp) / "request.json", Path(tmp) / "answer.json", Path(tmp) / "stderr.txt"
         request.write_text(json.dumps({"config": config.as_dict(), "timing": timing}), encoding="utf-8")
@@ -110,7 +115,8 @@ def row_for(config: Config, answer: dict[str, Any], device: DeviceIdentity, vers
 
 def measure_config(config: Config, timing: dict[str, Any], timeout_s: float, device: DeviceIdentity,
                    versions: dict[str, str], worker: str, cuda_visible: str | None,
-                   on_start: Callable[[subprocess.Popen[bytes]], None] | None = None) -> dict[str, Any]:
+                   on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+                   cpus: list[int] | None = None) -> dict[str, Any]:
     started, t0 = now_iso(), time.perf_counter()
-    answer = run_child(config, timing, timeout_s, cuda_visible, on_start)
+    answer = run_child(config, timing, timeout_s, cuda_visible, on_start, cpus)
     return row_for(config, answer, device, versions, worker, started, time.perf_counter() - t0)

@@ -99,9 +99,9 @@ def cpu_identity() -> DeviceIdentity:
     return DeviceIdentity("cpu", f"{_cpu_name()} ({os.cpu_count()} logical cores)", host=platform.node())
 
 
-def visible_gpus() -> list[DeviceIdentity]:
-    """The GPUs this process may use (NVML; honours an existing CUDA_VISIBLE_DEVICES of indices or UUIDs).
-    Empty without NVML or without a GPU."""
+def all_gpus() -> list[tuple[str, DeviceIdentity]]:
+    """(NVML index, identity) of every GPU of this machine, whatever CUDA_VISIBLE_DEVICES says. Empty without
+    NVML or without a GPU."""
     try:
         import pynvml as nvml
 
@@ -115,11 +115,17 @@ def visible_gpus() -> list[DeviceIdentity]:
             handle = nvml.nvmlDeviceGetHandleByIndex(i)
             gpus.append((str(i), DeviceIdentity("cuda", _text(nvml.nvmlDeviceGetName(handle)),
                                                 _text(nvml.nvmlDeviceGetUUID(handle)), driver, platform.node())))
+        return gpus
     except Exception:  # noqa: BLE001
         return []
     finally:
         with contextlib.suppress(Exception):
             nvml.nvmlShutdown()
+
+
+def visible_gpus() -> list[DeviceIdentity]:
+    """The GPUs this process may use (NVML; honours an existing CUDA_VISIBLE_DEVICES of indices or UUIDs)."""
+    gpus = all_gpus()
     wanted = os.environ.get("CUDA_VISIBLE_DEVICES")
     if wanted is None:
         return [g for _, g in gpus]
@@ -130,6 +136,20 @@ def visible_gpus() -> list[DeviceIdentity]:
             break  # CUDA stops at the first entry it cannot resolve
         picked.append(match[0])
     return picked
+
+
+def cpu_block(index: int, count: int) -> list[int] | None:
+    """The ``index``-th of ``count`` contiguous, disjoint blocks of the CPUs this process may use (None when the
+    platform cannot pin or there are fewer CPUs than blocks). A GPU worker's child runs on its block, so the
+    benchmark's pinning to "the highest CPU of its set" gives every GPU worker its own host core."""
+    getter = getattr(os, "sched_getaffinity", None)
+    if getter is None or count < 1:
+        return None
+    cpus = sorted(getter(0))
+    if len(cpus) < count:
+        return None
+    size = len(cpus) // count
+    return cpus[index * size:(index + 1) * size]
 
 
 def _text(value: object) -> str:

@@ -39,7 +39,19 @@ def _task(config_dict: dict[str, Any], timing: dict[str, Any], timeout_s: float,
     if (config.key, device.name, versions_key(v)) in done:
         return {"skip": config_dict}
     worker = f"ray:{platform.node()}:{gpu.uuid if gpu else f'cpu-pid{os.getpid()}'}"
-    return {"row": measure_config(config, timing, timeout_s, device, v, worker, None)}
+    return {"row": measure_config(config, timing, timeout_s, device, v, worker, None, None, _gpu_cpus(gpu))}
+
+
+def _gpu_cpus(gpu: Any) -> list[int] | None:
+    """The node's CPUs split in one block per GPU; this task's GPU (by its NVML index) gets its block, so two
+    GPU tasks on one node never time from the same host core."""
+    if gpu is None:
+        return None
+    from modelcost.sweep.identity import all_gpus, cpu_block
+
+    gpus = all_gpus()
+    index = next((i for i, (_, g) in enumerate(gpus) if g.uuid == gpu.uuid), None)
+    return None if index is None else cpu_block(index, len(gpus))
 
 
 class RayEngine:

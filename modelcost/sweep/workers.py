@@ -18,7 +18,7 @@ from typing import Any
 
 from modelcost.core.errors import ModelcostError
 from modelcost.sweep.child_run import measure_config
-from modelcost.sweep.identity import DeviceIdentity, cpu_identity, versions_key, visible_gpus
+from modelcost.sweep.identity import DeviceIdentity, cpu_block, cpu_identity, versions_key, visible_gpus
 from modelcost.sweep.plan import Config
 
 
@@ -28,6 +28,7 @@ class Slot:
 
     name: str  # "gpu0", "cpu0"
     gpu: DeviceIdentity | None = None
+    cpus: list[int] | None = None  # a GPU worker's own host CPUs (its child is pinned to them)
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -43,9 +44,13 @@ def make_slots(workers: int | None) -> tuple[list[Slot], list[str]]:
         n = len(gpus) if workers is None else workers
         if n > len(gpus):
             raise ModelcostError(f"--workers {n}: this machine shows {len(gpus)} GPU(s), and a worker owns a whole GPU")
-        slots = [Slot(f"gpu{i}", g) for i, g in enumerate(gpus[:n])]
+        slots = [Slot(f"gpu{i}", g, cpu_block(i, n)) for i, g in enumerate(gpus[:n])]
         notes.append(f"{n} worker(s), one GPU each ({', '.join(f'{s.name}={s.gpu.name} {s.gpu.uuid}' for s in slots)}): "
                      "no two configs were ever timed on the same GPU at once")
+        if n > 1 and all(s.cpus for s in slots):
+            notes.append("each GPU worker's configs ran on its own host CPUs (" + "; ".join(
+                f"{s.name}: {s.cpus[0]}-{s.cpus[-1]}" for s in slots) + "), so their host-side launch loops and "
+                "the benchmark's pinning to one CPU never shared a core")
         return slots, notes
     n = 1 if workers is None else workers
     if n < 1:
@@ -117,8 +122,9 @@ class LocalEngine:
             def started(proc: subprocess.Popen[bytes]) -> None:
                 slot.proc = proc
 
+            gpu_config = config.device == "cuda"
             row = measure_config(config, self.timing, self.timeout_s, device, self.versions, slot.name,
-                                 slot.cuda_visible if config.device == "cuda" else "", started)
+                                 slot.cuda_visible if gpu_config else "", started, slot.cpus if gpu_config else None)
             slot.proc = None
             if not self.stop.is_set():  # a config cut short by Ctrl-C is not a result
                 rows.put(row)
