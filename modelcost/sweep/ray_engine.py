@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from modelcost.core.lazy import require
@@ -72,17 +73,19 @@ class RayEngine:
 
     def _init(self, workers: int | None) -> None:
         ray = self.ray
-        env = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH", ""))
-                                                          if p)}}
-        if self.address == "local":
+        if self.address == "local":  # workers of this machine import modelcost from where the driver does
+            import modelcost
+
+            paths = (str(Path(modelcost.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", ""))
+            env = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in paths if p)}}
             from modelcost.sweep.identity import visible_gpus
 
             ray.init(num_cpus=workers or os.cpu_count(), num_gpus=len(visible_gpus()), include_dashboard=False,
                      runtime_env=env, log_to_driver=False, configure_logging=False)
             self.started_here = True
         else:
-            try:
-                ray.init(address=self.address, runtime_env=env, log_to_driver=False, configure_logging=False)
+            try:  # a cluster: modelcost must be installed on its nodes (pip install 'modelcost[sweep]')
+                ray.init(address=self.address, log_to_driver=False, configure_logging=False)
             except ConnectionError as exc:
                 from modelcost.core.errors import ModelcostError
 

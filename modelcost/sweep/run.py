@@ -34,23 +34,20 @@ class SweepSummary:
 Event = Callable[[str, Any, SweepSummary], None]  # ("row", row) | ("skip", Config) | ("start", [Config])
 
 
-def _device() -> str:
-    return "cuda" if visible_gpus() else "cpu"
-
-
 def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bool = False, label: str | None = None,
               ray: str | None = None, command: str = "", on_event: Event | None = None) -> SweepSummary:
     """Run ``plan`` into the database at ``db_path``. ``ray``: None (local workers), 'local' (start a Ray instance
     here), 'auto' (the running cluster) or a cluster address."""
     db = ResultsDB(db_path)
     hashes = {m.source: source_hash(m.source) for m in plan.models}
-    configs = expand(plan, _device(), hashes)
     engine_name = "local" if ray is None else f"ray:{ray}"
     try:
         engine, notes = _engine(plan, workers, ray, db.done_keys() if not force else set())
     except BaseException:
         db.close()
         raise
+    # The plan's default backends: the GPU ones where the workers have GPUs (a Ray cluster's, or this machine's).
+    configs = expand(plan, "cuda" if getattr(engine, "gpus", 0) or visible_gpus() else "cpu", hashes)
     run_id = db.start_run(label=label, engine=engine_name, workers=engine.size, command=command,
                           plan_path=plan.path, plan_toml=plan.text, host=platform.node(),
                           configs_planned=len(configs), notes=notes)
@@ -74,7 +71,7 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
         summary.status = "complete"
     except KeyboardInterrupt:
         summary.status = "interrupted"
-        summary.notes.append("interrupted (Ctrl-C): configs that finished are in the database; re-run to resume")
+        summary.notes.append("interrupted (Ctrl-C or SIGTERM): configs that finished are in the database; re-run to resume")
         raise
     except BaseException:
         summary.status = "failed"
