@@ -55,7 +55,7 @@ def sweep(
         "With --ray local: the CPUs of the local Ray instance.")] = None,
     ray: Annotated[str | None, typer.Option(
         "--ray", help="Run each config as a Ray task with one whole GPU: 'local' (start Ray here), 'auto' (the "
-        "running cluster) or a cluster address. Needs 'pip install modelcost[sweep]'.")] = None,
+        "running cluster) or a cluster address. Needs 'pip install modelcost\\[sweep]' (Ray).")] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="Measure again configs the database already holds for this GPU type and versions.")] = False,
     label: Annotated[str | None, typer.Option(help="A name for this run (for 'modelcost results --compare').")] = None,
