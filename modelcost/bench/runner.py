@@ -24,7 +24,7 @@ from modelcost.bench.memory import (
     free_device_memory,
 )
 from modelcost.bench.model import BenchModel
-from modelcost.bench.stats import latency_stats
+from modelcost.bench.stats import block_medians, latency_stats
 from modelcost.bench.timing import (
     CudaEventClock,
     WallClock,
@@ -259,7 +259,8 @@ class Sweep:
         result.timing = session.timing
         result.extra.update({"samples": len(m.samples_ms), "warmup_iters": m.warmup_iters,
                              "warmup_settled": m.warmup_settled, "median_ci95_rel": m.rel_ci,
-                             "stop_reason": m.stop_reason, "timed_s": round(m.timed_s, 3), "clock": clock.kind})
+                             "stop_reason": m.stop_reason, "timed_s": round(m.timed_s, 3), "clock": clock.kind,
+                             "block_medians_ms": block_medians(m.samples_ms)})
         if m.budget_hit:
             result.notes.append(m.stop_reason)
         if not m.warmup_settled:

@@ -71,6 +71,18 @@ def median_rel_halfwidth(samples: Sequence[float]) -> float:
     return (ci[1] - ci[0]) / 2.0 / m
 
 
+def block_medians(samples: Sequence[float], blocks: int = 10, min_per_block: int = 5) -> list[float] | None:
+    """Medians of ``blocks`` consecutive, equal blocks of the samples in timing order (fewer blocks when there are
+    fewer than ``min_per_block`` samples per block; the remainder at the end is left out). None with fewer than
+    two blocks. Two runs of one config are compared from these the way ``compare`` compares its paired blocks
+    (``decide/speedup.py``)."""
+    n_blocks = min(blocks, len(samples) // min_per_block)
+    if n_blocks < 2:
+        return None
+    size = len(samples) // n_blocks
+    return [median(samples[i * size:(i + 1) * size]) for i in range(n_blocks)]
+
+
 def settled(previous_median: float | None, current_median: float, tolerance: float) -> bool:
     """Warm-up is over when two successive windows' medians differ by less than ``tolerance`` (relative)."""
     if previous_median is None or previous_median <= 0:

@@ -70,10 +70,15 @@ def render_html(run: RunReport, images: dict[str, tuple[str, bytes]] | None = No
                 plots: list[tuple[str, str]] | None = None, recommendation: Recommendation | None = None,
                 comparison: Comparison | None = None) -> str:
     """The whole report as one HTML file. ``images``: plot name -> ("png" | "svg", bytes)."""
+    title = report_title(run, comparison) + ("" if run.complete else " (INCOMPLETE)")
+    return render_blocks_html(build(run, plots, recommendation, comparison), title, images)
+
+
+def render_blocks_html(blocks: list[Block], title: str, images: dict[str, tuple[str, bytes]] | None = None) -> str:
+    """Any list of report blocks as one self-contained HTML document (the sweep report uses it too)."""
     images = images or {}
-    blocks = build(run, plots, recommendation, comparison)
     body = "\n".join(_block(b, images) for b in blocks)
-    title = escape(report_title(run, comparison) + ("" if run.complete else " (INCOMPLETE)"))
+    title = escape(title)
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f'<link rel="icon" href="data:,">\n<title>{title}</title>\n'

@@ -1,0 +1,124 @@
+"""``modelcost results results.sqlite``: list, filter, report and compare what sweeps measured. Wiring and
+printing only; the work is in ``modelcost.sweep.results`` / ``modelcost.sweep.report``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from modelcost.cli.app import app, user_errors
+from modelcost.core.errors import ModelcostError
+
+
+def _table(rows: list[dict[str, Any]]) -> Any:
+    from rich.table import Table
+
+    t = Table(title=f"{len(rows)} result(s)", title_justify="left")
+    for col in ("run", "model", "GPU", "backend", "precision", "batch", "status", "p50 ms", "p99 ms", "ips",
+                "finished"):
+        t.add_column(col, justify="right" if col in ("run", "batch", "p50 ms", "p99 ms", "ips") else "left")
+    for r in rows:
+        status = r["status"] + (f": {r['reason'][:80]}" if r["reason"] else "")
+        t.add_row(str(r["run_id"]), r["model_name"], r["device_name"] or "-", r["backend"], r["precision"],
+                  str(r["batch_size"]), status, _g(r["latency_p50_ms"]), _g(r["latency_p99_ms"]),
+                  _g(r["throughput_ips"], 5), r["finished"] or "-")
+    return t
+
+
+def _g(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def _write(text: str, path: Path) -> None:
+    from modelcost.report.atomic import atomic_write_text
+
+    atomic_write_text(path, text)
+    typer.echo(f"wrote {path}", err=True)
+
+
+def _report(db: Any, rows: list[dict[str, Any]], path: Path, extra: list[Any]) -> None:
+    from modelcost.report.html import render_blocks_html
+    from modelcost.report.markdown import render_blocks
+    from modelcost.sweep.report import sweep_blocks
+    from modelcost.sweep.results import best_configs, plan_constraints
+
+    constraints, objective = plan_constraints(db)
+    title = f"modelcost sweep report: {db.path.name}"
+    blocks = sweep_blocks(title, db.runs(), rows, best_configs(rows, constraints, objective), objective,
+                          constraints.as_dict()) + extra
+    if path.suffix.lower() in (".html", ".htm"):
+        _write(render_blocks_html(blocks, title), path)
+    elif path.suffix.lower() in (".md", ".markdown"):
+        _write(render_blocks(blocks), path)
+    else:
+        raise ModelcostError(f"--report {path}: end it in .md or .html")
+
+
+@app.command()
+@user_errors
+def results(
+    db_path: Annotated[Path, typer.Argument(metavar="DB", help="A results database written by 'modelcost sweep'.")],
+    model: Annotated[str | None, typer.Option(help="Only this model (its plan name).")] = None,
+    gpu: Annotated[str | None, typer.Option(help="Only devices whose name contains this (e.g. H200).")] = None,
+    backend: Annotated[str | None, typer.Option(help="Only this backend.")] = None,
+    precision: Annotated[str | None, typer.Option(help="Only this precision.")] = None,
+    batch: Annotated[int | None, typer.Option(min=1, help="Only this batch size.")] = None,
+    status: Annotated[str | None, typer.Option(help="Only this status: ok, unavailable, failed, oom.")] = None,
+    run: Annotated[str | None, typer.Option(help="Only this run: its id, its label, or 'latest'.")] = None,
+    since: Annotated[str | None, typer.Option(help="Only rows finished at or after this ISO date/time.")] = None,
+    until: Annotated[str | None, typer.Option(help="Only rows finished before this ISO date/time (a date: "
+                                                      "through that day).")] = None,
+    report: Annotated[Path | None, typer.Option(
+        help="Write the sweep report (.md or .html): best config per model and GPU, GPU x model table.")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Export the rows as JSON here ('-': stdout).")] = None,
+    compare: Annotated[tuple[str, str] | None, typer.Option(
+        metavar="RUN_A RUN_B", help="Flag configs of RUN_B slower than RUN_A beyond the measurement noise "
+        "(exit code 1 when any regressed).")] = None,
+    tolerance_pct: Annotated[float, typer.Option(
+        min=0, help="--compare: a significant slowdown smaller than this (percent) is not a regression.")] = 2.0,
+) -> None:
+    """List, filter, report and compare the results of sweeps."""
+    from modelcost.report.console import stdout_console
+    from modelcost.sweep.db import ResultsDB
+    from modelcost.sweep.results import export_json, filter_rows
+
+    db = ResultsDB(db_path, create=False)
+    rows = filter_rows(db, model=model, gpu=gpu, backend=backend, precision=precision, batch=batch, status=status,
+                       run=run, since=since, until=until)
+    console = stdout_console(160)
+    regressed, extra = 0, []
+    if compare is not None:
+        from modelcost.sweep.report import compare_blocks
+        from modelcost.sweep.results import compare_runs
+
+        a_id, b_id, changes = compare_runs(db, compare[0], compare[1], tolerance_pct)
+        regressed = sum(c.regression for c in changes)
+        extra = compare_blocks(a_id, b_id, changes, tolerance_pct)
+        _print_compare(console, a_id, b_id, changes)
+    if json_path is not None:
+        text = export_json(rows)
+        typer.echo(text) if str(json_path) == "-" else _write(text + "\n", json_path)
+    if report is not None:
+        _report(db, rows, report, extra)
+    if compare is None and json_path is None and report is None:
+        console.print(_table(rows))
+    if regressed:
+        raise typer.Exit(1)
+
+
+def _print_compare(console: Any, a_id: int, b_id: int, changes: list[Any]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=f"run {a_id} (A) vs run {b_id} (B): {len(changes)} config(s) in both", title_justify="left")
+    for col in ("config", "GPU", "A p50 ms", "B p50 ms", "B vs A", ""):
+        t.add_column(col, justify="right" if "ms" in col else "left")
+    for c in changes:
+        t.add_row(escape(c.label), escape(c.gpu), _g(c.a_ms), _g(c.b_ms), escape(c.verdict),
+                  "[bold red]REGRESSION[/]" if c.regression else "")
+    console.print(t)
+    n = sum(c.regression for c in changes)
+    console.print(f"{n} regression(s)" if n else "no regression beyond the measurement noise", highlight=False,
+                  style="bold red" if n else "green")

@@ -1,0 +1,85 @@
+"""``modelcost sweep PLAN.toml --db results.sqlite``: wiring and printing only; the work is in
+``modelcost.sweep``."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from modelcost.cli.app import app, user_errors
+
+
+def _printer() -> Any:
+    from rich.markup import escape
+
+    from modelcost.report.console import stdout_console
+
+    console = stdout_console(160)
+
+    def on_event(kind: str, item: Any, s: Any) -> None:
+        if kind == "start":
+            console.print(f"sweep run {s.run_id}: {s.planned} config(s)", highlight=False)
+            return
+        done = s.measured + s.skipped
+        if kind == "skip":
+            console.print(f"[{done}/{s.planned}] skipped (already measured on this GPU type and versions): "
+                          f"{escape(item.label)}", highlight=False, style="dim")
+            return
+        r = item
+        figure = f"{r['latency_p50_ms']:.4g} ms p50" if r.get("latency_p50_ms") is not None else escape(
+            (r.get("reason") or "")[:200])
+        colour = "green" if r["status"] == "ok" else "yellow" if r["status"] == "unavailable" else "red"
+        console.print(f"[{done}/{s.planned}] {escape(r['worker'] or '')} {escape(r['model_name'])} {r['backend']} "
+                      f"{r['precision']} b{r['batch_size']}: [{colour}]{r['status']}[/] {figure} "
+                      f"({r.get('duration_s') or 0:.1f} s)", highlight=False)
+
+    return console, on_event
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@app.command()
+@user_errors
+def sweep(
+    plan: Annotated[Path, typer.Argument(help="The sweep plan (TOML): models, backends, precisions, batch sizes.")],
+    db: Annotated[Path, typer.Option("--db", help="The results database (SQLite; made when missing).")] = Path(
+        "results.sqlite"),
+    workers: Annotated[int | None, typer.Option(
+        min=1, help="Workers: one per GPU, each owning it alone (default: every visible GPU; CPU-only: 1). "
+        "With --ray local: the CPUs of the local Ray instance.")] = None,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", help="Run each config as a Ray task with one whole GPU: 'local' (start Ray here), 'auto' (the "
+        "running cluster) or a cluster address. Needs 'pip install modelcost\\[sweep]' (Ray).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Measure again configs the database already holds for this GPU type and versions.")] = False,
+    label: Annotated[str | None, typer.Option(help="A name for this run (for 'modelcost results --compare').")] = None,
+) -> None:
+    """Run a plan of models x backends x precisions x batch sizes, one worker per GPU (or on a Ray cluster),
+    into one results database; every config is written as it finishes and a re-run resumes."""
+    from modelcost.sweep.plan import load_plan
+    from modelcost.sweep.run import run_sweep
+
+    p = load_plan(plan)
+    console, on_event = _printer()
+    command = "modelcost sweep " + " ".join(sys.argv[2:])
+    previous = signal.signal(signal.SIGTERM, _terminated)  # `timeout`, a scheduler: stop as on Ctrl-C
+    try:
+        s = run_sweep(p, str(db), workers=workers, force=force, label=label, ray=ray, command=command.strip(),
+                      on_event=on_event)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]interrupted[/]: the configs that finished are in {db}; run the same command to "
+                      "resume", highlight=False)
+        raise typer.Exit(130) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(s.by_status.items())) or "none"
+    console.print(f"run {s.run_id} {s.status} in {s.wall_s:.1f} s: {s.measured} measured ({counts}), "
+                  f"{s.skipped} skipped as already measured; database {db}", highlight=False)
+    for note in s.notes:
+        console.print(f"note: {note}", highlight=False, style="dim")

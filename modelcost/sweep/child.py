@@ -1,0 +1,59 @@
+"""``python -m modelcost.sweep.child REQUEST.json RESULT.json``: measure one config in this process.
+
+The request holds {"config": Config.as_dict(), "timing": {...}}; the answer is written atomically to RESULT.json
+(``adapter.run_config``'s dict, or {"error": "...", "oom": bool}). A process that dies leaves no RESULT.json:
+its parent reads the exit status and the stderr tail instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+
+def _die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when the sweep worker that started it dies, so no orphan keeps timing on
+    a GPU after its sweep was killed (PR_SET_PDEATHSIG; set here rather than in a preexec_fn, which is unsafe
+    in a threaded parent). Elsewhere orphans are possible; nothing else changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+
+
+def _pin_to_block() -> None:
+    """MODELCOST_SWEEP_CPUS="8,9,10": run on these CPUs only (set before any thread starts, so all inherit)."""
+    text = os.environ.get("MODELCOST_SWEEP_CPUS", "")
+    if text and hasattr(os, "sched_setaffinity"):
+        with contextlib.suppress(OSError, ValueError):
+            os.sched_setaffinity(0, {int(c) for c in text.split(",")})
+
+
+def main(argv: list[str]) -> int:
+    _die_with_parent()
+    _pin_to_block()
+    request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    from modelcost.report.atomic import atomic_write_text
+    from modelcost.sweep.adapter import run_config
+    from modelcost.sweep.plan import Config
+
+    try:
+        answer = run_config(Config.from_dict(request["config"]), request.get("timing", {}))
+    except Exception as exc:  # noqa: BLE001 - every failure is the config's result, with its reason
+        text = f"{exc.__class__.__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        answer = {"error": text[:500], "oom": "out of memory" in str(exc).lower()}
+    atomic_write_text(Path(argv[1]), json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

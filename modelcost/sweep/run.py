@@ -1,0 +1,98 @@
+"""The sweep's driver: plan -> configs -> an engine (local workers or Ray) -> one database row per config.
+
+A run is recorded in ``runs`` before anything is measured and closed with its status and wall time at the end
+(``complete``, ``interrupted`` on Ctrl-C, ``failed`` when the driver itself broke). Rows are committed one by one
+as configs finish. Resume: a config whose (config key, device name, versions) already has an ``ok`` or
+``unavailable`` row is skipped unless ``force``.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelcost.sweep.db import ResultsDB
+from modelcost.sweep.identity import source_hash, versions, visible_gpus
+from modelcost.sweep.plan import Config, Plan, expand
+
+
+@dataclass
+class SweepSummary:
+    run_id: int
+    planned: int
+    measured: int = 0
+    skipped: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    wall_s: float = 0.0
+    status: str = "running"
+    notes: list[str] = field(default_factory=list)
+
+
+Event = Callable[[str, Any, SweepSummary], None]  # ("row", row) | ("skip", Config) | ("start", [Config])
+
+
+def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bool = False, label: str | None = None,
+              ray: str | None = None, command: str = "", on_event: Event | None = None) -> SweepSummary:
+    """Run ``plan`` into the database at ``db_path``. ``ray``: None (local workers), 'local' (start a Ray instance
+    here), 'auto' (the running cluster) or a cluster address."""
+    db = ResultsDB(db_path)
+    hashes = {m.source: source_hash(m.source) for m in plan.models}
+    engine_name = "local" if ray is None else f"ray:{ray}"
+    try:
+        engine, notes = _engine(plan, workers, ray, db.done_keys() if not force else set())
+    except BaseException:
+        db.close()
+        raise
+    # The plan's default backends: the GPU ones where the workers have GPUs (a Ray cluster's, or this machine's).
+    configs = expand(plan, "cuda" if getattr(engine, "gpus", 0) or visible_gpus() else "cpu", hashes)
+    run_id = db.start_run(label=label, engine=engine_name, workers=engine.size, command=command,
+                          plan_path=plan.path, plan_toml=plan.text, host=platform.node(),
+                          configs_planned=len(configs), notes=notes)
+    summary = SweepSummary(run_id=run_id, planned=len(configs), notes=notes)
+    emit = on_event or (lambda *_: None)
+    emit("start", configs, summary)
+
+    def on_row(row: dict[str, Any]) -> None:
+        db.insert_result({**row, "run_id": run_id})
+        summary.measured += 1
+        summary.by_status[row["status"]] = summary.by_status.get(row["status"], 0) + 1
+        emit("row", row, summary)
+
+    def on_skip(config: Config) -> None:
+        summary.skipped += 1
+        emit("skip", config, summary)
+
+    t0 = time.perf_counter()
+    try:
+        engine.run(configs, on_row, on_skip)
+        summary.status = "complete"
+    except KeyboardInterrupt:
+        summary.status = "interrupted"
+        summary.notes.append("interrupted (Ctrl-C or SIGTERM): configs that finished are in the database; re-run to resume")
+        raise
+    except BaseException:
+        summary.status = "failed"
+        raise
+    finally:
+        summary.wall_s = time.perf_counter() - t0
+        db.finish_run(run_id, summary.status, summary.wall_s, summary.notes, skipped=summary.skipped)
+        db.close()
+    return summary
+
+
+def _engine(plan: Plan, workers: int | None, ray: str | None, done: set[tuple[str, str, str]]) -> tuple[Any, list[str]]:
+    v = versions()
+    if ray is not None:
+        from modelcost.sweep.ray_engine import RayEngine
+
+        eng = RayEngine(address=ray, workers=workers, timing=plan.timing, timeout_s=plan.timeout_s, versions=v,
+                        done=done)
+        return eng, list(eng.notes)
+    from modelcost.sweep.workers import LocalEngine, make_slots
+
+    slots, notes = make_slots(workers)
+    eng = LocalEngine(slots, plan.timing, plan.timeout_s, v, done)
+    return eng, notes
