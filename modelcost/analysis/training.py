@@ -225,8 +225,10 @@ def _autocast(precision: str, inputs: Sequence[torch.Tensor]) -> Iterator[None]:
 
 def _prepare(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: TrainConfig) -> tuple:
     if tm.is_pure_half(config.precision):
+        import copy
+
         dtype = torch.bfloat16 if config.precision == "bf16" else torch.float16
-        module = module.to(dtype)
+        module = copy.deepcopy(module).to(dtype)  # the caller's module keeps its dtype (a copy on meta is free)
         inputs = [t.to(dtype) if t.is_floating_point() else t for t in inputs]
     inputs = [t.detach().requires_grad_(config.input_requires_grad and t.is_floating_point()) for t in inputs]
     return module, inputs
@@ -254,6 +256,7 @@ def train_module(module: torch.nn.Module, make_inputs: Any, batch_size: int, con
     module.zero_grad(set_to_none=True)
     run2 = count_step(module, second, config) if not run.problems else run
     module.zero_grad(set_to_none=True)
+    module.eval()
     return _report(module, run, run2, batch_size, config, name, tokens_per_sample)
 
 
@@ -309,3 +312,26 @@ def fit_max_batch(report: TrainingReport, memory_bytes: int, target: str, margin
     report.notes.append(f"largest batch: predicted peak within {100 * (1 - margin):.0f}% of {target}'s "
                         f"{memory_bytes / 2**30:.1f} GiB ({100 * margin:.0f}% kept free for the CUDA context, "
                         "library workspaces and allocator fragmentation)")
+
+
+def tokens_per_sample(specs: Sequence[Any]) -> int | None:
+    """The sequence length when the first input is a (batch, seq) integer tensor (token ids), else None."""
+    if specs and len(specs[0].shape) == 2 and "int" in specs[0].dtype and isinstance(specs[0].shape[1], int):
+        return int(specs[0].shape[1])
+    return None
+
+
+def analyze_training(loaded: Any, batch_size: int, config: TrainConfig) -> TrainingReport:
+    """The static training analysis of a loaded PyTorch model (``loaders.torch_loader.LoadedTorch``, on meta)."""
+
+    def meta_inputs(batch: int) -> tuple[torch.Tensor, ...]:
+        return tuple(torch.empty(s.shape, dtype=getattr(torch, s.dtype), device="meta")
+                     for s in loaded.input_specs(batch))
+
+    tm.check_optimizer(config.optimizer)
+    if config.checkpointing:
+        raise ModelcostError("activation checkpointing is not modelled yet; run without --checkpointing")
+    report = train_module(loaded.module, meta_inputs, batch_size, config, name=loaded.name,
+                          tokens_per_sample=tokens_per_sample(loaded.input_specs(batch_size)))
+    report.notes = list(loaded.notes) + report.notes
+    return report
