@@ -32,6 +32,7 @@ from torch.utils._pytree import tree_flatten
 
 from modelcost.analysis import torch_ops, torch_ops_backward
 from modelcost.analysis import training_memory as tm
+from modelcost.analysis.training_attention import FusedAttention
 from modelcost.core.errors import ModelcostError
 from modelcost.core.training import TrainConfig, TrainingMemory, TrainingReport
 
@@ -191,7 +192,7 @@ def count_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: 
     problems: list[str] = []
     outputs_bytes = 0
     module.train()
-    with _autocast(config.precision, inputs), counter:
+    with FusedAttention(), _autocast(config.precision, inputs), counter:
         try:
             with torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda t: t):
                 out = module(*inputs)
