@@ -268,12 +268,12 @@ def _report(module: torch.nn.Module, run: StepRun, run2: StepRun, batch: int, co
     weights, grads, states, master = tm.persistent_bytes(weight_bytes, t_elems, t_bytes, config)
     mem = TrainingMemory(weights, grads, states, master, run.activations_bytes, run.inputs_bytes, run.outputs_bytes,
                          peak_basis=tm.PEAK_BASIS)
-    mem.peak_bytes = tm.peak(mem, t_bytes)
+    mem.peak_bytes = tm.peak(mem)
     mem2 = TrainingMemory(weights, grads, states, master, run2.activations_bytes, run2.inputs_bytes,
                           run2.outputs_bytes)
-    peak2 = tm.peak(mem2, t_bytes)
-    mem.activations_per_sample_bytes = (peak2 - mem.peak_bytes) / batch
-    mem.fixed_bytes = 2 * mem.peak_bytes - peak2
+    step1, step2 = tm.step_bytes(mem), tm.step_bytes(mem2)
+    mem.activations_per_sample_bytes = (step2 - step1) / batch
+    mem.fixed_bytes = 2 * step1 - step2
     opt = tm.optimizer_flops(t_elems, config)
     backward_macs = c.input_grad_macs + c.weight_grad_macs
     macs = c.forward_macs + backward_macs

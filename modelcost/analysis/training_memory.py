@@ -59,22 +59,35 @@ def persistent_bytes(weight_bytes: int, trainable_elements: int, trainable_bytes
     return weight_bytes, trainable_bytes, state_bytes, (4 * trainable_elements if master else 0)
 
 
-def peak(mem: TrainingMemory, trainable_bytes: int) -> int:
-    persistent = mem.weights_bytes + mem.master_weights_bytes + mem.optimizer_state_bytes
-    step = mem.inputs_bytes + mem.activations_bytes + 2 * mem.outputs_bytes + mem.gradients_bytes
-    optimizer_step = mem.gradients_bytes + trainable_bytes
-    return persistent + max(step, optimizer_step)
+def _persistent(mem: TrainingMemory) -> int:
+    return mem.weights_bytes + mem.master_weights_bytes + mem.optimizer_state_bytes
+
+
+def step_bytes(mem: TrainingMemory) -> int:
+    """The forward + backward bound at the batch ``mem`` was counted at."""
+    return _persistent(mem) + mem.gradients_bytes + mem.inputs_bytes + mem.activations_bytes + 2 * mem.outputs_bytes
+
+
+def optimizer_step_bytes(mem: TrainingMemory) -> int:
+    """Weights, masters, states, gradients and one parameter-sized temporary (gradients take the parameters'
+    dtype, so the temporary is as large as the gradients)."""
+    return _persistent(mem) + 2 * mem.gradients_bytes
+
+
+def peak(mem: TrainingMemory) -> int:
+    return max(step_bytes(mem), optimizer_step_bytes(mem))
 
 
 def max_batch(mem: TrainingMemory, memory_bytes: int, margin: float) -> int:
     """The largest batch whose predicted peak fits ``memory_bytes x (1 - margin)`` (0 if none does)."""
     usable = memory_bytes * (1.0 - margin)
     per_sample = mem.activations_per_sample_bytes
-    if per_sample <= 0:
+    if per_sample <= 0 or optimizer_step_bytes(mem) > usable:
         return 0
     return max(0, int((usable - mem.fixed_bytes) // per_sample))
 
 
 def predicted_peak_at(mem: TrainingMemory, batch_size: int) -> int:
-    """The predicted peak at another batch: fixed + per-sample slope x batch (exact for what grows linearly)."""
-    return int(mem.fixed_bytes + mem.activations_per_sample_bytes * batch_size)
+    """The predicted peak at another batch: fixed + per-sample slope x batch (exact for what grows linearly),
+    or the optimizer step when that is larger."""
+    return max(int(mem.fixed_bytes + mem.activations_per_sample_bytes * batch_size), optimizer_step_bytes(mem))
