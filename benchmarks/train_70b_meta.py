@@ -22,8 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_70b_meta import HEADS, LAYERS, D, expected_macs  # noqa: E402
-from bench_md import write_section  # noqa: E402
+from bench_70b_meta import HEADS, LAYERS, D, expected_macs
+from bench_md import write_section
 
 BENCH_MD = ROOT / "BENCHMARKS.md"
 SECTION = "## Static training analysis of a 70B decoder (issue 10)"

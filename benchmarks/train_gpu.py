@@ -103,7 +103,7 @@ def run(models: list[str], variants: set[str], budget_s: float) -> dict:
     return doc
 
 
-def _max_batch_checks(models, setups, check, budget_s, t0, tm, spec_from_table, measure_step) -> list[dict]:  # noqa: ANN001
+def _max_batch_checks(models, setups, check, budget_s, t0, tm, spec_from_table, measure_step) -> list[dict]:
     """AMP bf16 eager at the predicted largest batch of each card, this GPU capped to the card's memory."""
     out = []
     for name in models:
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + HEADER)
     for r in doc["runs"]:
         print(_line(r))
-    print(f"\nmax-batch checks (AMP bf16 eager, memory capped with set_per_process_memory_fraction, margin 10%):")
+    print("\nmax-batch checks (AMP bf16 eager, memory capped with set_per_process_memory_fraction, margin 10%):")
     for c in doc["max_batch_checks"]:
         print(f"  {c['model']:<9} {c['card']:<17} predicted max batch {c['predicted_max_batch']:>5}: {c['status']}"
               f"  peak {_gib(c.get('peak_memory_bytes'))} predicted {_gib(c.get('predicted_peak_bytes'))}"

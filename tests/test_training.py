@@ -17,12 +17,12 @@ from modelcost.core.training import TrainConfig
 from modelcost.loaders.torch_loader import load_torch
 
 
-def _meta_maker(loaded):  # noqa: ANN001, ANN202
+def _meta_maker(loaded):
     return lambda b: tuple(torch.empty(s.shape, dtype=getattr(torch, s.dtype), device="meta")
                            for s in loaded.input_specs(b))
 
 
-def _zoo(name: str, batch: int = 1, config: TrainConfig | None = None, shapes=None):  # noqa: ANN001, ANN202
+def _zoo(name: str, batch: int = 1, config: TrainConfig | None = None, shapes=None):
     loaded = load_torch(f"zoo:{name}", api.load_options(batch, shapes))
     return loaded, train_module(loaded.module, _meta_maker(loaded), batch, config or TrainConfig())
 
@@ -142,7 +142,9 @@ def test_activation_bytes_match_a_real_cpu_step(name: str) -> None:
 def test_memory_parts_adam_and_pure_bf16() -> None:
     with torch.device("meta"):
         mlp = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
-    make = lambda b: (torch.empty(b, 16, device="meta"),)  # noqa: E731
+    def make(b: int) -> tuple:
+        return (torch.empty(b, 16, device="meta"),)
+
     adam = train_module(mlp, make, 4, TrainConfig(optimizer="adam"))
     # 808 trainable fp32 elements: weights 3,232 B, gradients 3,232 B, Adam's m and v 6,464 B
     m = adam.memory

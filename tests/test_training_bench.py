@@ -61,7 +61,7 @@ def test_api_train_on_cpu_tiny() -> None:
     assert report.max_batch_size is not None and report.max_batch_size > 1
 
 
-def test_cli_train_static_json(tmp_path) -> None:  # noqa: ANN001
+def test_cli_train_static_json(tmp_path) -> None:
     out = tmp_path / "t.json"
     result = CliRunner().invoke(app, ["train", "zoo:resnet18", "--static", "-s", "x=2x3x32x32", "--optimizer", "sgd",
                                       "--target-gpu", "H100 SXM", "--json", str(out)])

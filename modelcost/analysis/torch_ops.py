@@ -621,4 +621,4 @@ def _rnn_layer_cost(kind: str, args: tuple) -> OpCost:
 _COMPOSITE_FUNCS = _composite_funcs()
 
 
-from modelcost.analysis import torch_ops_backward as _backward  # noqa: E402,F401 - registers the backward ops
+from modelcost.analysis import torch_ops_backward as _backward  # noqa: F401 - registers the backward ops

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,7 +13,7 @@ Optimizer = Annotated[str, typer.Option(help="sgd, momentum (SGD with momentum),
 TrainPrecisions = Annotated[str, typer.Option(
     "--precisions", help="Comma list: fp32, tf32, amp_bf16, amp_fp16, bf16, fp16 (pure); the first is the static one.")]
 Variants = Annotated[str, typer.Option(help="Comma list: eager, compile (torch.compile).")]
-MemoryGb = Annotated[Optional[float], typer.Option(
+MemoryGb = Annotated[float | None, typer.Option(
     "--memory-gb", min=0.001, help="Fit the largest batch into this many GiB instead of a GPU's memory.")]
 Margin = Annotated[float, typer.Option(
     min=0.0, max=0.9, help="Share of the memory kept free when fitting the largest batch.")]
@@ -55,8 +55,8 @@ def train(
     config = TrainConfig(optimizer=optimizer, master_weights=master_weights, input_requires_grad=input_grad,
                          memory_margin=margin)
     memory = int(memory_gb * 2**30) if memory_gb else None
-    common = dict(batch_size=batch_size, input_shapes=input_shape, trust_pickle=trust_pickle, target_gpu=target_gpu,
-                  memory_bytes=memory)
+    common = {"batch_size": batch_size, "input_shapes": input_shape, "trust_pickle": trust_pickle,
+              "target_gpu": target_gpu, "memory_bytes": memory}
     precision_list = [p for p in precisions.split(",") if p.strip()]
     run = o.new_run("train")
     if static:

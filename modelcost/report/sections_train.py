@@ -26,8 +26,8 @@ def static_table(t: TrainingReport) -> Table:
         ["FLOPs per step / per sample", f"{t.flops_per_step:,} ({si(t.flops_per_step)}) / {si(t.flops_per_sample)}"],
     ]
     if t.max_batch_size is not None:
-        rows.append(["largest batch that fits", f"{t.max_batch_size:,} on {t.max_batch_target} "
-                                                f"({binary_bytes(t.max_batch_memory_bytes)})"])
+        fits = f"{t.max_batch_size:,} on {t.max_batch_target} ({binary_bytes(t.max_batch_memory_bytes)})"
+        rows.append(["largest batch that fits", fits])
     if t.uncounted_ops:
         rows.append(["uncounted ops", ", ".join(f"{k} x{v}" for k, v in sorted(t.uncounted_ops.items()))])
     return Table(["training step (static, meta)", "value"], rows)
