@@ -84,6 +84,8 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
     report = train_static(source, batch_size=batch_size, input_shapes=input_shapes, trust_pickle=trust_pickle,
                           config=dataclasses.replace(config, precision=precisions[0]), target_gpu=target_gpu,
                           memory_bytes=memory_bytes)
+    if config.checkpointing:
+        report.notes.append("the measured steps run without activation checkpointing (it is modelled statically)")
     loaded = load(source, batch_size, input_shapes, trust_pickle)
     device = _device(device)
     gpu = _gpu() if device == "cuda" else None

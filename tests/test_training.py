@@ -188,3 +188,27 @@ def test_unknown_optimizer_is_one_clear_error() -> None:
 def test_onnx_refused() -> None:
     with pytest.raises(ModelcostError, match="training needs a PyTorch model"):
         api.train_static("sample_models/resnet_tiny.onnx")
+
+
+def test_checkpointing_hand_derived() -> None:
+    with torch.device("meta"):
+        blocks = [torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16))
+                  for _ in range(3)]
+        model = torch.nn.Sequential(*blocks)
+
+    def make(b: int) -> tuple:
+        return (torch.empty(b, 16, device="meta"),)
+
+    plain = train_module(model, make, 4, TrainConfig(optimizer="sgd"))
+    ck = train_module(model, make, 4, TrainConfig(optimizer="sgd", checkpointing=True))
+    # batch 4, fp32. Saved by each block in the plain step: its ReLU output 4 x 64 x 4 B = 1,024 (the second
+    # linear saves the same storage), and its input 4 x 16 x 4 B = 256 (saved by its first linear), except the
+    # first block's input, the model input (counted as inputs). Plain: 1,024 + 1,280 + 1,280 = 3,584.
+    assert plain.memory.activations_bytes == 3_584
+    # Checkpointed: nothing outside the blocks + the inputs of blocks 2 and 3 (512) + the largest block's own
+    # bytes, alive while it is recomputed (1,280) = 1,792.
+    assert ck.memory.activations_bytes == 1_792
+    # Recompute: every block's forward again: per block 2 x 4 x 16 x 64 + 4 x 64 (bias) + 4 x 64 (ReLU)
+    # + 2 x 4 x 64 x 16 + 4 x 16 (bias) = 16,960; three blocks 50,880. Model FLOPs unchanged.
+    assert ck.recompute_flops == 50_880 and ck.flops_per_step == plain.flops_per_step
+    assert plain.recompute_flops == 0

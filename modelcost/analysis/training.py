@@ -33,6 +33,7 @@ from torch.utils._pytree import tree_flatten
 from modelcost.analysis import torch_ops, torch_ops_backward
 from modelcost.analysis import training_memory as tm
 from modelcost.analysis.training_attention import FusedAttention
+from modelcost.analysis.training_checkpoint import CheckpointFigures, track_blocks
 from modelcost.core.errors import ModelcostError
 from modelcost.core.training import TrainConfig, TrainingMemory, TrainingReport
 
@@ -181,6 +182,12 @@ class StepRun:
     inputs_bytes: int
     outputs_bytes: int
     problems: list[str]
+    checkpoint: CheckpointFigures | None = None
+
+    @property
+    def kept_bytes(self) -> int:
+        """Activations kept for backward: what autograd saves, or with checkpointing the model of it."""
+        return self.checkpoint.activations(self.activations_bytes) if self.checkpoint else self.activations_bytes
 
 
 def count_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: TrainConfig) -> StepRun:
@@ -192,7 +199,8 @@ def count_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: 
     problems: list[str] = []
     outputs_bytes = 0
     module.train()
-    with FusedAttention(), _autocast(config.precision, inputs), counter:
+    track = track_blocks(module, saved, counter.counts, fixed) if config.checkpointing else contextlib.nullcontext()
+    with FusedAttention(), _autocast(config.precision, inputs), counter, track as checkpoint:
         try:
             with torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda t: t):
                 out = module(*inputs)
@@ -209,7 +217,7 @@ def count_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: 
             problems.append(f"the training step failed on meta inputs: {exc.__class__.__name__}: "
                             f"{' '.join(str(exc).split())[:300]}")
     inputs_bytes = sum(t.untyped_storage().nbytes() for t in inputs)
-    return StepRun(counter.counts, saved.bytes, inputs_bytes, outputs_bytes, problems)
+    return StepRun(counter.counts, saved.bytes, inputs_bytes, outputs_bytes, problems, checkpoint)
 
 
 @contextlib.contextmanager
@@ -266,10 +274,10 @@ def _report(module: torch.nn.Module, run: StepRun, run2: StepRun, batch: int, co
     c = run.counts
     weight_bytes, t_elems, t_bytes, frozen, _ = _param_parts(module)
     weights, grads, states, master = tm.persistent_bytes(weight_bytes, t_elems, t_bytes, config)
-    mem = TrainingMemory(weights, grads, states, master, run.activations_bytes, run.inputs_bytes, run.outputs_bytes,
+    mem = TrainingMemory(weights, grads, states, master, run.kept_bytes, run.inputs_bytes, run.outputs_bytes,
                          peak_basis=tm.PEAK_BASIS)
     mem.peak_bytes = tm.peak(mem)
-    mem2 = TrainingMemory(weights, grads, states, master, run2.activations_bytes, run2.inputs_bytes,
+    mem2 = TrainingMemory(weights, grads, states, master, run2.kept_bytes, run2.inputs_bytes,
                           run2.outputs_bytes)
     step1, step2 = tm.step_bytes(mem), tm.step_bytes(mem2)
     mem.activations_per_sample_bytes = (step2 - step1) / batch
@@ -285,6 +293,7 @@ def _report(module: torch.nn.Module, run: StepRun, run2: StepRun, batch: int, co
         optimizer_flops=opt, flops_per_step=flops, macs_per_step=macs, macs_per_sample=macs // batch,
         flops_per_sample=flops // batch, tokens_per_sample=tokens_per_sample, trainable_params=t_elems,
         frozen_params=frozen, memory=mem, checkpointing=config.checkpointing, uncounted_ops=dict(c.uncounted),
+        recompute_flops=run.checkpoint.recompute_flops if run.checkpoint else 0,
     )
     report.notes += _notes(run, config)
     return report
@@ -296,6 +305,13 @@ def _notes(run: StepRun, config: TrainConfig) -> list[str]:
     if config.precision in ("amp_fp16", "amp_bf16"):
         notes.append("AMP counted on meta tensors with CUDA autocast's casting rules applied at the function level "
                      "(analysis/training_autocast.py)")
+    if run.checkpoint is not None:
+        ck = run.checkpoint
+        notes.append(f"activation checkpointing of {ck.blocks} block(s) (analysis/training_checkpoint.py): "
+                     f"activations {run.activations_bytes:,} -> {ck.activations(run.activations_bytes):,} bytes; "
+                     f"the recomputation adds {ck.recompute_flops:,} FLOPs per step (not in flops_per_step)")
+        if not ck.blocks:
+            notes.append("no ModuleList / Sequential of blocks found: nothing to checkpoint")
     if config.precision == "tf32":
         notes.append("tf32: fp32 storage, so the same bytes as fp32; the MFU uses the TF32 tensor peak")
     for op, why in sorted(run.counts.formula_errors.items()):
@@ -330,8 +346,6 @@ def analyze_training(loaded: Any, batch_size: int, config: TrainConfig) -> Train
                      for s in loaded.input_specs(batch))
 
     tm.check_optimizer(config.optimizer)
-    if config.checkpointing:
-        raise ModelcostError("activation checkpointing is not modelled yet; run without --checkpointing")
     report = train_module(loaded.module, meta_inputs, batch_size, config, name=loaded.name,
                           tokens_per_sample=tokens_per_sample(loaded.input_specs(batch_size)))
     report.notes = list(loaded.notes) + report.notes

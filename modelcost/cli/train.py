@@ -31,6 +31,8 @@ def train(
     precisions: TrainPrecisions = "fp32",
     master_weights: Annotated[bool, typer.Option(help="Keep fp32 master weights (pure bf16 / fp16).")] = False,
     input_grad: Annotated[bool, typer.Option(help="The inputs need a gradient too.")] = False,
+    checkpointing: Annotated[bool, typer.Option(
+        help="Model activation checkpointing of the repeated blocks (static figures only).")] = False,
     target_gpu: o.TargetGpu = None,
     memory_gb: MemoryGb = None,
     margin: Margin = 0.10,
@@ -53,7 +55,7 @@ def train(
 
     o.check_writable(files=(json_path,), folders=(out,))
     config = TrainConfig(optimizer=optimizer, master_weights=master_weights, input_requires_grad=input_grad,
-                         memory_margin=margin)
+                         memory_margin=margin, checkpointing=checkpointing)
     memory = int(memory_gb * 2**30) if memory_gb else None
     common = {"batch_size": batch_size, "input_shapes": input_shape, "trust_pickle": trust_pickle,
               "target_gpu": target_gpu, "memory_bytes": memory}

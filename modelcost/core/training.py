@@ -17,7 +17,7 @@ TRAIN_PRECISIONS = ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16")
 class TrainConfig:
     """How a step is set up. ``precision``: fp32, tf32 (fp32 storage, TF32 matmuls), amp_fp16 / amp_bf16
     (autocast; fp32 weights, gradients and optimizer states), bf16 / fp16 (pure: the model cast, no master
-    copy unless ``master_weights``). ``checkpointing``: activation checkpointing of every top-level child."""
+    copy unless ``master_weights``). ``checkpointing``: activation checkpointing of repeated blocks (analysis/training_checkpoint.py)."""
 
     optimizer: str = "adamw"
     precision: str = "fp32"
@@ -97,6 +97,7 @@ class TrainingReport:
     max_batch_memory_bytes: int | None = None  # the memory the largest batch was fitted into
     max_batch_target: str | None = None  # which GPU (or "given")
     checkpointing: bool = False
+    recompute_flops: int = 0  # forward FLOPs run again under activation checkpointing (not in flops_per_step)
     uncounted_ops: dict[str, int] = field(default_factory=dict)  # op -> occurrences, forward and backward
     benchmarks: list[TrainingBench] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
