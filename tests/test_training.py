@@ -164,6 +164,8 @@ def test_amp_bf16_saves_fewer_bytes_than_fp32() -> None:
     assert amp.macs_per_step == fp32.macs_per_step
     assert amp.memory.activations_bytes < fp32.memory.activations_bytes
     assert amp.memory.weights_bytes == fp32.memory.weights_bytes  # AMP keeps fp32 weights
+    # the weight-gradient products are still found through the casts (ToCopyBackward) of the weights
+    assert amp.backward_weight_grad_macs == fp32.backward_weight_grad_macs
 
 
 def test_peak_and_max_batch_arithmetic() -> None:

@@ -92,3 +92,14 @@ def test_gpu_resnet18_predicted_peak_close_to_measured() -> None:
     assert r.status == "ok", r.reason
     assert r.peak_memory_bytes is not None and r.mfu is not None
     assert r.predicted_peak_bytes == pytest.approx(r.peak_memory_bytes, rel=0.15)
+
+
+def test_cli_model_that_reads_values_fails_in_one_line(tmp_path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                   "        self.fc = torch.nn.Linear(4, 4)\n\n    def forward(self, x):\n"
+                   "        if x.sum().item() > 0:\n            return self.fc(x)\n        return x\n\n\n"
+                   "def make():\n    return M()\n")
+    result = CliRunner().invoke(app, ["train", f"{src}:make", "--static", "-s", "x=2x4"])
+    assert result.exit_code == 1
+    assert "the training step failed on meta inputs" in result.output and "Traceback" not in result.output

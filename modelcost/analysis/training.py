@@ -296,11 +296,12 @@ def _report(module: torch.nn.Module, run: StepRun, run2: StepRun, batch: int, co
         recompute_flops=run.checkpoint.recompute_flops if run.checkpoint else 0,
     )
     report.notes += _notes(run, config)
+    report.problems = list(run.problems)
     return report
 
 
 def _notes(run: StepRun, config: TrainConfig) -> list[str]:
-    notes = list(run.problems)
+    notes = []
     notes.append("loss = sum of the model's floating outputs (a stand-in for the task loss)")
     if config.precision in ("amp_fp16", "amp_bf16"):
         notes.append("AMP counted on meta tensors with CUDA autocast's casting rules applied at the function level "

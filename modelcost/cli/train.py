@@ -8,6 +8,7 @@ import typer
 
 from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
+from modelcost.core.errors import ModelcostError
 
 Optimizer = Annotated[str, typer.Option(help="sgd, momentum (SGD with momentum), adam or adamw.")]
 TrainPrecisions = Annotated[str, typer.Option(
@@ -77,3 +78,8 @@ def train(
                                  **common)
     print_training(run.training)
     o.write_outputs(run, json_path=json_path, report=report, out_dir=out)
+    if run.training.problems:
+        raise ModelcostError(run.training.problems[0])
+    measured = run.training.benchmarks
+    if measured and not any(r.status == "ok" for r in measured):
+        raise ModelcostError("no training configuration could be measured (the reasons are in the table)")

@@ -101,3 +101,4 @@ class TrainingReport:
     uncounted_ops: dict[str, int] = field(default_factory=dict)  # op -> occurrences, forward and backward
     benchmarks: list[TrainingBench] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # the step failed on meta: figures are partial (exit 1)

@@ -34,3 +34,5 @@ def print_training(t: TrainingReport, console: Console | None = None) -> None:
         console.print(_rich(bench_table(t)))
     for note in t.notes:
         console.print(f"[dim]note: {escape(note)}[/]")
+    for problem in t.problems:
+        console.print(f"[red]problem: {escape(problem)}[/]")

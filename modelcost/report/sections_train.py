@@ -71,4 +71,6 @@ def training_blocks(t: TrainingReport) -> list[Block]:
         blocks.append(bench_table(t))
     if t.notes:
         blocks += [Heading("Training notes", 3), Bullets(list(t.notes))]
+    if t.problems:
+        blocks += [Heading("Training problems", 3), Bullets(list(t.problems))]
     return blocks
