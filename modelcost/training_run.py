@@ -37,7 +37,7 @@ def load(source: str, batch_size: int | None, input_shapes: Any, trust_pickle: b
 def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int | None, str | None]:
     """(bytes, what) of the memory to fit the largest batch into: given bytes, a named GPU, or this GPU."""
     if memory_bytes is not None:
-        return memory_bytes, f"{memory_bytes / 2**30:.1f} GiB given"
+        return memory_bytes, "memory given"
     if target_gpu:
         from modelcost.hardware.specs import spec_from_table
 

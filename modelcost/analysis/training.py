@@ -327,9 +327,9 @@ def fit_max_batch(report: TrainingReport, memory_bytes: int, target: str, margin
     report.max_batch_size = tm.max_batch(report.memory, memory_bytes, margin)
     report.max_batch_memory_bytes = memory_bytes
     report.max_batch_target = target
-    report.notes.append(f"largest batch: predicted peak within {100 * (1 - margin):.0f}% of {target}'s "
-                        f"{memory_bytes / 2**30:.1f} GiB ({100 * margin:.0f}% kept free for the CUDA context, "
-                        "library workspaces and allocator fragmentation)")
+    report.notes.append(f"largest batch: predicted peak within {100 * (1 - margin):.0f}% of "
+                        f"{memory_bytes / 2**30:.1f} GiB ({target}); {100 * margin:.0f}% kept free for the CUDA "
+                        "context, library workspaces and allocator fragmentation")
 
 
 def tokens_per_sample(specs: Sequence[Any]) -> int | None:
