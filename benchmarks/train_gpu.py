@@ -31,7 +31,7 @@ MODELS = {"resnet50": ("zoo:resnet50", None, (32, 64, 128)),
           "bert-base": ("zoo:bert-base", ["input_ids=16x128"], (16, 32, 64))}
 CONFIGS = (("fp32", "eager"), ("amp_bf16", "eager"), ("amp_bf16", "compile"))
 CARDS = (("24 GB (L4)", "L4"), ("80 GB (H100 SXM)", "H100 SXM"))
-BUDGET_S = 450.0
+BUDGET_S = 400.0
 
 
 def _configs() -> tuple:

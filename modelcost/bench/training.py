@@ -50,18 +50,16 @@ def make_optimizer(torch: Any, name: str, params: Any) -> Any:
 
 @contextlib.contextmanager
 def precision_context(torch: Any, precision: str, device: str) -> Iterator[Any]:
-    """TF32 switches set (and restored) for the step; autocast for AMP. Yields the autocast context factory."""
-    cuda = torch.backends.cuda.matmul
-    saved = (cuda.allow_tf32, torch.backends.cudnn.allow_tf32)
-    cuda.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
-    try:
+    """TF32 on only for ``tf32`` (``torch_backends.tf32_mode``: the API this torch has, restored after); autocast
+    for AMP. Yields the autocast context factory."""
+    from modelcost.bench.backends.torch_backends import tf32_mode
+
+    with tf32_mode(precision == "tf32"):
         if precision in ("amp_fp16", "amp_bf16"):
             dtype = torch.float16 if precision == "amp_fp16" else torch.bfloat16
             yield lambda: torch.autocast(device_type=device, dtype=dtype)
         else:
             yield contextlib.nullcontext
-    finally:
-        cuda.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 def _loss(torch: Any, out: Any) -> Any:
