@@ -214,3 +214,21 @@ def test_checkpointing_hand_derived() -> None:
     # + 2 x 4 x 64 x 16 + 4 x 16 (bias) = 16,960; three blocks 50,880. Model FLOPs unchanged.
     assert ck.recompute_flops == 50_880 and ck.flops_per_step == plain.flops_per_step
     assert plain.recompute_flops == 0
+
+
+@pytest.mark.parametrize("kind", ["pt2", "torchscript"])
+def test_saved_models_train(tmp_path, kind: str) -> None:
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.Flatten(),
+                                torch.nn.Linear(8 * 6 * 6, 10))
+    x = torch.randn(2, 3, 8, 8)
+    path = tmp_path / ("m.pt2" if kind == "pt2" else "m.pt")
+    if kind == "pt2":
+        torch.export.save(torch.export.export(model, (x,)), str(path))
+    else:
+        torch.jit.save(torch.jit.trace(model, x), str(path))
+    r = api.train_static(str(path), input_shapes=None if kind == "pt2" else ["input=2x3x8x8"],
+                         config=TrainConfig(optimizer="sgd"))
+    # per sample: conv 8 x 6 x 6 outputs x 3 x 3 x 3 = 7,776 MACs, linear 288 x 10 = 2,880; batch 2: 21,312.
+    # Weight gradients the same; input gradient only the linear's (5,760): the conv's input is the model input.
+    assert (r.forward_macs, r.backward_weight_grad_macs, r.backward_input_grad_macs) == (21_312, 21_312, 5_760)
+    assert r.trainable_params == 8 * 27 + 8 + 2 * 8 + 2880 + 10
