@@ -4,7 +4,8 @@ a 24 GB and an 80 GB card run on this GPU with the memory capped to that card's
 (``torch.cuda.set_per_process_memory_fraction``).
 
     python3 benchmarks/train_gpu.py                 # everything, within a ~8 minute budget on an H100
-    OUT=/some/dir python3 benchmarks/train_gpu.py   # ... and write $OUT/train_gpu.json
+    OUT=/some/dir python3 benchmarks/train_gpu.py   # ... and write $OUT/train_gpu.json and $OUT/train_gpu.md
+    python3 benchmarks/train_gpu.py --from-json train_gpu.json --write   # that run's section into BENCHMARKS.md
 
 One step = zero_grad + forward + loss (sum of the outputs) + backward + AdamW step, synthetic data on the GPU,
 timed with CUDA events (``modelcost.bench.training``). MFU = the static count's FLOPs per step (forward +
@@ -148,12 +149,61 @@ HEADER = (f"{'model':<9} {'precision':<8} {'variant':<7} {'batch':>5} {'status':
           f"{'MFU':>6} {'peak':>10} {'predicted':>10} {'pred/meas':>6}")
 
 
+SECTION = "## Training on the GPU: ResNet-50 and BERT-base (issue 10)"
+COMMAND = "OUT=DIR python3 benchmarks/train_gpu.py"
+
+
+def render_md(doc: dict) -> str:
+    """The BENCHMARKS.md section of one run (measured figures only; skipped configs say so)."""
+    lines = [SECTION, "", f"Command: `{COMMAND}` (then `--from-json DIR/train_gpu.json --write`)", "",
+             (f"{doc['device']}, torch {doc['torch']}, {doc['wall_s']:.0f} s. One step = zero_grad + forward + loss "
+              "(sum of the outputs) + backward + AdamW step on synthetic data already on the GPU, CUDA events around "
+              "it, median of the timed steps after warm-up. MFU = counted FLOPs per step (forward + backward + "
+              "optimizer, static count on meta) / median step time / spec dense peak of the precision (fp32: "
+              f"CUDA-core FP32; AMP bf16: BF16 tensor): {doc['peak_tflops'].get('fp32')} / "
+              f"{doc['peak_tflops'].get('bf16')} TFLOP/s. Peak = torch.cuda.max_memory_allocated over the timed "
+              "steps; predicted = the static (eager) prediction at that batch."), "",
+             ("| model | precision | variant | batch | status | step ms | samples/s | MFU | peak | predicted | "
+             "predicted / measured |"), "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for r in doc["runs"]:
+        ratio = "-"
+        if r.get("peak_memory_bytes") and r.get("predicted_peak_bytes"):
+            ratio = f"{r['predicted_peak_bytes'] / r['peak_memory_bytes']:.3f}"
+        mfu = "-" if r.get("mfu") is None else f"{100 * r['mfu']:.1f}%"
+        ms = "-" if r.get("step_time_ms") is None else f"{r['step_time_ms']:.2f}"
+        sps = "-" if r.get("samples_per_second") is None else f"{r['samples_per_second']:,.0f}"
+        status = r["status"] + (f" ({r['reason']})" if r.get("reason") else "")
+        lines.append(f"| {r['model']} | {r['precision']} | {r['variant']} | {r['batch_size']} | {status} | {ms} | "
+                     f"{sps} | {mfu} | {_gib(r.get('peak_memory_bytes'))} | {_gib(r.get('predicted_peak_bytes'))} | "
+                     f"{ratio} |")
+    lines += ["", ("Largest batch predicted for a card (AMP bf16, AdamW, 10% margin), run on this GPU with "
+              "`torch.cuda.set_per_process_memory_fraction` capping it to the card's memory:"), "",
+              "| model | card | predicted largest batch | status | measured peak | predicted peak |",
+              "|---|---|---:|---|---:|---:|"]
+    for c in doc["max_batch_checks"]:
+        status = c["status"] + (f" ({c['reason']})" if c.get("reason") else "")
+        lines.append(f"| {c['model']} | {c['card']} | {c['predicted_max_batch']} | {status} | "
+                     f"{_gib(c.get('peak_memory_bytes'))} | {_gib(c.get('predicted_peak_bytes'))} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS), help="comma list of: " + ", ".join(MODELS))
     parser.add_argument("--variants", default="eager,compile")
     parser.add_argument("--budget-s", type=float, default=BUDGET_S, help="stop starting new configs after this")
+    parser.add_argument("--from-json", help="render a finished run's JSON instead of measuring")
+    parser.add_argument("--write", action="store_true", help="with --from-json: write the section to BENCHMARKS.md")
     args = parser.parse_args(argv)
+    if args.from_json:
+        text = render_md(json.loads(Path(args.from_json).read_text()))
+        print(text)
+        if args.write:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from bench_md import write_section
+
+            write_section(ROOT / "BENCHMARKS.md", SECTION, text)
+        return 0
     import torch
 
     if not torch.cuda.is_available():
@@ -174,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     if out:
         path = Path(out) / "train_gpu.json"
         path.write_text(json.dumps(doc, indent=2))
+        (Path(out) / "train_gpu.md").write_text(render_md(doc))
         print(f"JSON: {path}")
     return 0
 
