@@ -160,8 +160,8 @@ def render_md(doc: dict) -> str:
               "(sum of the outputs) + backward + AdamW step on synthetic data already on the GPU, CUDA events around "
               "it, median of the timed steps after warm-up. MFU = counted FLOPs per step (forward + backward + "
               "optimizer, static count on meta) / median step time / spec dense peak of the precision (fp32: "
-              f"CUDA-core FP32; AMP bf16: BF16 tensor): {doc['peak_tflops'].get('fp32')} / "
-              f"{doc['peak_tflops'].get('bf16')} TFLOP/s. Peak = torch.cuda.max_memory_allocated over the timed "
+              f"CUDA-core FP32; AMP bf16: BF16 tensor): {doc['peak_tflops'].get('fp32', 0):.1f} / "
+              f"{doc['peak_tflops'].get('bf16', 0):.1f} TFLOP/s. Peak = torch.cuda.max_memory_allocated over the timed "
               "steps; predicted = the static (eager) prediction at that batch."), "",
              ("| model | precision | variant | batch | status | step ms | samples/s | MFU | peak | predicted | "
              "predicted / measured |"), "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
