@@ -96,7 +96,12 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
         for variant in variants:
             if progress is not None:
                 progress(f"{precision} {variant}: batch sizes {', '.join(map(str, sizes))}")
-            report.benchmarks += sweep(setup, precision, sizes, device=device, variant=variant, config=bench_config)
+            results = sweep(setup, precision, sizes, device=device, variant=variant, config=bench_config)
+            report.benchmarks += results
+            if results and results[-1].status == "oom":
+                ran = [r.batch_size for r in results if r.status == "ok"]
+                report.notes.append(f"{precision} {variant}: out of memory at batch {results[-1].batch_size}; the "
+                                    f"largest batch that ran: {max(ran) if ran else 'none'}")
     return report
 
 

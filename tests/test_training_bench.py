@@ -103,3 +103,25 @@ def test_cli_model_that_reads_values_fails_in_one_line(tmp_path) -> None:
     result = CliRunner().invoke(app, ["train", f"{src}:make", "--static", "-s", "x=2x4"])
     assert result.exit_code == 1
     assert "the training step failed on meta inputs" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.gpu
+def test_gpu_predicted_max_batch_runs_under_a_memory_cap() -> None:
+    """The largest batch predicted for a 4 GiB card runs on this GPU capped to 4 GiB."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA")
+    from modelcost import training_run
+    from modelcost.analysis.training import analyze_training
+    from modelcost.analysis.training_memory import max_batch
+    from modelcost.bench.training import measure_step
+    from modelcost.core.training import TrainConfig
+
+    loaded = training_run.load("zoo:resnet18", 8, None, False)
+    static = analyze_training(loaded, 8, TrainConfig(precision="amp_bf16"))
+    cap = 4 * 2**30
+    best = max_batch(static.memory, cap, 0.10)
+    setup = training_run.step_setup(loaded, static, None, "amp_bf16")
+    r = measure_step(setup, "amp_bf16", best, device="cuda", memory_cap_bytes=cap,
+                     config=BenchConfig(min_time_s=0.0, min_iters=3, max_time_s=3.0, warmup=2))
+    assert r.status == "ok", r.reason
+    assert r.peak_memory_bytes <= cap
