@@ -476,3 +476,22 @@ def llm(
             if point is not None:
                 place_measured(r, point, report, ran_on)
     return report
+
+# Training (issue 10): modelcost.training_run joins loaders, analysis/training and bench/training
+
+
+def train_static(source: str, **kwargs: Any) -> Any:
+    """What one training step of ``source`` costs, counted on meta: forward / backward (input- and
+    weight-gradient MACs) / optimizer FLOPs, memory by part, and the largest batch for ``target_gpu`` or
+    ``memory_bytes`` (keyword arguments: ``modelcost.training_run.train_static``). A ``TrainingReport``."""
+    from modelcost.training_run import train_static as run
+
+    return run(source, **kwargs)
+
+
+def train(source: str, **kwargs: Any) -> Any:
+    """``train_static``, then measured training steps per precision / variant / batch size
+    (``modelcost.training_run.train``): samples/s, MFU, measured vs predicted peak memory."""
+    from modelcost.training_run import train as run
+
+    return run(source, **kwargs)

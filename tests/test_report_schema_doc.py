@@ -152,7 +152,20 @@ def _fill_what_a_cpu_run_leaves_out(doc: dict[str, Any]) -> dict[str, Any]:
     cmp = Comparison(side, dataclasses.replace(side, precision="int8"), [speed], [("ort-cpu", acc)], "generated",
                      ["skipped"], ["note"], True, {"key": 1})
     doc["comparison"] = comparison_to_dict(cmp)
+    doc["training"] = _training_on_the_cpu()
     return doc
+
+
+def _training_on_the_cpu() -> dict[str, Any]:
+    """``modelcost train``'s key: a real static count and one real (CPU) measured step of a tiny model."""
+    from modelcost import api
+    from modelcost.bench.base import BenchConfig
+
+    quick = BenchConfig(warmup=2, warmup_max_s=0.2, min_time_s=0.05, min_iters=3, max_time_s=2.0)
+    report = api.train("zoo:bert-tiny", input_shapes=["input_ids=1x16"], batch_sizes=[1], device="cpu",
+                       bench_config=quick, memory_bytes=2**30)
+    assert report.benchmarks[0].status == "ok"
+    return to_plain(report)
 
 
 def test_the_doc_has_key_tables() -> None:

@@ -619,3 +619,6 @@ def _rnn_layer_cost(kind: str, args: tuple) -> OpCost:
 
 
 _COMPOSITE_FUNCS = _composite_funcs()
+
+
+from modelcost.analysis import torch_ops_backward as _backward  # noqa: F401 - registers the backward ops

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelcost.core.training import TrainingReport
+
 Dim = int | str  # a concrete size, or the name of a symbolic dimension
 Shape = tuple[Dim, ...]
 
@@ -252,6 +254,7 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     created: str = ""  # ISO-8601 time
     command: str = ""
+    training: TrainingReport | None = None  # modelcost train (core/training.py)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -44,6 +44,8 @@ def run_to_dict(run: RunReport) -> dict[str, Any]:
     doc["gpu"] = to_plain(run.gpu)
     doc["device"] = to_plain(run.device)
     doc["run_notes"] = list(run.notes)
+    if run.training is not None:
+        doc["training"] = to_plain(run.training)
     return doc
 
 

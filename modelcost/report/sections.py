@@ -69,7 +69,7 @@ def incomplete_text(run: RunReport) -> str:
 def report_title(run: RunReport, comparison: Comparison | None = None) -> str:
     if comparison is not None:
         return f"modelcost compare: {comparison.base.name} vs {comparison.candidate.name}"
-    name = run.cost.model.name if run.cost else "model"
+    name = run.cost.model.name if run.cost else run.training.model if run.training else "model"
     return f"modelcost report: {name}"
 
 
@@ -97,6 +97,10 @@ def build(run: RunReport, plots: list[tuple[str, str]] | None = None, recommenda
     if run.benchmarks:
         blocks += sb.benchmark_blocks(run.benchmarks)
         blocks += sb.roofline_blocks(run.benchmarks)
+    if run.training is not None:
+        from modelcost.report.sections_train import training_blocks
+
+        blocks += training_blocks(run.training)
     if run.gpu is not None:
         blocks += sb.gpu_blocks(run.gpu)
     if run.cost is not None:

@@ -1,0 +1,85 @@
+"""``modelcost train``: what a training step costs (static, meta) and, without --static, how fast it runs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from modelcost.cli import options as o
+from modelcost.cli.app import app, user_errors
+from modelcost.core.errors import ModelcostError
+
+Optimizer = Annotated[str, typer.Option(help="sgd, momentum (SGD with momentum), adam or adamw.")]
+TrainPrecisions = Annotated[str, typer.Option(
+    "--precisions", help="Comma list: fp32, tf32, amp_bf16, amp_fp16, bf16, fp16 (pure); the first is the static one.")]
+Variants = Annotated[str, typer.Option(help="Comma list: eager, compile (torch.compile).")]
+MemoryGb = Annotated[float | None, typer.Option(
+    "--memory-gb", min=0.001, help="Fit the largest batch into this many GiB instead of a GPU's memory.")]
+Margin = Annotated[float, typer.Option(
+    min=0.0, max=0.9, help="Share of the memory kept free when fitting the largest batch.")]
+
+
+@app.command()
+@user_errors
+def train(
+    model: o.ModelArg,
+    static: Annotated[bool, typer.Option("--static", help="Count only (meta device, no GPU needed).")] = False,
+    batch_size: o.BatchSize = None,
+    input_shape: o.InputShape = None,
+    trust_pickle: o.TrustPickle = False,
+    optimizer: Optimizer = "adamw",
+    precisions: TrainPrecisions = "fp32",
+    master_weights: Annotated[bool, typer.Option(help="Keep fp32 master weights (pure bf16 / fp16).")] = False,
+    input_grad: Annotated[bool, typer.Option(help="The inputs need a gradient too.")] = False,
+    checkpointing: Annotated[bool, typer.Option(
+        help="Model activation checkpointing of the repeated blocks (static figures only).")] = False,
+    target_gpu: o.TargetGpu = None,
+    memory_gb: MemoryGb = None,
+    margin: Margin = 0.10,
+    batch_sizes: o.BatchSizes = None,
+    variants: Variants = "eager",
+    device: o.Device = "auto",
+    min_time_s: o.MinTime = 1.0,
+    min_iters: o.MinIters = 20,
+    max_time_s: o.MaxTime = 20.0,
+    warmup: o.Warmup = 5,
+    json_path: o.JsonPath = None,
+    report: o.Report = False,
+    out: o.OutDir = None,
+) -> None:
+    """Forward / backward (input- and weight-gradient) / optimizer FLOPs, memory by part and the largest batch;
+    without --static, measured steps: samples/s, MFU and measured vs predicted peak memory."""
+    from modelcost import api
+    from modelcost.core.training import TrainConfig
+    from modelcost.report.console_train import print_training
+
+    o.check_writable(files=(json_path,), folders=(out,))
+    config = TrainConfig(optimizer=optimizer, master_weights=master_weights, input_requires_grad=input_grad,
+                         memory_margin=margin, checkpointing=checkpointing)
+    memory = int(memory_gb * 2**30) if memory_gb else None
+    common = {"batch_size": batch_size, "input_shapes": input_shape, "trust_pickle": trust_pickle,
+              "target_gpu": target_gpu, "memory_bytes": memory}
+    precision_list = [p for p in precisions.split(",") if p.strip()]
+    run = o.new_run("train")
+    if static:
+        import dataclasses
+
+        run.training = api.train_static(model, config=dataclasses.replace(config, precision=precision_list[0]),
+                                        **common)
+    else:
+        from modelcost.cli.bench import bench_config
+
+        bench = bench_config(device, warmup, min_time_s, min_iters, max_time_s, "default", None)
+        sizes = [int(b) for b in batch_sizes.split(",")] if batch_sizes else []
+        run.training = api.train(model, config=config, precisions=precision_list, batch_sizes=sizes,
+                                 variants=[v.strip() for v in variants.split(",") if v.strip()], device=device,
+                                 bench_config=bench, progress=lambda text: typer.echo(f"measuring {text}", err=True),
+                                 **common)
+    print_training(run.training)
+    o.write_outputs(run, json_path=json_path, report=report, out_dir=out)
+    if run.training.problems:
+        raise ModelcostError(run.training.problems[0])
+    measured = run.training.benchmarks
+    if measured and not any(r.status == "ok" for r in measured):
+        raise ModelcostError("no training configuration could be measured (the reasons are in the table)")

@@ -1,0 +1,148 @@
+"""``modelcost train``: the static training analysis, then (unless static) the measured steps. What
+``api.train_static`` / ``api.train`` run; it joins loaders, analysis and bench, as the api does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from modelcost.core.errors import ModelcostError
+from modelcost.core.training import TRAIN_PRECISIONS, TrainConfig, TrainingReport
+
+PEAK_KEY = {"fp32": "fp32", "tf32": "tf32", "amp_fp16": "fp16", "fp16": "fp16", "amp_bf16": "bf16", "bf16": "bf16"}
+
+
+def check_precisions(precisions: Sequence[str]) -> list[str]:
+    out = []
+    for p in precisions:
+        key = {"amp-bf16": "amp_bf16", "amp-fp16": "amp_fp16"}.get(p.strip().lower(), p.strip().lower())
+        if key not in TRAIN_PRECISIONS:
+            raise ModelcostError(f"unknown training precision {p!r}; choose from {', '.join(TRAIN_PRECISIONS)}")
+        out.append(key)
+    return out
+
+
+def load(source: str, batch_size: int | None, input_shapes: Any, trust_pickle: bool) -> Any:
+    from modelcost.api import load_options
+    from modelcost.loaders.base import source_kind
+    from modelcost.loaders.torch_loader import load_torch
+
+    if source_kind(source) == "onnx":
+        raise ModelcostError(f"{source}: training needs a PyTorch model (zoo:, file.py:factory, "
+                             "package.module:factory, .pt2 or TorchScript), not ONNX")
+    return load_torch(source, load_options(batch_size, input_shapes, trust_pickle))
+
+
+def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int | None, str | None]:
+    """(bytes, what) of the memory to fit the largest batch into: given bytes, a named GPU, or this GPU."""
+    if memory_bytes is not None:
+        return memory_bytes, "memory given"
+    if target_gpu:
+        from modelcost.hardware.specs import spec_from_table
+
+        spec = spec_from_table(target_gpu)
+        return spec.memory_bytes, spec.name
+    from modelcost.api import _this_gpu
+
+    gpu = _this_gpu()
+    return (gpu.memory_bytes, gpu.name) if gpu is not None and gpu.memory_bytes else (None, None)
+
+
+def train_static(source: str, *, batch_size: int | None = None, input_shapes: Any = None, trust_pickle: bool = False,
+                 config: TrainConfig | None = None, target_gpu: str | None = None,
+                 memory_bytes: int | None = None) -> TrainingReport:
+    from modelcost.analysis.training import analyze_training, fit_max_batch
+
+    config = config or TrainConfig()
+    check_precisions([config.precision])
+    loaded = load(source, batch_size, input_shapes, trust_pickle)
+    report = analyze_training(loaded, loaded.batch_size or 1, config)
+    memory, what = memory_target(target_gpu, memory_bytes)
+    if memory is not None:
+        fit_max_batch(report, memory, what or "the target", config.memory_margin)
+    else:
+        report.notes.append("largest batch not computed: no GPU here and no --target-gpu / memory given")
+    return report
+
+
+def train(source: str, *, batch_size: int | None = None, input_shapes: Any = None, trust_pickle: bool = False,
+          config: TrainConfig | None = None, precisions: Sequence[str] = ("fp32",), batch_sizes: Sequence[int] = (),
+          variants: Sequence[str] = ("eager",), device: str = "auto", bench_config: Any = None,
+          target_gpu: str | None = None, memory_bytes: int | None = None, progress: Any = None) -> TrainingReport:
+    """The static analysis at the first precision, then every (precision, variant) swept over the batch sizes
+    (stopping at out-of-memory), each with its own predicted peak and the MFU against this GPU's spec peak."""
+    import dataclasses
+
+    from modelcost.bench.training import VARIANTS, sweep
+
+    config = config or TrainConfig()
+    precisions = check_precisions(precisions)
+    for v in variants:
+        if v not in VARIANTS:
+            raise ModelcostError(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
+    report = train_static(source, batch_size=batch_size, input_shapes=input_shapes, trust_pickle=trust_pickle,
+                          config=dataclasses.replace(config, precision=precisions[0]), target_gpu=target_gpu,
+                          memory_bytes=memory_bytes)
+    if config.checkpointing:
+        report.notes.append("the measured steps run without activation checkpointing (it is modelled statically)")
+    loaded = load(source, batch_size, input_shapes, trust_pickle)
+    device = _device(device)
+    gpu = _gpu() if device == "cuda" else None
+    sizes = list(batch_sizes) or [report.batch_size]
+    for precision in precisions:
+        static = report if precision == report.precision else _static_at(loaded, report.batch_size, config, precision)
+        setup = step_setup(loaded, static, gpu, precision)
+        for variant in variants:
+            if progress is not None:
+                progress(f"{precision} {variant}: batch sizes {', '.join(map(str, sizes))}")
+            results = sweep(setup, precision, sizes, device=device, variant=variant, config=bench_config)
+            report.benchmarks += results
+            if results and results[-1].status == "oom":
+                ran = [r.batch_size for r in results if r.status == "ok"]
+                report.notes.append(f"{precision} {variant}: out of memory at batch {results[-1].batch_size}; the "
+                                    f"largest batch that ran: {max(ran) if ran else 'none'}")
+    return report
+
+
+def _static_at(loaded: Any, batch: int, config: TrainConfig, precision: str) -> TrainingReport:
+    import dataclasses
+
+    from modelcost.analysis.training import analyze_training
+
+    return analyze_training(loaded, batch, dataclasses.replace(config, precision=precision))
+
+
+def step_setup(loaded: Any, static: TrainingReport, gpu: Any, precision: str) -> Any:
+    """What bench needs: module factory, seeded inputs, FLOPs and predicted peak as functions of the batch."""
+    from modelcost.analysis.training_memory import predicted_peak_at
+    from modelcost.bench.training import StepSetup
+
+    per_sample = (static.flops_per_step - static.optimizer_flops) / static.batch_size
+    key = PEAK_KEY[precision]
+    return StepSetup(
+        build=lambda device: loaded.instantiate(device),
+        make_inputs=lambda batch, device: loaded.make_inputs(batch, device),
+        optimizer=static.optimizer,
+        flops_per_step=lambda batch: int(per_sample * batch) + static.optimizer_flops,
+        predicted_peak=lambda batch: predicted_peak_at(static.memory, batch),
+        peak_tflops=gpu.peak_tflops.get(key) if gpu is not None else None,
+        measured_tflops=gpu.measured_tflops.get(key) if gpu is not None else None,
+        tokens_per_sample=static.tokens_per_sample,
+    )
+
+
+def _device(device: str) -> str:
+    from modelcost.bench.memory import cuda_available
+
+    if device == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    if device == "cuda" and not cuda_available():
+        raise ModelcostError("--device cuda: no CUDA device here")
+    return device
+
+
+def _gpu() -> Any:
+    from modelcost.api import _this_gpu
+
+    return _this_gpu()
