@@ -280,3 +280,42 @@ def _coverage(model_path: Path, optimized: Path) -> dict[str, list[str]]:
         return fused_coverage(original, opt)
     except Exception:  # noqa: BLE001 - mapping is a nicety; exact names still match
         return {}
+
+
+# --------------------------------------------------------------------------------------------------
+# A BenchModel, as the benchmarks ran it
+
+
+def profile_model(model: Any, *, framework: str = "torch", device: str = "cuda", precision: str = "fp32",
+                  batch_size: int = 1, runs: int = 10, warmup: int = 3, config: Any = None) -> LayerProfile:
+    """Time per module (``framework="torch"``, eager; fp16/bf16 = the model cast, channels_last for conv nets)
+    or per ONNX node (``"onnx"``, ONNX Runtime on ``device``) of a ``bench.model.BenchModel``, on the same
+    seeded inputs the benchmarks used."""
+    from modelcost.bench.base import BenchConfig
+
+    config = config or BenchConfig()
+    arrays, _ = model.host_inputs(batch_size)
+    if framework == "onnx":
+        path = model.onnx_file(config.cache_dir)
+        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if device == "cuda" else ["CPUExecutionProvider"]
+        feeds = {spec.name: a for spec, a in zip(model.specs(batch_size), arrays, strict=True)}
+        return profile_onnx(path, feeds, providers=providers, runs=runs, warmup=warmup)
+    return _profile_bench_torch(model, arrays, device, precision, runs, warmup)
+
+
+def _profile_bench_torch(model: Any, arrays: Any, device: str, precision: str, runs: int, warmup: int) -> LayerProfile:
+    import contextlib
+
+    torch = require("torch")
+    from modelcost.bench.backends.torch_backends import tf32_mode
+
+    dtype = {"fp16": "float16", "bf16": "bfloat16"}.get(precision, "float32")
+    channels_last = dtype != "float32" and model.is_conv_net()
+    module = model.device_module(device, dtype, channels_last)
+    inputs = []
+    for a in arrays:
+        t = torch.from_numpy(a.copy())
+        t = (t.to(getattr(torch, dtype)) if t.is_floating_point() else t).to(device)
+        inputs.append(t.contiguous(memory_format=torch.channels_last) if channels_last and t.dim() == 4 else t)
+    with tf32_mode(precision == "tf32") if device == "cuda" else contextlib.nullcontext():
+        return profile_torch(module, tuple(inputs), runs=runs, warmup=warmup)

@@ -1,5 +1,5 @@
-"""``modelcost gpu`` (this GPU, a named one, the known list, measured ceilings) and ``print_roofline``, which the
-analyze / bench commands call after benchmarking. Wiring and printing only; the work is in ``modelcost.api``."""
+"""``modelcost gpu`` (this GPU, a named one, the known list, measured ceilings) and ``print_roofline``, which
+prints the GPU part of a finished analyze / bench run. Wiring and printing only; the work is in ``modelcost.api``."""
 
 from __future__ import annotations
 
@@ -56,31 +56,22 @@ def gpu(
 
 
 def _write_gpu_json(spec: GpuSpec, path: Path) -> None:
-    import datetime as _dt
     import sys
 
+    from modelcost.core.text import utc_timestamp
     from modelcost.report.json_report import write_json
 
-    run = RunReport(gpu=spec, created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-                    command=" ".join(["modelcost", *sys.argv[1:]]))
+    run = RunReport(gpu=spec, created=utc_timestamp(), command=" ".join(["modelcost", *sys.argv[1:]]))
     write_json(run, path)
 
 
-def print_roofline(
-    run: RunReport, target_gpu: str | None = None, plot_path: str | Path | None = None, console: Any = None,
-    top_layers: int = 15,
-) -> RunReport:
-    """After benchmarking: fill ``run.gpu`` and each result's roofline (``api.attach_roofline``), then print
-    the roofline table, per-layer "where the time goes vs where the FLOPs are" for results that carry a
-    ``layer_profile`` (else the static per-layer intensity for the first GPU precision), the what-if table for
-    ``target_gpu``, and write the roofline plot to ``plot_path``. Returns ``run`` (for the JSON report)."""
-    from modelcost import api
-    from modelcost.analysis.roofline import precisions_of
-    from modelcost.report.console_gpu import layer_table, roofline_table, what_if_table
+def print_roofline(run: RunReport, console: Any = None, top_layers: int = 15) -> RunReport:
+    """Print what the run says about the GPU: the roofline table (or why there is none), per-layer "where the
+    time goes vs where the FLOPs are" for results that carry a ``layer_profile`` (else the static per-layer
+    intensity for the first GPU result), measured per-layer times of CPU profiles, and the what-if table."""
+    from modelcost.report.console_gpu import layer_time_table, roofline_table, what_if_table
 
     console = console or _console()
-    if run.gpu is None or any(r.roofline is None for r in run.benchmarks if r.status == "ok"):
-        api.attach_roofline(run, run.gpu)
     if run.gpu is not None and any(r.roofline for r in run.benchmarks):
         console.print(roofline_table(run.benchmarks, run.gpu))
         point = next(r.roofline for r in run.benchmarks if r.roofline)
@@ -90,23 +81,19 @@ def print_roofline(
         why = "; ".join(n.removeprefix("roofline: ") for n in run.notes if n.startswith("roofline"))
         console.print(f"[dim]no roofline: {why or 'no GPU result with a peak for its precision'}[/]")
     if run.gpu is not None and run.cost is not None:
-        _print_layers(console, run, top_layers, layer_table)
-    if target_gpu and run.cost is not None:
-        keys = precisions_of(run.benchmarks) or ["fp32", "fp16"]
-        batch = max((r.batch_size for r in run.benchmarks if r.status == "ok"), default=None)
-        rows = [api.what_if(run.cost, target_gpu, k, batch) for k in keys]
-        if run.gpu is not None and run.gpu.source == "nvml":
-            rows = [api.what_if(run.cost, run.gpu, k, batch) for k in keys if k in run.gpu.peak_tflops] + rows
-        console.print(what_if_table(rows))
-    if plot_path and run.gpu is not None and any(r.roofline for r in run.benchmarks):
-        from modelcost.report.roofline_plot import plot_roofline
-
-        console.print(f"wrote {plot_roofline(run.gpu, run.benchmarks, plot_path)}")
+        _print_layers(console, run, top_layers)
+    for r in run.benchmarks:
+        if r.layer_profile is not None and r.roofline is None:
+            title = f"Where the time goes: {r.backend} {r.precision} batch {r.batch_size}"
+            console.print(layer_time_table(r.layer_profile, title, top_layers))
+    if run.what_if:
+        console.print(what_if_table(run.what_if))
     return run
 
 
-def _print_layers(console: Any, run: RunReport, top: int, layer_table: Any) -> None:
+def _print_layers(console: Any, run: RunReport, top: int) -> None:
     from modelcost import api
+    from modelcost.report.console_gpu import layer_table
 
     assert run.cost is not None and run.gpu is not None
     profiled = [r for r in run.benchmarks if r.layer_profile is not None and r.roofline is not None]
@@ -121,26 +108,3 @@ def _print_layers(console: Any, run: RunReport, top: int, layer_table: Any) -> N
             console.print(layer_table(rows, f"Per-layer intensity vs the {first.precision} ridge point "
                                             f"({first.roofline.ridge_point:.0f} FLOP/B), batch {first.batch_size}",
                                       None, top))
-
-
-def roofline_after_bench(
-    run: RunReport, model: str, *, batch_size: int | None = None, input_shape: Any = None, trust_pickle: bool = False,
-    target_gpu: str | None = None, plot_path: str | Path | None = None, profile_layers: bool = False,
-    console: Any = None,
-) -> RunReport:
-    """The one call ``modelcost bench`` / ``analyze`` make after benchmarking: the static analysis when the run
-    has none yet (its FLOPs place each config on the roofline; a failure becomes a note), per-layer profiles
-    when asked (eager PyTorch / ONNX Runtime fp32), then ``print_roofline``. Returns ``run`` for the JSON."""
-    from modelcost import api
-
-    console = console or _console()
-    if run.cost is None:
-        try:
-            run.cost = api.analyze_static(model, batch_size=batch_size or 1, input_shapes=input_shape,
-                                          trust_pickle=trust_pickle)
-        except ModelcostError as exc:
-            run.notes.append(f"roofline: static analysis failed ({exc})")
-    if profile_layers and any(r.status == "ok" for r in run.benchmarks):
-        with console.status("profiling per layer ..."):
-            api.attach_layer_profiles(model, run, backends=tuple(api.PROFILED))
-    return print_roofline(run, target_gpu=target_gpu, plot_path=plot_path, console=console)

@@ -252,6 +252,7 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     created: str = ""  # ISO-8601 time
     command: str = ""
+    what_if: list[WhatIf] = field(default_factory=list)  # lower bounds on the --target-gpu (and this GPU)
 
 
 # ---------------------------------------------------------------------------------------------------

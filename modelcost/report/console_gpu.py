@@ -150,6 +150,23 @@ def layer_table(rows: Sequence[LayerRoofline], title: str, profile: LayerProfile
     return t
 
 
+def layer_time_table(profile: LayerProfile, title: str, top: int = 15) -> Table:
+    """Measured time per layer without a roofline (a CPU profile): the slowest ``top`` layers."""
+    t = Table(title=title, caption=f"time: {profile.time_kind}, {profile.source}, {profile.runs} runs",
+              title_justify="left")
+    for col in ("layer", "op", "ms", "% time", "calls"):
+        t.add_column(col, justify="left" if col in ("layer", "op") else "right")
+    total = profile.total_ms or 1.0
+    ranked = sorted(profile.layers, key=lambda lt: -lt.time_ms)
+    for lt in ranked[:top]:
+        t.add_row(lt.name, lt.op, _f(lt.time_ms, 3), _pct(lt.time_ms / total), str(lt.calls))
+    if len(ranked) > top:
+        rest = ranked[top:]
+        t.add_row(f"... {len(rest)} more", "", _f(sum(lt.time_ms for lt in rest), 3),
+                  _pct(sum(lt.time_ms for lt in rest) / total), "")
+    return t
+
+
 def what_if_table(estimates: Sequence[WhatIf]) -> Table:
     t = Table(title="What-if: the fastest each GPU could run this model (lower bound; no run can beat it)",
               title_justify="left")

@@ -97,8 +97,10 @@ def build(run: RunReport, plots: list[tuple[str, str]] | None = None, recommenda
     if run.benchmarks:
         blocks += sb.benchmark_blocks(run.benchmarks)
         blocks += sb.roofline_blocks(run.benchmarks)
+        blocks += sb.layer_profile_blocks(run.benchmarks)
     if run.gpu is not None:
         blocks += sb.gpu_blocks(run.gpu)
+    blocks += sb.what_if_blocks(run.what_if)
     if run.cost is not None:
         blocks += static_blocks(run.cost)
     if plots:
