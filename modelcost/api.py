@@ -13,15 +13,43 @@ from typing import Any
 
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
-from modelcost.core.types import BenchResult, CostReport, DeviceInfo
-from modelcost.core.types import GpuSpec, LayerProfile, LayerRoofline, RooflinePoint, RunReport, WhatIf
-from modelcost.loaders.base import LoadOptions
+from modelcost.core.types import (
+    BenchResult,
+    CostReport,
+    DeviceInfo,
+    GpuSpec,
+    LayerProfile,
+    LayerRoofline,
+    RooflinePoint,
+    RunReport,
+    WhatIf,
+)
+from modelcost.loaders.base import LoadOptions, source_kind
 from modelcost.pipeline import PROFILED, LoadedModel, RunOptions, load, run
 
-__all__ = ["PROFILED", "LoadedModel", "RunOptions", "load", "run", "analyze_static", "bench_model",
-           "run_benchmarks", "benchmark", "gpu_spec", "measure_ceilings", "roofline", "what_if", "attach_roofline",
-           "layer_roofline", "profile_layers", "attach_layer_profiles", "compare", "recommend", "write_report",
-           "quantize"]
+__all__ = [
+    "PROFILED",
+    "LoadedModel",
+    "RunOptions",
+    "analyze_static",
+    "attach_layer_profiles",
+    "attach_roofline",
+    "bench_model",
+    "benchmark",
+    "compare",
+    "gpu_spec",
+    "layer_roofline",
+    "load",
+    "measure_ceilings",
+    "profile_layers",
+    "quantize",
+    "recommend",
+    "roofline",
+    "run",
+    "run_benchmarks",
+    "what_if",
+    "write_report",
+]
 
 Shapes = Iterable[str] | dict[str, tuple[int, ...]] | None
 
@@ -263,9 +291,9 @@ def recommend(
     (``modelcost.decide.recommend.Constraints``) best. Returns (RunReport, Recommendation, folder or None).
     Ctrl-C ends the sweep early: the recommendation is made from what finished, marked incomplete."""
     from modelcost.bench.runner import run_benchmarks as run_sweep
+    from modelcost.core.text import utc_timestamp
     from modelcost.decide.recommend import Constraints
     from modelcost.decide.workflow import run_recommendation
-    from modelcost.core.text import utc_timestamp
 
     batches = list(batch_sizes or (constraints.batch_sizes if constraints and constraints.batch_sizes else [1]))
     config = config or BenchConfig()
