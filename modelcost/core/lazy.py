@@ -16,7 +16,6 @@ INSTALL_HINTS: dict[str, str] = {
     "onnx": "pip install onnx",
     "onnxruntime": "pip install onnxruntime  (or 'modelcost[gpu]' for onnxruntime-gpu)",
     "tensorrt": "pip install 'modelcost[tensorrt]'",
-    "fvcore": "pip install fvcore",
     "pynvml": "pip install nvidia-ml-py",
     "matplotlib": "pip install matplotlib",
     "torchvision": "pip install torchvision",
