@@ -8,7 +8,6 @@ calls in CUDA events or ``perf_counter``. Nothing here imports torch, onnxruntim
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,11 +23,10 @@ COMPILE_MODES = ("default", "max-autotune")
 
 
 def default_cache_dir() -> Path:
-    """``$MODELCOST_CACHE_DIR``, else ``$XDG_CACHE_HOME/modelcost``, else ``~/.cache/modelcost``."""
-    if os.environ.get("MODELCOST_CACHE_DIR"):
-        return Path(os.environ["MODELCOST_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "modelcost"
+    """The ONNX export cache's root: ``modelcost.core.env.cache_root``."""
+    from modelcost.core.env import cache_root
+
+    return cache_root()
 
 
 @dataclass(frozen=True)
@@ -119,7 +117,7 @@ class Runner(Protocol):
 
 @dataclass(frozen=True)
 class BackendInfo:
-    """One registry entry. ``load`` imports the backend's module only when the backend is chosen."""
+    """One registry entry. The backend's module (``module``) is imported only when the backend is chosen."""
 
     name: str
     device: str  # "cuda" | "cpu"

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modelcost.core.lazy import INSTALL_HINTS
 from modelcost.hardware.nvml import THROTTLE_REASONS, throttle_names  # noqa: F401 - re-exported
 
 CSV_FIELDS = (
@@ -69,7 +70,7 @@ def open_nvml(uuid: str | None = None, index: int = 0) -> tuple[Any, Any] | tupl
     try:
         import pynvml
     except ImportError:
-        return None, "NVML unavailable (pip install nvidia-ml-py)"
+        return None, f"NVML unavailable ({INSTALL_HINTS['pynvml']})"
     try:
         pynvml.nvmlInit()
         if uuid:

@@ -33,6 +33,7 @@ from modelcost.bench.timing import (
     pinned_to_one_cpu,
 )
 from modelcost.core.errors import ModelcostError
+from modelcost.core.text import first_line
 from modelcost.core.types import BenchResult, DeviceInfo
 
 
@@ -78,11 +79,6 @@ def make_plan(model: BenchModel, backends: Sequence[str] | None, precisions: Seq
     return plan
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{exc.__class__.__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
-
-
 def _is_oom(exc: BaseException) -> bool:
     if isinstance(exc, OutOfMemory):
         return True
@@ -111,7 +107,7 @@ class Reference:
             try:
                 self.outputs[batch_size] = self._compute(batch_size)
             except Exception as exc:  # noqa: BLE001 - accuracy is then left out, with the reason
-                self.outputs[batch_size] = f"no reference outputs ({_first_line(exc)})"
+                self.outputs[batch_size] = f"no reference outputs ({first_line(exc)})"
                 free_device_memory()
         return self.outputs[batch_size]
 
@@ -176,7 +172,7 @@ class Sweep:
             runner = registry.get_backend(backend).prepare(self.model, precision, self.config)
         except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
             status = "oom" if _is_oom(exc) else "unavailable" if isinstance(exc, Unavailable) else "failed"
-            self.results.append(BenchResult(backend, precision, 0, status, reason=_first_line(exc) if status != "unavailable"
+            self.results.append(BenchResult(backend, precision, 0, status, reason=first_line(exc) if status != "unavailable"
                                             else str(exc), device=self.device_info.name))
             free_device_memory()
             self._advance(f"{backend} {precision}", len(batches))
@@ -221,7 +217,7 @@ class Sweep:
             oom = _is_oom(exc)
             result.status = "oom" if oom else "failed"
             result.reason = (f"out of memory at batch {batch}; larger batches of this backend were skipped"
-                             if oom else _first_line(exc))
+                             if oom else first_line(exc))
             result.latency_ms = result.e2e_latency_ms = None
             result.throughput_ips = None
         finally:

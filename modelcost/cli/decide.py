@@ -13,6 +13,7 @@ from rich.markup import escape
 from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
 from modelcost.core.errors import ModelcostError
+from modelcost.report.console import stderr_console
 
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (default "
                                                               "reports/<model>-<time>).")]
@@ -38,14 +39,14 @@ def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None
         con.print(f"report: {folder}", markup=False)
 
 
-def _console(stderr: bool = False) -> Any:
+def _console() -> Any:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def _progress(message: str) -> None:
-    _console(stderr=True).print(f"[dim]… {message}[/]", markup=True)
+    stderr_console().print(f"[dim]… {message}[/]", markup=True)
 
 
 def _batches(text: str | None, single: int | None = None) -> list[int] | None:
@@ -120,7 +121,7 @@ def compare(
         out=str(out) if out else None, progress=_progress, command=_command())
     print_comparison(cmp, folder)
     if not run.complete:
-        _console(stderr=True).print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
+        stderr_console().print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
                                     markup=True)
         raise typer.Exit(130)
     if not cmp.speed:

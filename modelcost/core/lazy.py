@@ -15,6 +15,8 @@ INSTALL_HINTS: dict[str, str] = {
     "torch": "pip install torch",
     "onnx": "pip install onnx",
     "onnxruntime": "pip install onnxruntime  (or 'modelcost[gpu]' for onnxruntime-gpu)",
+    "onnxruntime-gpu": "pip install 'modelcost[gpu]' (onnxruntime-gpu)",
+    "onnxconverter_common": "pip install onnxconverter-common",
     "tensorrt": "pip install 'modelcost[tensorrt]'",
     "pynvml": "pip install nvidia-ml-py",
     "matplotlib": "pip install matplotlib",

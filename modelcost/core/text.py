@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def first_line(exc: BaseException, limit: int | None = None) -> str:
     """'ValueError: the first line of its message' (the class alone when the message is empty); the message
@@ -18,3 +20,10 @@ def utc_timestamp() -> str:
     import datetime as dt
 
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def config_label(r: Any) -> str:
+    """How a benchmarked config is named everywhere (``BenchResult``): 'ort-cuda fp16 b8', prefixed by the model
+    in comparison runs ('base: ort-cuda fp32 b1')."""
+    role = r.extra.get("role") if getattr(r, "extra", None) else None
+    return f"{role + ': ' if role else ''}{r.backend} {r.precision} b{r.batch_size}"

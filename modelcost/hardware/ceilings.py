@@ -30,6 +30,7 @@ from typing import Any
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
+from modelcost.core.text import first_line
 from modelcost.core.types import CeilingMeasurement, GpuSpec
 
 SCHEMA = "modelcost.ceilings/1"
@@ -39,12 +40,9 @@ COPY_BYTES = 1 << 30  # 1 GiB source + 1 GiB destination
 
 
 def cache_dir(override: str | Path | None = None) -> Path:
-    if override:
-        return Path(override)
-    if os.environ.get("MODELCOST_CACHE_DIR"):
-        return Path(os.environ["MODELCOST_CACHE_DIR"]) / "ceilings"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "modelcost" / "ceilings"
+    from modelcost.core.env import cache_root
+
+    return Path(override) if override else cache_root() / "ceilings"
 
 
 def cache_path(gpu: GpuSpec, directory: str | Path | None = None) -> Path:
@@ -192,7 +190,7 @@ def _measure_matmul(torch: Any, gpu: GpuSpec, precision: str, index: int, budget
         m.median_ms, m.iterations = median_ms, iters
         _put_clocks(m, clocks)
     except Exception as exc:  # noqa: BLE001 - one precision failing (no fp8 kernel, OOM) must not stop the rest
-        m.error = f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+        m.error = first_line(exc)[:200]
     finally:
         torch.cuda.empty_cache()
     m.fraction_of_spec = m.value / spec if (m.value and spec) else None
@@ -217,7 +215,7 @@ def _measure_copy(torch: Any, gpu: GpuSpec, index: int, budget_s: float) -> Ceil
         _put_clocks(m, clocks)
         buffers.clear()
     except Exception as exc:  # noqa: BLE001
-        m.error = f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+        m.error = first_line(exc)[:200]
     finally:
         torch.cuda.empty_cache()
     m.fraction_of_spec = m.value / m.spec if (m.value and m.spec) else None

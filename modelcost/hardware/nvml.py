@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from modelcost.core.lazy import INSTALL_HINTS
 from modelcost.core.types import GpuSpec
 from modelcost.hardware.specs import (
     ARCHITECTURES,
@@ -93,7 +94,7 @@ def no_gpu_reason() -> str:
     try:
         import pynvml
     except ImportError:
-        return "nvidia-ml-py is not installed (pip install nvidia-ml-py)"
+        return f"nvidia-ml-py is not installed ({INSTALL_HINTS['pynvml']})"
     try:
         pynvml.nvmlInit()
     except Exception as exc:  # noqa: BLE001

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from modelcost.core.decisions import Comparison, Recommendation
+from modelcost.core.text import utc_timestamp
 from modelcost.core.types import BenchResult, RunReport
 from modelcost.report.atomic import atomic_write_bytes, atomic_write_text
 from modelcost.report.json_report import to_plain
@@ -110,7 +111,7 @@ def write_report_folder(run: RunReport, out_dir: str | Path | None = None, sampl
     from modelcost.report.markdown import render_markdown
 
     if not run.created:
-        run.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        run.created = utc_timestamp()
     if comparison is not None and not comparison.complete:
         run.complete = False
     folder = Path(out_dir) if out_dir is not None else default_dir(run, comparison, Path(root))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from modelcost.core.decisions import Comparison, Recommendation
-from modelcost.core.types import BenchResult, CostReport, RunReport
+from modelcost.core.types import CostReport, RunReport
 from modelcost.core.units import binary_bytes, si
 
 
@@ -53,12 +53,6 @@ class Image:
 Block = Heading | Para | Banner | Bullets | Table | Image
 
 INCOMPLETE = "INCOMPLETE"
-
-
-def config_label(r: BenchResult) -> str:
-    """'ort-cuda fp16 b8', prefixed by the model for comparison runs ('base: ort-cuda fp32 b1')."""
-    head = f"{r.extra['role']}: " if r.extra.get("role") else ""
-    return f"{head}{r.backend} {r.precision} b{r.batch_size}"
 
 
 def incomplete_text(run: RunReport) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, GpuSpec, WhatIf
 from modelcost.core.units import binary_bytes
-from modelcost.report.sections import Block, Bullets, Heading, Para, Table, config_label
+from modelcost.report.sections import Block, Bullets, Heading, Para, Table
 
 
 def _f(value: float | None, digits: int = 3) -> str:

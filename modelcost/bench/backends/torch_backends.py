@@ -18,6 +18,7 @@ from typing import Any
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.export import flatten_outputs
 from modelcost.bench.model import BenchModel
+from modelcost.core.lazy import INSTALL_HINTS
 
 _DTYPE = {"fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
@@ -30,7 +31,7 @@ def cuda_unavailable_reason() -> str | None:
     try:
         import torch
     except ImportError:
-        return "torch is not installed — pip install torch"
+        return f"torch is not installed — {INSTALL_HINTS['torch']}"
     if not torch.cuda.is_available():
         return "no CUDA device"
     return None
@@ -85,7 +86,7 @@ class TorchBackend:
             try:
                 import torch  # noqa: F401
             except ImportError:
-                return "torch is not installed — pip install torch"
+                return f"torch is not installed — {INSTALL_HINTS['torch']}"
             return None
         return cuda_unavailable_reason()
 
