@@ -39,7 +39,7 @@ from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import utc_timestamp
-from modelcost.core.types import CostReport, RunReport, WhatIf
+from modelcost.core.types import CostReport, LayerTable, RunReport, WhatIf
 from modelcost.loaders.base import LoadOptions
 from modelcost.loaders.shapes import parse_input_shapes
 
@@ -187,6 +187,7 @@ def run(source: Any, options: RunOptions | None = None, progress: Progress | Non
             attach_layer_profiles(model.bench_model(), report, backends=tuple(PROFILED), runs=options.profile_runs,
                                   config=options.bench)
             tell("layers", report)
+        report.layer_tables = layer_tables(report)
         if options.target_gpu and report.cost is not None:
             report.what_if = what_if_rows(report, options.target_gpu)
             tell("what-if", report)
@@ -275,6 +276,28 @@ def what_if_rows(report: RunReport, target_gpu: str) -> list[WhatIf]:
     if report.gpu is not None and report.gpu.source == "nvml":
         rows = [what_if(report.cost, report.gpu, k, batch) for k in keys if k in report.gpu.peak_tflops] + rows
     return rows
+
+
+def layer_tables(report: RunReport) -> list[LayerTable]:
+    """The per-layer roofline of each profiled GPU result ("where the time goes vs where the FLOPs are"); with
+    no profile, the static per-layer intensity against the first GPU result's ridge point."""
+    from modelcost.analysis.roofline import layer_rooflines
+
+    cost, gpu = report.cost, report.gpu
+    if cost is None or gpu is None:
+        return []
+    tables = []
+    for r in report.benchmarks:
+        if r.layer_profile is not None and r.roofline is not None:
+            rows = layer_rooflines(cost, gpu, r.precision, r.batch_size, r.layer_profile)
+            title = f"Where the time goes vs where the FLOPs are: {r.backend} {r.precision} batch {r.batch_size}"
+            tables.append(LayerTable(title, rows, r.layer_profile))
+    first = next((r for r in report.benchmarks if r.roofline is not None), None)
+    if not tables and first is not None and first.roofline is not None:
+        rows = layer_rooflines(cost, gpu, first.precision, first.batch_size)
+        tables.append(LayerTable(f"Per-layer intensity vs the {first.precision} ridge point "
+                                 f"({first.roofline.ridge_point:.0f} FLOP/B), batch {first.batch_size}", rows))
+    return tables
 
 
 def attach_layer_profiles(model: BenchModel, report: RunReport, *, backends: Iterable[str] = tuple(PROFILED),

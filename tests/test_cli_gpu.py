@@ -1,4 +1,4 @@
-"""``modelcost gpu`` through typer's CliRunner, ``print_roofline`` on a synthetic run, the JSON sections,
+"""``modelcost gpu`` through typer's CliRunner, ``print_run_gpu`` on a synthetic run, the JSON sections,
 the roofline plot, and the ceilings cache (no GPU needed for any of it)."""
 
 from __future__ import annotations
@@ -73,13 +73,14 @@ def test_print_roofline_fills_json_and_plots(tmp_path) -> None:
 
     from modelcost import pipeline
     from modelcost.cli.flow import write_outputs
-    from modelcost.cli.gpu import print_roofline
+    from modelcost.report.console_gpu import print_run_gpu
     from modelcost.report.json_report import run_to_dict
 
     console = Console(record=True, width=200)
     run = pipeline.attach_gpu(synthetic_run())  # the run's stages fill it, the CLI prints it and writes the plot
     run.what_if = pipeline.what_if_rows(run, "L4")
-    print_roofline(run, console=console)
+    run.layer_tables = pipeline.layer_tables(run)
+    print_run_gpu(run, console=console)
     write_outputs(run, json_path=None, report=False, out_dir=None, roofline_plot=tmp_path / "roofline.png")
     text = console.export_text()
     assert "Roofline on H100 SXM" in text and "What-if" in text and "L4" in text
@@ -157,8 +158,8 @@ def test_roofline_after_bench_on_a_cpu_run(monkeypatch: pytest.MonkeyPatch) -> N
 
     from modelcost import api
     from modelcost.bench import runner
-    from modelcost.cli.gpu import print_roofline
     from modelcost.core.types import DeviceInfo
+    from modelcost.report.console_gpu import print_run_gpu
     from modelcost.hardware import nvml
 
     monkeypatch.setattr(nvml, "query_gpu", lambda index=0: None)
@@ -170,7 +171,7 @@ def test_roofline_after_bench_on_a_cpu_run(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(runner, "run_benchmarks", fake_sweep)
     console = Console(record=True, width=160)
     run = api.run("zoo:bert-tiny", api.RunOptions(target_gpu="H100 SXM", static_required=False))
-    print_roofline(run, console=console)
+    print_run_gpu(run, console=console)
     text = console.export_text()
     assert run.cost is not None and run.benchmarks[0].roofline is None
     assert "no roofline: no NVIDIA GPU here" in text and "What-if" in text and "H100 SXM" in text

@@ -91,11 +91,12 @@ class Printer:
 def run_and_print(model: str, options: Any, printer: Printer) -> RunReport:
     """``api.run`` with the printer; then the roofline, per-layer and what-if tables of the finished run."""
     from modelcost import api
-    from modelcost.cli.gpu import print_roofline
+    from modelcost.report.console import stdout_console
+    from modelcost.report.console_gpu import print_run_gpu
 
     run = api.run(model, options, progress=printer)
     if run.complete and (run.benchmarks or run.what_if):
-        print_roofline(run)
+        print_run_gpu(run, stdout_console(160, highlight=False))
     return run
 
 

@@ -253,6 +253,7 @@ class RunReport:
     created: str = ""  # ISO-8601 time
     command: str = ""
     what_if: list[WhatIf] = field(default_factory=list)  # lower bounds on the --target-gpu (and this GPU)
+    layer_tables: list[LayerTable] = field(default_factory=list)  # per-layer roofline (terminal only, not JSON)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -342,3 +343,12 @@ class WhatIf:
     bound: str  # "compute" | "memory"
     max_throughput_ips: float  # batch / lower bound: no run can beat it
 
+
+@dataclass
+class LayerTable:
+    """One per-layer roofline table of a run: "where the time goes vs where the FLOPs are" for a profiled
+    result, or the static per-layer intensity against the first GPU result's ridge point."""
+
+    title: str
+    rows: list[LayerRoofline]
+    profile: LayerProfile | None = None

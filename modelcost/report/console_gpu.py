@@ -12,6 +12,7 @@ from modelcost.core.types import (
     GpuSpec,
     LayerProfile,
     LayerRoofline,
+    RunReport,
     WhatIf,
 )
 from modelcost.core.units import binary_bytes, si
@@ -189,3 +190,25 @@ def print_gpu(spec: GpuSpec, console: Console | None = None, show_notes: bool = 
     if show_notes:
         for note in spec.notes:
             console.print(f"[dim]note: {note}[/]", highlight=False)
+
+
+def print_run_gpu(run: RunReport, console: Console | None = None, top_layers: int = 15) -> None:
+    """What a finished run says about the GPU: the roofline table (or why there is none), its per-layer tables
+    (``run.layer_tables``), the measured per-layer times of CPU profiles, and the what-if table."""
+    console = console or Console(highlight=False)
+    if run.gpu is not None and any(r.roofline for r in run.benchmarks):
+        console.print(roofline_table(run.benchmarks, run.gpu))
+        point = next(r.roofline for r in run.benchmarks if r.roofline)
+        console.print(f"[dim]bytes moved ({point.peak_key} row): {point.bytes_basis}. Bound 'overhead': measured "
+                      "latency > 10x the lower bound max(FLOPs / peak, bytes / bandwidth).[/]")
+    elif run.benchmarks:
+        why = "; ".join(n.removeprefix("roofline: ") for n in run.notes if n.startswith("roofline"))
+        console.print(f"[dim]no roofline: {why or 'no GPU result with a peak for its precision'}[/]")
+    for table in run.layer_tables:
+        console.print(layer_table(table.rows, table.title, table.profile, top_layers))
+    for r in run.benchmarks:
+        if r.layer_profile is not None and r.roofline is None:
+            title = f"Where the time goes: {r.backend} {r.precision} batch {r.batch_size}"
+            console.print(layer_time_table(r.layer_profile, title, top_layers))
+    if run.what_if:
+        console.print(what_if_table(run.what_if))
