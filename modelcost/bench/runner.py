@@ -138,7 +138,7 @@ class Sweep:
         self.nvml = self.handle = None
         self.nvml_reason = ""
         if plan.device == "cuda" and plan.runnable:
-            from modelcost.bench.nvml_sampler import open_nvml
+            from modelcost.hardware.nvml_sampler import open_nvml
 
             self.nvml, got = open_nvml(cuda_uuid())
             if self.nvml is None:
@@ -195,7 +195,7 @@ class Sweep:
     def _memory_used(self) -> int | None:
         if self.nvml is None:
             return None
-        from modelcost.bench.nvml_sampler import memory_used_bytes
+        from modelcost.hardware.nvml_sampler import memory_used_bytes
 
         return memory_used_bytes(self.nvml, self.handle)
 
@@ -285,7 +285,7 @@ class Sweep:
     def _sampler(self) -> Any:
         if self.nvml is None:
             return None
-        from modelcost.bench.nvml_sampler import NvmlSampler
+        from modelcost.hardware.nvml_sampler import NvmlSampler
 
         return NvmlSampler(self.nvml, self.handle, self.config.sample_interval_s)
 
@@ -310,7 +310,7 @@ class Sweep:
         result.power_w_mean = summary.power_w_mean
         result.gpu_util_mean = summary.gpu_util_mean
         result.sm_clock_mhz_mean = summary.sm_clock_mhz_mean
-        result.throttle_reasons = [r for r in summary.throttle_reasons if r != "gpu_idle"]
+        result.throttle_reasons = summary.throttles
         if summary.energy_j is not None and calls:
             result.energy_j_per_inference = summary.energy_j / calls
             result.extra["energy_source"] = summary.energy_source
@@ -318,7 +318,7 @@ class Sweep:
         result.extra.update({"mem_clock_mhz_mean": summary.mem_clock_mhz_mean,
                              "temperature_c_max": summary.temperature_c_max, "nvml_samples": summary.samples})
         if self.config.samples_csv is not None:
-            from modelcost.bench.nvml_sampler import append_csv
+            from modelcost.hardware.nvml_sampler import append_csv
 
             append_csv(self.config.samples_csv, sampler.rows(result.backend, result.precision, result.batch_size))
 

@@ -2,12 +2,13 @@
 
 * Matmul: one large square matmul per precision on random data (normal floats, uniform int8), FLOPs =
   2 x n^3 per call. fp32 runs with TF32 off, tf32 with it on (``torch.backends.cuda.matmul.fp32_precision``
-  "ieee" / "tf32", or the older ``set_float32_matmul_precision``); fp16 / bf16 with ``torch.matmul``; int8 with ``torch._int_mm`` (int32 accumulate); fp8 (e4m3,
-  compute capability 8.9+) with ``torch._scaled_mm`` into bf16.
+  "ieee" / "tf32", or the older ``set_float32_matmul_precision``); fp16 / bf16 with ``torch.matmul``; int8
+  with ``torch._int_mm`` (int32 accumulate); fp8 (e4m3, compute capability 8.9+) with ``torch._scaled_mm``
+  into bf16.
 * Copy: a device-to-device copy of a large buffer; bytes = 2 x buffer (every byte read once, written once).
 * Timing: CUDA events around blocks of back-to-back calls after a warm-up; the figure is the median block.
-* An NVML sampler runs alongside each measurement and records the SM / memory clocks, power and throttle
-  reasons seen, so a low figure can be told apart from a throttled GPU.
+* The NVML sampler (``hardware.nvml_sampler.sampling``) runs alongside each measurement and records the SM /
+  memory clocks, power and throttle reasons seen, so a low figure can be told apart from a throttled GPU.
 
 Results are cached as JSON per GPU name + driver version under ``$MODELCOST_CACHE_DIR`` (else
 ``$XDG_CACHE_HOME/modelcost``, else ``~/.cache/modelcost``) in ``ceilings/``; ``refresh=True`` measures again.
@@ -80,7 +81,8 @@ def with_cached_ceilings(gpu: GpuSpec, directory: str | Path | None = None) -> G
     return apply_measurements(gpu, cached) if cached else gpu
 
 
-def _save(gpu: GpuSpec, measurements: list[CeilingMeasurement], directory: str | Path | None, meta: dict[str, Any]) -> Path:
+def _save(gpu: GpuSpec, measurements: list[CeilingMeasurement], directory: str | Path | None,
+          meta: dict[str, Any]) -> Path:
     """Write the cache atomically (a temporary file beside it, then rename), so a crash leaves no half file."""
     doc = {"schema": SCHEMA, "gpu": gpu.name, "driver": gpu.driver, **meta,
            "measurements": [dataclasses.asdict(m) for m in measurements]}
@@ -168,17 +170,19 @@ def _device(torch: Any, index: int) -> Any:
     return torch.device("cuda", index)
 
 
-def _sampled(index: int, fn: Callable[[], tuple[float, int]]) -> tuple[tuple[float, int], dict[str, Any]]:
-    from modelcost.hardware.nvml import NvmlSampler
+def _sampled(index: int, fn: Callable[[], tuple[float, int]]) -> tuple[tuple[float, int], Any]:
+    from modelcost.hardware.nvml_sampler import sampling
 
-    with NvmlSampler(index) as sampler:
+    with sampling(index) as sampler:
         result = fn()
-    return result, sampler.summary()
+    return result, sampler.summary
 
 
-def _measure_matmul(torch: Any, gpu: GpuSpec, precision: str, index: int, budget_s: float, n: int) -> CeilingMeasurement:
+def _measure_matmul(torch: Any, gpu: GpuSpec, precision: str, index: int, budget_s: float,
+                    n: int) -> CeilingMeasurement:
     spec = gpu.peak_tflops.get(precision)
-    m = CeilingMeasurement(kind="matmul", precision=precision, value=None, unit="TFLOP/s", spec=spec, shape=f"{n}x{n}x{n}")
+    m = CeilingMeasurement(kind="matmul", precision=precision, value=None, unit="TFLOP/s", spec=spec,
+                           shape=f"{n}x{n}x{n}")
     device = _device(torch, index)
     try:
         if precision == "fp8" and torch.cuda.get_device_capability(index) < (8, 9):
@@ -222,12 +226,13 @@ def _measure_copy(torch: Any, gpu: GpuSpec, index: int, budget_s: float) -> Ceil
     return m
 
 
-def _put_clocks(m: CeilingMeasurement, clocks: dict[str, Any]) -> None:
-    m.sm_clock_mhz_min = clocks["sm_clock_mhz_min"]
-    m.sm_clock_mhz_mean = clocks["sm_clock_mhz_mean"]
-    m.mem_clock_mhz_mean = clocks["mem_clock_mhz_mean"]
-    m.power_w_mean = clocks["power_w_mean"]
-    m.throttle_reasons = clocks["throttle_reasons"]
+def _put_clocks(m: CeilingMeasurement, clocks: Any) -> None:
+    """Copy what the NVML sampler saw (a ``hardware.nvml_sampler.SamplerSummary``) onto the measurement."""
+    m.sm_clock_mhz_min = clocks.sm_clock_mhz_min
+    m.sm_clock_mhz_mean = clocks.sm_clock_mhz_mean
+    m.mem_clock_mhz_mean = clocks.mem_clock_mhz_mean
+    m.power_w_mean = clocks.power_w_mean
+    m.throttle_reasons = clocks.throttles
 
 
 def measure_ceilings(
