@@ -37,6 +37,7 @@ from typing import Any
 
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
+from modelcost.bench.registry import profiled
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import utc_timestamp
 from modelcost.core.types import CostReport, LayerTable, RunReport, WhatIf
@@ -45,10 +46,7 @@ from modelcost.loaders.shapes import parse_input_shapes
 
 Progress = Callable[[str, RunReport], None]
 
-PROFILED = {  # backend -> (framework, device) that bench.profile can attribute per layer
-    "torch-eager": ("torch", "cuda"), "torch-half": ("torch", "cuda"), "torch-cpu": ("torch", "cpu"),
-    "ort-cuda": ("onnx", "cuda"), "ort-cpu": ("onnx", "cpu"),
-}
+PROFILED = profiled()  # backend -> (framework, device) that bench.profile can attribute per layer (the registry)
 
 
 @dataclass(frozen=True)
@@ -311,7 +309,7 @@ def attach_layer_profiles(model: BenchModel, report: RunReport, *, backends: Ite
     chosen: dict[tuple[str, str], Any] = {}
     for r in report.benchmarks:
         if r.status == "ok" and r.backend in backends and r.backend in PROFILED:
-            if r.backend.startswith("ort") and r.precision != "fp32":
+            if PROFILED[r.backend][0] == "onnx" and r.precision != "fp32":
                 continue  # the benchmark ran an fp16 copy of the model; the profile would time the fp32 one
             key = (r.backend, r.precision)
             if key not in chosen or r.batch_size > chosen[key].batch_size:

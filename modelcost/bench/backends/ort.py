@@ -122,7 +122,7 @@ class OrtRunner:
         import onnxruntime as ort
 
         self.backend, self.model, self.precision, self.config = backend, model, precision, config
-        self.device = "cpu" if backend.name == "ort-cpu" else "cuda"
+        self.device = backend.entry.device
         self.notes: list[str] = []
         t0 = time.perf_counter()
         path = model.onnx_file(config.cache_dir)
