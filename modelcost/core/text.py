@@ -25,5 +25,5 @@ def utc_timestamp() -> str:
 def config_label(r: Any) -> str:
     """How a benchmarked config is named everywhere (``BenchResult``): 'ort-cuda fp16 b8', prefixed by the model
     in comparison runs ('base: ort-cuda fp32 b1')."""
-    role = r.extra.get("role") if getattr(r, "extra", None) else None
+    role = getattr(r, "role", "")
     return f"{role + ': ' if role else ''}{r.backend} {r.precision} b{r.batch_size}"

@@ -235,6 +235,8 @@ class BenchResult:
     device: str = ""
     timing: str = ""  # what the latency figure includes, in words
     budget_hit: bool = False  # the time budget ended the run before the median settled to +-1%
+    role: str = ""  # comparison runs: "base" | "candidate"; "" otherwise
+    model: str = ""  # comparison runs: the name of the model this result timed; "" otherwise
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -234,8 +234,8 @@ class Comparer:
         lat = latency_stats(samples)
         r = BenchResult(backend=backend, precision=side.precision, batch_size=batch, status="ok", latency_ms=lat,
                         throughput_ips=batch / lat.p50 * 1e3, device=self.run.device.name if self.run.device else "",
-                        timing=session.timing, notes=list(notes))
-        r.extra.update({"role": role, "model": side.name, "runs_per_block": k, "blocks": self.opts.rounds,
+                        timing=session.timing, notes=list(notes), role=role, model=side.name)
+        r.extra.update({"runs_per_block": k, "blocks": self.opts.rounds,
                         "warmup_iters": warm.warmup_iters, "warmup_settled": warm.warmup_settled})
         if not warm.warmup_settled:
             r.notes.append(f"warm-up did not settle within {self.opts.config.warmup_max_s:g} s")
