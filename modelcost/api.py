@@ -251,14 +251,19 @@ def compare(
     rounds: int = 10, runs_per_block: int | None = None, data: str | None = None, input_shapes: Shapes = None,
     trust_pickle: bool = False, config: BenchConfig | None = None, method: str = "t", out: str | None = None,
     write: bool = True, progress: Any = None, command: str = "compare", notes: Sequence[str] = (),
+    options: RunOptions | None = None,
 ) -> tuple[Any, Any, Any]:
     """BASE vs CANDIDATE (each ``MODEL`` or ``MODEL@PRECISION``): static differences, interleaved timing with a
     95% CI of the speedup, accuracy on the same inputs (or ``data``). Returns (RunReport, Comparison, the
     report folder or None); the folder is ``out`` or reports/<base>-vs-<candidate>-<time>. Each model is
-    loaded once."""
+    loaded once. ``options`` (the ``RunOptions`` analyze / bench take) replaces backends, batch_sizes,
+    input_shapes, trust_pickle and config."""
     from modelcost.decide.compare import CompareOptions
     from modelcost.decide.workflow import parse_side, run_comparison
 
+    if options is not None:
+        backends, batch_sizes, config = options.backends, options.batch_sizes, options.bench
+        input_shapes, trust_pickle = options.input_shapes, options.trust_pickle
     (b_src, b_prec), (c_src, c_prec) = parse_side(base), parse_side(candidate)
     batches = list(batch_sizes or [1])
     config = config or BenchConfig()
@@ -285,16 +290,21 @@ def recommend(
     source: Any, *, constraints: Any = None, objective: str = "throughput", backends: Sequence[str] | None = None,
     precisions: Sequence[str] | None = None, batch_sizes: Sequence[int] | None = None, input_shapes: Shapes = None,
     trust_pickle: bool = False, config: BenchConfig | None = None, out: str | None = None, write: bool = False,
-    progress: bool = False, command: str = "recommend",
+    progress: bool = False, command: str = "recommend", options: RunOptions | None = None,
 ) -> tuple[Any, Any, Any]:
     """Benchmark ``source`` and pick the backend + precision + batch size that meets ``constraints``
     (``modelcost.decide.recommend.Constraints``) best. Returns (RunReport, Recommendation, folder or None).
-    Ctrl-C ends the sweep early: the recommendation is made from what finished, marked incomplete."""
+    Ctrl-C ends the sweep early: the recommendation is made from what finished, marked incomplete.
+    ``options`` (the ``RunOptions`` analyze / bench take) replaces backends, precisions, batch_sizes,
+    input_shapes, trust_pickle and config."""
     from modelcost.bench.runner import run_benchmarks as run_sweep
     from modelcost.core.text import utc_timestamp
     from modelcost.decide.recommend import Constraints
     from modelcost.decide.workflow import run_recommendation
 
+    if options is not None:
+        backends, precisions, batch_sizes = options.backends, options.precisions, options.batch_sizes
+        input_shapes, trust_pickle, config = options.input_shapes, options.trust_pickle, options.bench
     batches = list(batch_sizes or (constraints.batch_sizes if constraints and constraints.batch_sizes else [1]))
     config = config or BenchConfig()
     report = RunReport(created=utc_timestamp(), command=command)

@@ -110,15 +110,15 @@ def compare(
     """Is CANDIDATE really faster than BASE, and still accurate? Static differences, speed with a 95% confidence
     interval from interleaved runs, accuracy on the same inputs; writes a report folder."""
     from modelcost import api
-    from modelcost.bench.registry import parse_backends
+    from modelcost.cli.flow import run_options
 
     if method not in ("t", "bootstrap"):
         raise ModelcostError(f"--method {method!r}: use t or bootstrap")
+    options = run_options(_command(), backends=backends, batch_sizes=batch_sizes, tuple_shapes=input_shape,
+                          trust_pickle=trust_pickle, bench=_config(device, warmup_max_s))
     run, cmp, folder = api.compare(
-        base, candidate, backends=parse_backends(backends), batch_sizes=_batches(batch_sizes), rounds=rounds,
-        runs_per_block=runs_per_block, data=str(data) if data else None, input_shapes=input_shape,
-        trust_pickle=trust_pickle, config=_config(device, warmup_max_s), method=method,
-        out=str(out) if out else None, progress=_progress, command=_command())
+        base, candidate, rounds=rounds, runs_per_block=runs_per_block, data=str(data) if data else None,
+        method=method, out=str(out) if out else None, progress=_progress, command=_command(), options=options)
     print_comparison(cmp, folder)
     if not run.complete:
         stderr_console().print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
@@ -228,9 +228,10 @@ def recommend(
 ) -> None:
     """Benchmark MODEL, then pick the backend + precision + batch size that meets the constraints best, say why,
     and show the latency-vs-throughput Pareto front. Exit code 1 when nothing meets the constraints."""
+    import dataclasses
+
     from modelcost import api
-    from modelcost.bench.registry import parse_backends
-    from modelcost.cli.flow import parse_precisions
+    from modelcost.cli.flow import run_options
     from modelcost.decide.recommend import Constraints
 
     only = _batches(batch_sizes) if batch_sizes else ([batch_size] if batch_size else None)
@@ -239,11 +240,12 @@ def recommend(
                               batch_sizes=tuple(only) if only else None, latency_stat=latency_stat)
     config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
                      samples_csv=samples_csv)
+    options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
+                          trust_pickle=trust_pickle, bench=config)
+    options = dataclasses.replace(options, batch_sizes=tuple(only or [1, 8, 32]))
     run, rec, folder = api.recommend(
-        model, constraints=constraints, objective=objective, backends=parse_backends(backends),
-        precisions=parse_precisions(precisions), batch_sizes=only or [1, 8, 32], input_shapes=input_shape,
-        trust_pickle=trust_pickle, config=config, out=str(out) if out else None, write=report or out is not None,
-        progress=True, command=_command())
+        model, constraints=constraints, objective=objective, out=str(out) if out else None,
+        write=report or out is not None, progress=True, command=_command(), options=options)
     print_recommendation(rec, folder)
     if not run.complete:
         raise typer.Exit(130)
