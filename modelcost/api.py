@@ -158,7 +158,8 @@ def gpu_spec(name: str | None = None, *, index: int = 0, cached_ceilings: bool =
     spec = query_gpu(index)
     if spec is None:
         raise ModelcostError(f"no NVIDIA GPU here ({no_gpu_reason()}); for what-if figures name one: "
-                             "'modelcost gpu --name \"H100 SXM\"', or --target-gpu with analyze / bench (modelcost gpu --list)")
+                             "'modelcost gpu --name \"H100 SXM\"', or --target-gpu with analyze / bench "
+                             "(modelcost gpu --list)")
     return with_cached_ceilings(spec) if cached_ceilings else spec
 
 
@@ -180,7 +181,8 @@ def roofline(cost: CostReport, results: Sequence[BenchResult], gpu: GpuSpec) -> 
     return roofline_points(cost, results, gpu)
 
 
-def what_if(cost: CostReport, target_gpu: str | GpuSpec, precision: str = "fp16", batch_size: int | None = None) -> WhatIf:
+def what_if(cost: CostReport, target_gpu: str | GpuSpec, precision: str = "fp16",
+            batch_size: int | None = None) -> WhatIf:
     """Lower-bound latency of the model on ``target_gpu`` (a table name or a GpuSpec)."""
     from modelcost.analysis.roofline import what_if as estimate
 

@@ -29,7 +29,6 @@ hardware -> loaders -> core); it never imports ``cli`` or ``api``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -323,8 +322,3 @@ def attach_layer_profiles(model: BenchModel, report: RunReport, *, backends: Ite
         except Exception as exc:  # noqa: BLE001 - a profile is extra; the benchmark stands without it
             r.notes.append(f"per-layer profile failed: {first_line(exc, 160)}")
     return report
-
-
-def with_notes(report: RunReport, notes: Iterable[str]) -> RunReport:
-    """A copy of ``report`` with ``notes`` added (writers build new objects instead of changing theirs)."""
-    return dataclasses.replace(report, notes=[*report.notes, *notes])

@@ -37,7 +37,8 @@ def part_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "modelcost":
         return None
-    if len(parts) == 1 or (parts[1].startswith("__") and parts[1] != "__main__"):  # the package itself, or a name of it (__version__)
+    # the package itself, or a name of it (__version__); __main__ is a module of its own
+    if len(parts) == 1 or (parts[1].startswith("__") and parts[1] != "__main__"):
         return "__init__"
     return parts[1]
 

@@ -132,7 +132,8 @@ def profile_torch(
     total_us = kernels_us if on_cuda else sum(walls) * 1e3
     exclusive = _exclusive(inclusive, total_us)
     kinds = {name: type(sub).__name__ for name, sub in module.named_modules() if name}
-    layers = [LayerTime(name=n, op=kinds.get(n, "ops"), time_ms=t / runs / 1e3, calls=max(calls.get(n, runs) // runs, 1))
+    layers = [LayerTime(name=n, op=kinds.get(n, "ops"), time_ms=t / runs / 1e3,
+                        calls=max(calls.get(n, runs) // runs, 1))
               for n, t in exclusive.items() if t > 0]
     layers.sort(key=lambda lt: lt.time_ms, reverse=True)
     wall_ms = sum(walls) / len(walls)
@@ -160,7 +161,8 @@ def _run_once(module: Any, inputs: Any, autocast: Any) -> Any:
 def parse_ort_profile(events: Sequence[dict[str, Any]], runs: int) -> tuple[dict[str, float], dict[str, str], bool]:
     """Per-node time (us, summed over the last ``runs`` model_run windows), node -> op type, and whether
     the times are GPU kernel times (ORT built with CUDA profiling emits ``Kernel`` events)."""
-    windows = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") == "Session" and e.get("name") == "model_run")
+    windows = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                     if e.get("cat") == "Session" and e.get("name") == "model_run")
     windows = windows[-runs:] if runs else windows
 
     def in_window(ts: float) -> bool:

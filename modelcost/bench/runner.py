@@ -172,8 +172,8 @@ class Sweep:
             runner = registry.get_backend(backend).prepare(self.model, precision, self.config)
         except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
             status = "oom" if _is_oom(exc) else "unavailable" if isinstance(exc, Unavailable) else "failed"
-            self.results.append(BenchResult(backend, precision, 0, status, reason=first_line(exc) if status != "unavailable"
-                                            else str(exc), device=self.device_info.name))
+            reason = str(exc) if status == "unavailable" else first_line(exc)
+            self.results.append(BenchResult(backend, precision, 0, status, reason=reason, device=self.device_info.name))
             free_device_memory()
             self._advance(f"{backend} {precision}", len(batches))
             return
@@ -278,7 +278,8 @@ class Sweep:
             result.notes.append(ref)
             return
         try:
-            result.accuracy = compare(session.outputs(), ref, batch_size=result.batch_size, reference_name=self.reference.name)
+            result.accuracy = compare(session.outputs(), ref, batch_size=result.batch_size,
+                                      reference_name=self.reference.name)
         except ValueError as exc:
             result.notes.append(f"accuracy not compared: {exc}")
 
@@ -325,7 +326,8 @@ class Sweep:
 
 def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
                    batch_sizes: Sequence[int] = (1,), config: BenchConfig | None = None,
-                   results: list[BenchResult] | None = None, progress: bool = False) -> tuple[list[BenchResult], DeviceInfo]:
+                   results: list[BenchResult] | None = None,
+                   progress: bool = False) -> tuple[list[BenchResult], DeviceInfo]:
     """Benchmark ``model``; returns (results, the device). Pass ``results`` to keep partial results on interrupt."""
     config = config or BenchConfig()
     results = results if results is not None else []

@@ -27,7 +27,8 @@ def gpu(
     list_: Annotated[bool, typer.Option("--list", help="List the GPUs the table knows, with their peaks.")] = False,
     measure: Annotated[bool, typer.Option("--measure", help="Measure this GPU's ceilings (large matmuls per "
                                           "precision, a device copy; ~30 s), cached per GPU + driver.")] = False,
-    refresh: Annotated[bool, typer.Option("--refresh", help="With --measure: measure again, ignore the cache.")] = False,
+    refresh: Annotated[bool, typer.Option("--refresh",
+                                          help="With --measure: measure again, ignore the cache.")] = False,
     index: Annotated[int, typer.Option("--index", help="Which GPU (CUDA numbering).")] = 0,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the GPU spec as JSON (the report "
                                                       "schema's `gpu` section).")] = None,

@@ -24,10 +24,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from modelcost.core.lazy import INSTALL_HINTS
-from modelcost.hardware.nvml import THROTTLE_REASONS, throttle_names  # noqa: F401 - re-exported
+from modelcost.hardware.nvml import THROTTLE_REASONS, throttle_names
 
 IDLE = 0x1  # "gpu_idle": the GPU idled between launches; NVML sets it, but it is not a throttle
 
@@ -231,7 +231,7 @@ def append_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         writer.writerows(rows)
 
 
-class sampling:  # noqa: N801 - used as ``with sampling(index) as s``
+class sampling:  # lower case: it reads as ``with sampling(index) as s``
     """Open NVML on GPU ``index`` (the device torch calls ``index``), sample while the block runs, shut NVML
     down; ``summary`` is then the SamplerSummary (empty without NVML)."""
 
@@ -241,7 +241,7 @@ class sampling:  # noqa: N801 - used as ``with sampling(index) as s``
         self._nv: Any = None
         self._sampler: NvmlSampler | None = None
 
-    def __enter__(self) -> sampling:
+    def __enter__(self) -> Self:
         from modelcost.hardware.nvml import _handle, _nvml, _torch_props
 
         self._nv = _nvml()

@@ -49,10 +49,11 @@ def gpu_table(spec: GpuSpec) -> Table:
         ("architecture", spec.architecture), ("compute capability", spec.compute_capability),
         ("SMs", spec.sm_count),
         ("CUDA cores / tensor cores per SM", f"{spec.cuda_cores_per_sm or '-'} / {spec.tensor_cores_per_sm or '-'}"),
-        ("SM clock base / boost / max", "/".join(str(c) if c else "-" for c in
-                                                (spec.base_clock_mhz, spec.boost_clock_mhz, spec.max_clock_mhz)) + " MHz"),
+        ("SM clock base / boost / max", "/".join(
+            str(c) if c else "-" for c in (spec.base_clock_mhz, spec.boost_clock_mhz, spec.max_clock_mhz)) + " MHz"),
         ("clock of the tensor peaks", f"{spec.tensor_clock_mhz} MHz" if spec.tensor_clock_mhz else None),
-        ("memory", f"{spec.memory_bytes / 1e9:.1f} GB ({binary_bytes(spec.memory_bytes)})" if spec.memory_bytes else None),
+        ("memory",
+         f"{spec.memory_bytes / 1e9:.1f} GB ({binary_bytes(spec.memory_bytes)})" if spec.memory_bytes else None),
         ("memory bus / clock", f"{spec.bus_width_bits or '-'} bit / {spec.memory_clock_mhz or '-'} MHz"),
         ("bandwidth (clock x bus x 2)", _f(spec.bandwidth_gbps, 0, " GB/s")),
         ("measured copy bandwidth", _f(spec.measured_gbps, 0, " GB/s") if spec.measured_gbps else None),
@@ -121,7 +122,8 @@ def roofline_table(results: Sequence[BenchResult], gpu: GpuSpec) -> Table:
         p = r.roofline
         if p is None or r.latency_ms is None:
             continue
-        bound = {"compute": "[green]compute[/]", "memory": "[cyan]memory[/]", "overhead": "[yellow]overhead[/]"}[p.bound]
+        bound = {"compute": "[green]compute[/]", "memory": "[cyan]memory[/]",
+                 "overhead": "[yellow]overhead[/]"}[p.bound]
         t.add_row(r.backend, r.precision, str(r.batch_size), f"{r.latency_ms.p50:.3f}", _f(p.achieved_tflops, 2),
                   _f(p.peak_tflops), _pct(p.mfu), _pct(p.mfu_measured), _f(p.achieved_gbps, 0), _f(p.intensity, 1),
                   _f(p.ridge_point, 0), bound, _ms(p.lower_bound_ms), _f(p.measured_over_bound, 1))
