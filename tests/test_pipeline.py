@@ -152,7 +152,7 @@ def test_outputs_that_cannot_be_written_say_why(factory: str, tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     assert not plot.exists() and not samples.exists()
     assert "roofline plot not written: " in result.stdout
-    assert "NVML samples not written: no GPU was used" in result.stdout
+    assert "NVML samples not written: no GPU config was measured" in result.stdout
 
 
 def test_what_if_and_cpu_profiles_reach_every_report_file(factory: str, tmp_path: Path) -> None:

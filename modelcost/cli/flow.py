@@ -138,20 +138,22 @@ def roofline_plot_problem(run: RunReport) -> str | None:
         return None
     if not run.benchmarks:
         return "nothing was benchmarked (the plot places measured configs against the GPU's roofs)"
-    if run.gpu is None:
-        why = "; ".join(n.removeprefix("roofline: ").split("; ")[0] for n in run.notes if n.startswith("roofline"))
+    if run.gpu is None:  # the pipeline's note: "roofline: <why there is no GPU>; <what to do instead>"
+        why = next((n.removeprefix("roofline: ").rsplit("; ", 1)[0] for n in run.notes
+                    if n.startswith("roofline: no NVIDIA GPU")), None)
         return why or "no NVIDIA GPU here"
     return "no GPU config was measured (CPU results have no roofline)"
 
 
 def samples_problem(run: RunReport) -> str:
     """Why the NVML samples CSV is missing: it holds the GPU's samples during each timed GPU run."""
+    from modelcost.bench.registry import BACKENDS
+
     if not run.benchmarks:
         return "nothing was benchmarked"
-    if run.device is None or run.device.kind != "cuda":
-        return "no GPU was used (NVML samples the GPU during GPU runs only)"
-    if not any(r.status == "ok" for r in run.benchmarks):
-        return "no configuration was measured"
+    on_gpu = [r for r in run.benchmarks if r.status == "ok" and getattr(BACKENDS.get(r.backend), "device", "") == "cuda"]
+    if not on_gpu:
+        return "no GPU config was measured (NVML samples the GPU during GPU runs only)"
     return "NVML gave no samples (see the benchmark notes)"
 
 
