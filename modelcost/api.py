@@ -24,7 +24,7 @@ from modelcost.core.types import (
     RunReport,
     WhatIf,
 )
-from modelcost.loaders.base import LoadOptions, source_kind
+from modelcost.loaders.base import source_kind
 from modelcost.pipeline import PROFILED, LoadedModel, RunOptions, load, run
 
 __all__ = [
@@ -52,10 +52,6 @@ __all__ = [
 ]
 
 Shapes = Iterable[str] | dict[str, tuple[int, ...]] | None
-
-
-def load_options(batch_size: int | None = None, input_shapes: Shapes = None, trust_pickle: bool = False) -> LoadOptions:
-    return _options(batch_size, input_shapes, trust_pickle).load_options()
 
 
 def _options(batch_size: int | None, input_shapes: Shapes, trust_pickle: bool, **kw: Any) -> RunOptions:

@@ -345,13 +345,3 @@ def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, 
         sweep = Sweep(model, plan, batch_sizes, config, results, advance)
         sweep.run()
     return results, sweep.device_info
-
-
-def timing_summary(results: Sequence[BenchResult]) -> list[str]:
-    """One line per distinct ``timing`` text: what the latency figures include."""
-    seen: dict[str, list[str]] = {}
-    for r in results:
-        if r.timing:
-            seen.setdefault(r.timing, []).append(r.backend)
-    return [f"{', '.join(dict.fromkeys(names))}: {text}" for text, names in seen.items()]
-
