@@ -4,6 +4,9 @@
     >>> report = api.analyze_static("zoo:resnet50", batch_size=1)
     >>> report.compute.macs
     4089184256
+
+A whole run (what ``modelcost analyze`` / ``bench`` do) is ``api.run(source, api.RunOptions(...), progress=...)``:
+see ``modelcost.pipeline``. Sources may be paths / names, an ``nn.Module`` or an ``onnx.ModelProto``.
 """
 
 from __future__ import annotations
