@@ -109,23 +109,26 @@ def cost_batch(cost) -> int:
 
 
 def run_model(name: str, source: str, batches: list[int], backends: list[str], gpu, config, console, out: Path):
-    from modelcost import api
-    from modelcost.cli.gpu import print_roofline
+    from modelcost import api, pipeline
+    from modelcost.core.text import utc_timestamp
     from modelcost.core.types import RunReport
+    from modelcost.report.console_gpu import print_run_gpu
     from modelcost.report.json_report import write_json
+    from modelcost.report.roofline_plot import plot_roofline
 
     cost = api.analyze_static(source, batch_size=1)
     model = api.bench_model(source, batch_size=batches[0], seed=config.seed)
     try:
         results, device = api.run_benchmarks(model, backends=backends, batch_sizes=batches, config=config, progress=True)
         run = RunReport(cost=cost, benchmarks=results, device=device, gpu=gpu,
-                        created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-                        command=" ".join(["python3", *sys.argv]))
+                        created=utc_timestamp(), command=" ".join(["python3", *sys.argv]))
         api.attach_roofline(run, gpu)
         api.attach_layer_profiles(model, run, backends=("torch-half", "ort-cuda"), runs=10, config=config)
     finally:
         model.close()
-    print_roofline(run, target_gpu=None, plot_path=out / f"roofline-{name}.png", console=console)
+    run.layer_tables = pipeline.layer_tables(run)
+    print_run_gpu(run, console=console)
+    console.print(f"wrote {plot_roofline(gpu, run.benchmarks, out / f'roofline-{name}.png')}")
     write_json(run, out / f"{name}.json")
     profiled = next((r for r in run.benchmarks if r.layer_profile is not None and r.backend == "torch-half"
                      and r.precision == "bf16"), None) or next((r for r in run.benchmarks if r.layer_profile), None)

@@ -4,6 +4,9 @@
     >>> report = api.analyze_static("zoo:resnet50", batch_size=1)
     >>> report.compute.macs
     4089184256
+
+A whole run (what ``modelcost analyze`` / ``bench`` do) is ``api.run(source, api.RunOptions(...), progress=...)``:
+see ``modelcost.pipeline``. Sources may be paths / names, an ``nn.Module`` or an ``onnx.ModelProto``.
 """
 
 from __future__ import annotations
@@ -13,38 +16,73 @@ from typing import Any
 
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
-from modelcost.core.types import BenchResult, CostReport, DeviceInfo
-from modelcost.core.types import GpuSpec, LayerProfile, LayerRoofline, RooflinePoint, RunReport, WhatIf
-from modelcost.loaders.base import LoadOptions, source_kind
-from modelcost.loaders.shapes import parse_input_shapes
+from modelcost.core.types import (
+    BenchResult,
+    CostReport,
+    DeviceInfo,
+    GpuSpec,
+    LayerProfile,
+    LayerRoofline,
+    RooflinePoint,
+    RunReport,
+    WhatIf,
+)
+from modelcost.loaders.base import source_kind
+from modelcost.pipeline import PROFILED, LoadedModel, RunOptions, load, run
+
+__all__ = [
+    "PROFILED",
+    "LoadedModel",
+    "RunOptions",
+    "analyze_static",
+    "attach_layer_profiles",
+    "attach_roofline",
+    "bench_model",
+    "benchmark",
+    "compare",
+    "gpu_spec",
+    "layer_roofline",
+    "load",
+    "measure_ceilings",
+    "profile_layers",
+    "quantize",
+    "recommend",
+    "roofline",
+    "run",
+    "run_benchmarks",
+    "what_if",
+    "write_report",
+]
+
+Shapes = Iterable[str] | dict[str, tuple[int, ...]] | None
 
 
-def load_options(
-    batch_size: int | None = None, input_shapes: Iterable[str] | dict[str, tuple[int, ...]] | None = None,
-    trust_pickle: bool = False,
-) -> LoadOptions:
-    shapes = dict(input_shapes) if isinstance(input_shapes, dict) else parse_input_shapes(input_shapes)
-    return LoadOptions(batch_size=batch_size, input_shapes=shapes, trust_pickle=trust_pickle)
+def _options(batch_size: int | None, input_shapes: Shapes, trust_pickle: bool, **kw: Any) -> RunOptions:
+    shapes = input_shapes if isinstance(input_shapes, dict) or input_shapes is None else tuple(input_shapes)
+    return RunOptions(batch_size=batch_size, input_shapes=shapes, trust_pickle=trust_pickle, **kw)
+
+
+def load_options(batch_size: int | None = None, input_shapes: Shapes = None, trust_pickle: bool = False) -> Any:
+    """The loaders' ``LoadOptions`` for a batch size / input shapes (``NAME=1x3x224x224`` strings or a dict)."""
+    return _options(batch_size, input_shapes, trust_pickle).load_options()
 
 
 def analyze_static(
-    source: str,
+    source: Any,
     *,
     batch_size: int | None = None,
-    input_shapes: Iterable[str] | dict[str, tuple[int, ...]] | None = None,
+    input_shapes: Shapes = None,
     trust_pickle: bool = False,
+    example_inputs: Any = None,
 ) -> CostReport:
-    """Count parameters, storage, MACs/FLOPs and memory of ``source`` without running it or reading weights."""
-    options = load_options(batch_size, input_shapes, trust_pickle)
-    if source_kind(source) == "onnx":
-        from modelcost.analysis.onnx_counter import analyze_onnx
-        from modelcost.loaders.onnx_loader import load_onnx
-
-        return analyze_onnx(load_onnx(source, options))
-    from modelcost.analysis.torch_counter import analyze_torch
-    from modelcost.loaders.torch_loader import load_torch
-
-    return analyze_torch(load_torch(source, options))
+    """Count parameters, storage, MACs/FLOPs and memory of ``source`` without running it or reading weights.
+    ``source``: a model path or name, an ``nn.Module`` (inputs: ``example_inputs`` or ``input_shapes``) or an
+    ``onnx.ModelProto``."""
+    model = load(source, _options(batch_size, input_shapes, trust_pickle, example_inputs=example_inputs))
+    try:
+        return model.cost()
+    finally:
+        model.close()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -52,31 +90,25 @@ def analyze_static(
 
 
 def bench_model(
-    source: str,
+    source: Any,
     *,
     batch_size: int | None = None,
-    input_shapes: Iterable[str] | dict[str, tuple[int, ...]] | None = None,
+    input_shapes: Shapes = None,
     trust_pickle: bool = False,
     seed: int = 0,
+    example_inputs: Any = None,
 ) -> BenchModel:
     """Load ``source`` for benchmarking: an ONNX file runs on the ONNX Runtime / TensorRT backends, a PyTorch
     model (instantiated with seeded random weights) on every backend (exported to ONNX when one asks)."""
-    from pathlib import Path
+    options = _options(batch_size, input_shapes, trust_pickle, example_inputs=example_inputs,
+                       bench=BenchConfig(seed=seed))
+    model = load(source, options)
+    if model._cleanup:  # a ModelProto's temporary file lives as long as the process
+        import atexit
 
-    from modelcost.bench.model import from_loaded_torch, from_onnx_path
-
-    options = load_options(batch_size, input_shapes, trust_pickle)
-    if source_kind(source) == "onnx":
-        from modelcost.loaders.onnx_loader import bind_inputs, load_onnx
-
-        loaded = load_onnx(source, options)
-        return from_onnx_path(loaded.path, lambda b: bind_inputs(loaded, b), name=Path(source).stem, source=source,
-                              seed=seed)
-    from modelcost.loaders.torch_loader import load_torch
-
-    loaded_torch = load_torch(source, options)
-    name = source.split(":", 1)[1] if source.startswith(("zoo:", "torchvision:")) else Path(source.split(":")[0]).stem
-    return from_loaded_torch(loaded_torch, name=name, source=source, seed=seed)
+        for fn in model._cleanup:
+            atexit.register(fn)
+    return model.bench_model()
 
 
 def run_benchmarks(
@@ -130,7 +162,8 @@ def gpu_spec(name: str | None = None, *, index: int = 0, cached_ceilings: bool =
     spec = query_gpu(index)
     if spec is None:
         raise ModelcostError(f"no NVIDIA GPU here ({no_gpu_reason()}); for what-if figures name one: "
-                             "'modelcost gpu --name \"H100 SXM\"', or --target-gpu with analyze / bench (modelcost gpu --list)")
+                             "'modelcost gpu --name \"H100 SXM\"', or --target-gpu with analyze / bench "
+                             "(modelcost gpu --list)")
     return with_cached_ceilings(spec) if cached_ceilings else spec
 
 
@@ -152,7 +185,8 @@ def roofline(cost: CostReport, results: Sequence[BenchResult], gpu: GpuSpec) -> 
     return roofline_points(cost, results, gpu)
 
 
-def what_if(cost: CostReport, target_gpu: str | GpuSpec, precision: str = "fp16", batch_size: int | None = None) -> WhatIf:
+def what_if(cost: CostReport, target_gpu: str | GpuSpec, precision: str = "fp16",
+            batch_size: int | None = None) -> WhatIf:
     """Lower-bound latency of the model on ``target_gpu`` (a table name or a GpuSpec)."""
     from modelcost.analysis.roofline import what_if as estimate
 
@@ -163,22 +197,9 @@ def what_if(cost: CostReport, target_gpu: str | GpuSpec, precision: str = "fp16"
 def attach_roofline(run: RunReport, gpu: GpuSpec | None = None) -> RunReport:
     """Fill ``run.gpu`` (this GPU from NVML with cached ceilings, unless given) and every GPU result's
     ``roofline``. Without a GPU or a static analysis it leaves the run as it is and adds a note."""
-    from modelcost.analysis.roofline import roofline_point
-    from modelcost.core.errors import ModelcostError
+    from modelcost.pipeline import attach_gpu
 
-    if gpu is None and run.gpu is None:
-        try:
-            gpu = gpu_spec()
-        except ModelcostError as exc:
-            run.notes.append(f"roofline: {exc}")
-            return run
-    run.gpu = gpu or run.gpu
-    if run.cost is None:
-        run.notes.append("roofline: no static analysis (FLOPs) to place the benchmarks on the roofline")
-        return run
-    for result in run.benchmarks:
-        result.roofline = roofline_point(run.cost, result, run.gpu)  # type: ignore[arg-type]
-    return run
+    return attach_gpu(run, gpu=gpu)
 
 
 def layer_roofline(cost: CostReport, gpu: GpuSpec, precision: str, batch_size: int | None = None,
@@ -190,144 +211,120 @@ def layer_roofline(cost: CostReport, gpu: GpuSpec, precision: str, batch_size: i
 
 
 def profile_layers(
-    source: str | BenchModel, *, framework: str = "torch", device: str = "cuda", precision: str = "fp32",
+    source: Any, *, framework: str = "torch", device: str = "cuda", precision: str = "fp32",
     batch_size: int = 1, runs: int = 10, warmup: int = 3, config: BenchConfig | None = None,
 ) -> LayerProfile:
     """Measured time per module (``framework="torch"``, eager; fp16/bf16 = the model cast, channels_last for
     conv nets) or per ONNX node (``"onnx"``, ONNX Runtime on ``device``) from the framework's own profiler."""
-    from modelcost.bench.profile import profile_onnx, profile_torch
+    from modelcost.bench.profile import profile_model
 
     config = config or BenchConfig()
     model = source if isinstance(source, BenchModel) else bench_model(source, batch_size=batch_size, seed=config.seed)
-    arrays, _ = model.host_inputs(batch_size)
-    if framework == "onnx":
-        path = model.onnx_file(config.cache_dir)
-        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if device == "cuda" else ["CPUExecutionProvider"]
-        feeds = {spec.name: a for spec, a in zip(model.specs(batch_size), arrays, strict=True)}
-        return profile_onnx(path, feeds, providers=providers, runs=runs, warmup=warmup)
-    return _profile_torch_model(model, arrays, device, precision, runs, warmup, profile_torch)
-
-
-def _profile_torch_model(model: BenchModel, arrays: Any, device: str, precision: str, runs: int, warmup: int,
-                         profile_torch: Any) -> LayerProfile:
-    import torch
-
-    from modelcost.bench.backends.torch_backends import tf32_mode
-
-    dtype = {"fp16": "float16", "bf16": "bfloat16"}.get(precision, "float32")
-    channels_last = dtype != "float32" and model.is_conv_net()
-    module = model.device_module(device, dtype, channels_last)
-    inputs = []
-    for a in arrays:
-        t = torch.from_numpy(a.copy())
-        t = (t.to(getattr(torch, dtype)) if t.is_floating_point() else t).to(device)
-        inputs.append(t.contiguous(memory_format=torch.channels_last) if channels_last and t.dim() == 4 else t)
-    with tf32_mode(precision == "tf32") if device == "cuda" else _nullcontext():
-        return profile_torch(module, tuple(inputs), runs=runs, warmup=warmup)
-
-
-def _nullcontext() -> Any:
-    import contextlib
-
-    return contextlib.nullcontext()
+    return profile_model(model, framework=framework, device=device, precision=precision, batch_size=batch_size,
+                         runs=runs, warmup=warmup, config=config)
 
 
 # ---------------------------------------------------------------------------------------------------
 # Decisions (issue 5): api -> decide -> bench / analysis / report
 
 
-def _static_or_none(source: str, batch_size: int, input_shapes: Any, trust_pickle: bool, notes: list[str]) -> Any:
+def _static_or_none(model: LoadedModel, notes: list[str]) -> CostReport | None:
     """The static analysis, or None with a note (a comparison or recommendation does not need it to run)."""
     from modelcost.core.errors import ModelcostError
 
     try:
-        return analyze_static(source, batch_size=batch_size, input_shapes=input_shapes, trust_pickle=trust_pickle)
+        return model.cost()
     except ModelcostError as exc:
-        notes.append(f"static analysis of {source} failed: {exc}")
+        notes.append(f"static analysis of {model.source} failed: {exc}")
         return None
 
 
 def _this_gpu() -> Any:
     """This machine's GpuSpec (with cached measured ceilings), or None without a CUDA GPU."""
-    from modelcost.bench.memory import cuda_available
+    from modelcost.pipeline import this_gpu_or_none
 
-    if not cuda_available():
-        return None
-    try:
-        from modelcost.hardware.ceilings import with_cached_ceilings
-        from modelcost.hardware.nvml import query_gpu
-
-        gpu = query_gpu()
-        return with_cached_ceilings(gpu) if gpu is not None else None
-    except Exception:  # noqa: BLE001 - without the GPU model the roofline is left out, nothing else
-        return None
+    return this_gpu_or_none()
 
 
 def compare(
     base: str, candidate: str, *, backends: Sequence[str] | None = None, batch_sizes: Sequence[int] | None = None,
-    rounds: int = 10, runs_per_block: int | None = None, data: str | None = None,
-    input_shapes: Iterable[str] | dict[str, tuple[int, ...]] | None = None, trust_pickle: bool = False,
-    config: BenchConfig | None = None, method: str = "t", out: str | None = None, write: bool = True,
-    progress: Any = None, command: str = "compare", notes: Sequence[str] = (),
+    rounds: int = 10, runs_per_block: int | None = None, data: str | None = None, input_shapes: Shapes = None,
+    trust_pickle: bool = False, config: BenchConfig | None = None, method: str = "t", out: str | None = None,
+    write: bool = True, progress: Any = None, command: str = "compare", notes: Sequence[str] = (),
+    options: RunOptions | None = None,
 ) -> tuple[Any, Any, Any]:
     """BASE vs CANDIDATE (each ``MODEL`` or ``MODEL@PRECISION``): static differences, interleaved timing with a
     95% CI of the speedup, accuracy on the same inputs (or ``data``). Returns (RunReport, Comparison, the
-    report folder or None); the folder is ``out`` or reports/<base>-vs-<candidate>-<time>."""
+    report folder or None); the folder is ``out`` or reports/<base>-vs-<candidate>-<time>. Each model is
+    loaded once. ``options`` (the ``RunOptions`` analyze / bench take) replaces backends, batch_sizes,
+    input_shapes, trust_pickle and config."""
     from modelcost.decide.compare import CompareOptions
     from modelcost.decide.workflow import parse_side, run_comparison
 
+    if options is not None:
+        backends, batch_sizes, config = options.backends, options.batch_sizes, options.bench
+        input_shapes, trust_pickle = options.input_shapes, options.trust_pickle
     (b_src, b_prec), (c_src, c_prec) = parse_side(base), parse_side(candidate)
     batches = list(batch_sizes or [1])
     config = config or BenchConfig()
+    options = _options(batches[0], input_shapes, trust_pickle, bench=config)
     static_notes: list[str] = []
-    costs = (_static_or_none(b_src, batches[0], input_shapes, trust_pickle, static_notes),
-             _static_or_none(c_src, batches[0], input_shapes, trust_pickle, static_notes))
-    models = [bench_model(s, batch_size=batches[0], input_shapes=input_shapes, trust_pickle=trust_pickle,
-                          seed=config.seed) for s in (b_src, c_src)]
-    opts = CompareOptions(backends=backends, batch_sizes=batches, rounds=rounds, runs_per_block=runs_per_block,
-                          method=method, data=data, base_precision=b_prec, candidate_precision=c_prec, config=config)
+    loaded: list[LoadedModel] = []
     try:
-        run, cmp, folder = run_comparison(models[0], models[1], sources=(b_src, c_src), precisions=(b_prec, c_prec),
-                                          costs=costs, opts=opts, gpu=_this_gpu(), out=out, write=write,
-                                          command=command, progress=progress, run_notes=static_notes,
-                                          comparison_notes=notes)
+        for src in (b_src, c_src):
+            loaded.append(load(src, options))
+        costs = tuple(_static_or_none(m, static_notes) for m in loaded)
+        opts = CompareOptions(backends=backends, batch_sizes=batches, rounds=rounds, runs_per_block=runs_per_block,
+                              method=method, data=data, base_precision=b_prec, candidate_precision=c_prec,
+                              config=config)
+        return run_comparison(loaded[0].bench_model(), loaded[1].bench_model(), sources=(b_src, c_src),
+                              precisions=(b_prec, c_prec), costs=costs, opts=opts, gpu=_this_gpu(), out=out,
+                              write=write, command=command, progress=progress, run_notes=static_notes,
+                              comparison_notes=notes)
     finally:
-        for m in models:
+        for m in loaded:
             m.close()
-    return run, cmp, folder
 
 
 def recommend(
-    source: str, *, constraints: Any = None, objective: str = "throughput", backends: Sequence[str] | None = None,
-    precisions: Sequence[str] | None = None, batch_sizes: Sequence[int] | None = None,
-    input_shapes: Iterable[str] | dict[str, tuple[int, ...]] | None = None, trust_pickle: bool = False,
-    config: BenchConfig | None = None, out: str | None = None, write: bool = False, progress: bool = False,
-    command: str = "recommend",
+    source: Any, *, constraints: Any = None, objective: str = "throughput", backends: Sequence[str] | None = None,
+    precisions: Sequence[str] | None = None, batch_sizes: Sequence[int] | None = None, input_shapes: Shapes = None,
+    trust_pickle: bool = False, config: BenchConfig | None = None, out: str | None = None, write: bool = False,
+    progress: bool = False, command: str = "recommend", options: RunOptions | None = None,
 ) -> tuple[Any, Any, Any]:
     """Benchmark ``source`` and pick the backend + precision + batch size that meets ``constraints``
     (``modelcost.decide.recommend.Constraints``) best. Returns (RunReport, Recommendation, folder or None).
-    Ctrl-C ends the sweep early: the recommendation is made from what finished, marked incomplete."""
+    Ctrl-C ends the sweep early: the recommendation is made from what finished, marked incomplete.
+    ``options`` (the ``RunOptions`` analyze / bench take) replaces backends, precisions, batch_sizes,
+    input_shapes, trust_pickle and config."""
+    from modelcost.bench.runner import run_benchmarks as run_sweep
+    from modelcost.core.text import utc_timestamp
     from modelcost.decide.recommend import Constraints
-    from modelcost.decide.workflow import now_iso, run_recommendation
+    from modelcost.decide.workflow import run_recommendation
 
+    if options is not None:
+        backends, precisions, batch_sizes = options.backends, options.precisions, options.batch_sizes
+        input_shapes, trust_pickle, config = options.input_shapes, options.trust_pickle, options.bench
     batches = list(batch_sizes or (constraints.batch_sizes if constraints and constraints.batch_sizes else [1]))
     config = config or BenchConfig()
-    from modelcost.core.types import RunReport
-
-    run = RunReport(created=now_iso(), command=command)
-    run.cost = _static_or_none(source, batches[0], input_shapes, trust_pickle, run.notes)
+    report = RunReport(created=utc_timestamp(), command=command)
+    model = load(source, _options(batches[0], input_shapes, trust_pickle, bench=config))
     try:
-        _, run.device = run_benchmarks(source, backends=backends, precisions=precisions, batch_sizes=batches,
-                                       input_shapes=input_shapes, trust_pickle=trust_pickle, config=config,
-                                       progress=progress, results=run.benchmarks)
-    except KeyboardInterrupt:
-        run.complete = False
-        run.notes.append("interrupted by the user (Ctrl-C): recommended from the configs that finished")
-    run.gpu = _this_gpu()
-    add_rooflines(run)
-    rec, folder = run_recommendation(run.benchmarks, run, constraints or Constraints(), objective, out,
+        report.cost = _static_or_none(model, report.notes)
+        try:
+            _, report.device = run_sweep(model.bench_model(), backends=backends, precisions=precisions,
+                                         batch_sizes=batches, config=config, progress=progress,
+                                         results=report.benchmarks)
+        except KeyboardInterrupt:
+            report.complete = False
+            report.notes.append("interrupted by the user (Ctrl-C): recommended from the configs that finished")
+    finally:
+        model.close()
+    report.gpu = _this_gpu()
+    add_rooflines(report)
+    rec, folder = run_recommendation(report.benchmarks, report, constraints or Constraints(), objective, out,
                                      write or out is not None, config.samples_csv)
-    return run, rec, folder
+    return report, rec, folder
 
 
 def add_rooflines(run: Any) -> None:
@@ -392,43 +389,25 @@ def quantize(
     return out
 
 
-PROFILED = {  # backend -> (framework, device) that bench.profile can attribute per layer
-    "torch-eager": ("torch", "cuda"), "torch-half": ("torch", "cuda"), "torch-cpu": ("torch", "cpu"),
-    "ort-cuda": ("onnx", "cuda"), "ort-cpu": ("onnx", "cpu"),
-}
-
-
 def attach_layer_profiles(
-    source: str | BenchModel, run: RunReport, *, backends: Sequence[str] = ("torch-eager", "torch-half", "ort-cuda"),
+    source: Any, run: RunReport, *, backends: Sequence[str] = ("torch-eager", "torch-half", "ort-cuda"),
     runs: int = 10, config: BenchConfig | None = None,
 ) -> RunReport:
     """Profile per layer, once per (backend, precision) at its largest measured batch, and attach the
     LayerProfile to that BenchResult (``layer_profile``). Eager PyTorch and ONNX Runtime (fp32) only: compiled,
     graph-replayed and TensorRT configs have no per-module attribution. A failure becomes a note."""
-    chosen: dict[tuple[str, str], BenchResult] = {}
-    for r in run.benchmarks:
-        if r.status == "ok" and r.backend in backends and r.backend in PROFILED:
-            if r.backend.startswith("ort") and r.precision != "fp32":
-                continue  # the benchmark ran an fp16 copy of the model; the profile would time the fp32 one
-            key = (r.backend, r.precision)
-            if key not in chosen or r.batch_size > chosen[key].batch_size:
-                chosen[key] = r
-    if not chosen:
+    from modelcost import pipeline
+
+    if not any(r.status == "ok" and r.backend in backends and r.backend in PROFILED for r in run.benchmarks):
         return run
     config = config or BenchConfig()
-    model = source if isinstance(source, BenchModel) else bench_model(source, seed=config.seed)
+    if isinstance(source, BenchModel):
+        return pipeline.attach_layer_profiles(source, run, backends=backends, runs=runs, config=config)
+    model = load(source, RunOptions(bench=config))
     try:
-        for (backend, precision), r in chosen.items():
-            framework, device = PROFILED[backend]
-            try:
-                r.layer_profile = profile_layers(model, framework=framework, device=device, precision=precision,
-                                                 batch_size=r.batch_size, runs=runs, config=config)
-            except Exception as exc:  # noqa: BLE001 - a profile is extra; the benchmark stands without it
-                r.notes.append(f"per-layer profile failed: {exc.__class__.__name__}: {str(exc).splitlines()[0][:160]}")
+        return pipeline.attach_layer_profiles(model.bench_model(), run, backends=backends, runs=runs, config=config)
     finally:
-        if not isinstance(source, BenchModel):
-            model.close()
-    return run
+        model.close()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -477,6 +456,8 @@ def llm(
                 place_measured(r, point, report, ran_on)
     return report
 
+
+# ---------------------------------------------------------------------------------------------------
 # Training (issue 10): modelcost.training_run joins loaders, analysis/training and bench/training
 
 

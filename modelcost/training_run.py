@@ -24,14 +24,15 @@ def check_precisions(precisions: Sequence[str]) -> list[str]:
 
 
 def load(source: str, batch_size: int | None, input_shapes: Any, trust_pickle: bool) -> Any:
-    from modelcost.api import load_options
-    from modelcost.loaders.base import source_kind
+    from modelcost.loaders.base import LoadOptions, source_kind
+    from modelcost.loaders.shapes import parse_input_shapes
     from modelcost.loaders.torch_loader import load_torch
 
     if source_kind(source) == "onnx":
         raise ModelcostError(f"{source}: training needs a PyTorch model (zoo:, file.py:factory, "
                              "package.module:factory, .pt2 or TorchScript), not ONNX")
-    return load_torch(source, load_options(batch_size, input_shapes, trust_pickle))
+    shapes = dict(input_shapes) if isinstance(input_shapes, dict) else parse_input_shapes(input_shapes)
+    return load_torch(source, LoadOptions(batch_size=batch_size, input_shapes=shapes, trust_pickle=trust_pickle))
 
 
 def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int | None, str | None]:
@@ -43,9 +44,9 @@ def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int
 
         spec = spec_from_table(target_gpu)
         return spec.memory_bytes, spec.name
-    from modelcost.api import _this_gpu
+    from modelcost.pipeline import this_gpu_or_none
 
-    gpu = _this_gpu()
+    gpu = this_gpu_or_none()
     return (gpu.memory_bytes, gpu.name) if gpu is not None and gpu.memory_bytes else (None, None)
 
 
@@ -143,6 +144,6 @@ def _device(device: str) -> str:
 
 
 def _gpu() -> Any:
-    from modelcost.api import _this_gpu
+    from modelcost.pipeline import this_gpu_or_none
 
-    return _this_gpu()
+    return this_gpu_or_none()

@@ -104,3 +104,18 @@ def test_sessions_taking_turns_each_run_under_their_own_settings(tmp_path: Path)
     b.close()
     a.close()
     assert tb._ACTIVE[0] is None and not torch.is_inference_mode_enabled()
+
+
+def test_the_registry_describes_each_backend_by_data() -> None:
+    # The torch runner reads these flags instead of testing the backend's name; they must say what the names did.
+    from modelcost.bench.registry import BACKENDS, profiled
+
+    torch_rows = {n: e for n, e in BACKENDS.items() if e.module.endswith("torch_backends")}
+    assert {n for n, e in torch_rows.items() if e.cast} == {"torch-half", "torch-compile", "torch-cudagraph",
+                                                            "torch-compile-cudagraph"}
+    assert {n for n, e in torch_rows.items() if e.compile} == {"torch-compile", "torch-compile-cudagraph"}
+    assert {n for n, e in torch_rows.items() if e.cudagraph} == {"torch-cudagraph", "torch-compile-cudagraph"}
+    assert {n for n, e in torch_rows.items() if e.autocast} == {"torch-autocast"}
+    # what can be profiled per layer: eager PyTorch and ONNX Runtime, never compiled / graph-replayed / TensorRT
+    assert profiled() == {"torch-eager": ("torch", "cuda"), "torch-half": ("torch", "cuda"),
+                          "torch-cpu": ("torch", "cpu"), "ort-cuda": ("onnx", "cuda"), "ort-cpu": ("onnx", "cpu")}

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from modelcost.bench.nvml_sampler import (
+from modelcost.hardware.nvml_sampler import (
     CSV_FIELDS,
     NvmlSampler,
     Sample,

@@ -196,7 +196,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
     made = {"fake-oom": FakeBackend("fake-oom", oom_at=4), "fake-broken": FakeBackend("fake-broken", build_error="no kernel for op X"),
             "fake-ok": FakeBackend("fake-ok"), "fake-int": FakeBackend("fake-int", interrupt_at=4)}
     for name in made:
-        monkeypatch.setitem(registry.BACKENDS, name, BackendInfo(name, "cpu", ("fp32",), ("pytorch",), "fake", "x", "y"))
+        monkeypatch.setitem(registry.BACKENDS, name, BackendInfo(name, "cpu", ("fp32",), ("pytorch",), "fake", "x"))
     real = registry.get_backend
     monkeypatch.setattr(registry, "get_backend", lambda n: made[n] if n in made else real(n))
     return made

@@ -1,4 +1,4 @@
-"""``modelcost gpu`` through typer's CliRunner, ``print_roofline`` on a synthetic run, the JSON sections,
+"""``modelcost gpu`` through typer's CliRunner, ``print_run_gpu`` on a synthetic run, the JSON sections,
 the roofline plot, and the ceilings cache (no GPU needed for any of it)."""
 
 from __future__ import annotations
@@ -71,11 +71,17 @@ def synthetic_run() -> RunReport:
 def test_print_roofline_fills_json_and_plots(tmp_path) -> None:
     from rich.console import Console
 
-    from modelcost.cli.gpu import print_roofline
+    from modelcost import pipeline
+    from modelcost.cli.flow import write_outputs
+    from modelcost.report.console_gpu import print_run_gpu
     from modelcost.report.json_report import run_to_dict
 
     console = Console(record=True, width=200)
-    run = print_roofline(synthetic_run(), target_gpu="L4", plot_path=tmp_path / "roofline.png", console=console)
+    run = pipeline.attach_gpu(synthetic_run())  # the run's stages fill it, the CLI prints it and writes the plot
+    run.what_if = pipeline.what_if_rows(run, "L4")
+    run.layer_tables = pipeline.layer_tables(run)
+    print_run_gpu(run, console=console)
+    write_outputs(run, json_path=None, report=False, out_dir=None, roofline_plot=tmp_path / "roofline.png")
     text = console.export_text()
     assert "Roofline on H100 SXM" in text and "What-if" in text and "L4" in text
     assert "Per-layer intensity" in text
@@ -150,16 +156,28 @@ def test_roofline_after_bench_on_a_cpu_run(monkeypatch: pytest.MonkeyPatch) -> N
     # No GPU: CPU results get no roofline, but the static analysis is attached and the what-if still prints.
     from rich.console import Console
 
-    from modelcost.cli.gpu import roofline_after_bench
+    from modelcost import api
+    from modelcost.bench import runner
+    from modelcost.core.types import DeviceInfo
+    from modelcost.report.console_gpu import print_run_gpu
     from modelcost.hardware import nvml
 
     monkeypatch.setattr(nvml, "query_gpu", lambda index=0: None)
+
+    def fake_sweep(model, *, results, **kw):  # one CPU result, without timing anything
+        results.append(result("fp32", 1, 5.0, backend="torch-cpu", device="cpu"))
+        return results, DeviceInfo("cpu", "cpu")
+
+    monkeypatch.setattr(runner, "run_benchmarks", fake_sweep)
     console = Console(record=True, width=160)
-    run = RunReport(benchmarks=[result("fp32", 1, 5.0, backend="torch-cpu", device="cpu")])
-    roofline_after_bench(run, "zoo:bert-tiny", target_gpu="H100 SXM", console=console)
+    run = api.run("zoo:bert-tiny", api.RunOptions(target_gpu="H100 SXM", static_required=False))
+    print_run_gpu(run, console=console)
     text = console.export_text()
     assert run.cost is not None and run.benchmarks[0].roofline is None
     assert "no roofline: no NVIDIA GPU here" in text and "What-if" in text and "H100 SXM" in text
+    # --target-gpu was given: the note does not tell the user to pass it
+    assert not any("--target-gpu" in n for n in run.notes)
+    assert any("the what-if table estimates H100 SXM instead" in n for n in run.notes)
 
 
 def test_measure_ceilings_flow_with_a_fake_cuda(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:

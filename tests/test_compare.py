@@ -135,7 +135,7 @@ def test_compare_int8_end_to_end(models, tmp_path):
         assert s.blocks == 4 and s.runs_per_block == 5
         assert s.verdict.startswith(("faster by", "slower by", "no significant difference"))
         assert s.ci_low <= s.percent <= s.ci_high
-    roles = [(r.extra["role"], r.batch_size, r.latency_ms.count) for r in run.benchmarks]
+    roles = [(r.role, r.batch_size, r.latency_ms.count) for r in run.benchmarks]
     assert roles == [("base", 1, 20), ("candidate", 1, 20), ("base", 4, 20), ("candidate", 4, 20)]  # 4 blocks x 5
     (backend, acc), = cmp.accuracy
     assert backend == "ort-cpu" and acc.cosine > 0.98 and acc.top1_agreement is not None

@@ -308,9 +308,11 @@ def test_read_nvml_and_sampler_with_a_fake_nvml(monkeypatch: pytest.MonkeyPatch)
     assert spec.sm_count == 132  # 16896 cores / 128
     assert spec.bandwidth_gbps == pytest.approx(3201e6 * 6016 * 2 / 8 / 1e9)  # 4814.4 GB/s
     assert spec.peak_tflops["bf16"] == pytest.approx(989.43, rel=1e-4)
-    with nvml.NvmlSampler(0, interval_s=0.005) as sampler:
+    from modelcost.hardware.nvml_sampler import sampling
+
+    with sampling(0, interval_s=0.005) as sampler:
         _time.sleep(0.05)
-    summary = sampler.summary()
-    assert summary["sm_clock_mhz_mean"] == 1980 and summary["power_w_mean"] == 650
-    assert summary["throttle_reasons"] == ["sw_power_cap"]
+    summary = sampler.summary
+    assert summary.sm_clock_mhz_mean == 1980 and summary.sm_clock_mhz_min == 1980 and summary.power_w_mean == 650
+    assert summary.throttles == ["sw_power_cap"]
     assert fake.inits == 0

@@ -2,7 +2,7 @@
 nothing over the network, and every plot image actually rendered.
 
 Driven with playwright when it is importable (launching /usr/bin/chromium; `playwright install` is never run),
-else with Chromium's own --dump-dom and a checking script appended to a copy of the page. ci/install-browser.sh
+else with Chromium's own --dump-dom and a checking script appended to a copy of the page. .ci/install-browser.sh
 installs both; the test is skipped only when Chromium is absent.
 """
 
@@ -20,7 +20,7 @@ from modelcost.decide.recommend import Constraints, recommend
 from modelcost.report.folder import write_report_folder
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (bash ci/install-browser.sh)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (bash .ci/install-browser.sh)")
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -142,3 +142,15 @@ def test_real_cpu_bench_run_report(tmp_path):
         assert float(r["throughput_ips"]) == pytest.approx(int(r["batch_size"]) / float(r["latency_ms_p50"]) * 1e3)
         assert r["gpu_memory_peak_bytes"] == "" and r["power_w_mean"] == ""  # CPU: not measured, not zero
     assert (out / "plots" / "throughput.png").is_file() and not (out / "plots" / "memory.png").exists()
+
+
+def test_writing_the_folder_leaves_the_run_as_it_was(tmp_path):
+    # The writer builds its own copy: the caller's RunReport keeps its notes, created time and completeness,
+    # even when the samples CSV is missing (a note in the report) and the run had no creation time.
+    run = data.run()
+    run.created = ""
+    before = (list(run.notes), run.created, run.complete)
+    folder = write_report_folder(run, tmp_path / "r", samples_csv=tmp_path / "missing.csv")
+    assert (list(run.notes), run.created, run.complete) == before
+    doc = json.loads((folder / "report.json").read_text())
+    assert doc["created"] and any("missing.csv was not found" in n for n in doc["run_notes"])

@@ -33,17 +33,9 @@ from typing import Any
 import torch
 
 from modelcost.analysis import formulas as F
-from modelcost.analysis.torch_ops import (
-    OpCost,
-    _attention,
-    _dtype,
-    _numel,
-    _packets,
-    _window,
-    adaptive_window_sum,
-    register,
-    register_zero_cost,
-)
+from modelcost.analysis.torch_ops import OpCost, _dtype, _numel, _packets, register, register_zero_cost
+from modelcost.analysis.torch_ops_flops import _window, adaptive_window_sum
+from modelcost.analysis.torch_ops_mac import _attention
 
 SOFTMAX_BACKWARD_FLOPS = 4
 NORM_INPUT_GRAD_FLOPS = 10

@@ -8,7 +8,6 @@ calls in CUDA events or ``perf_counter``. Nothing here imports torch, onnxruntim
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,11 +23,10 @@ COMPILE_MODES = ("default", "max-autotune")
 
 
 def default_cache_dir() -> Path:
-    """``$MODELCOST_CACHE_DIR``, else ``$XDG_CACHE_HOME/modelcost``, else ``~/.cache/modelcost``."""
-    if os.environ.get("MODELCOST_CACHE_DIR"):
-        return Path(os.environ["MODELCOST_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "modelcost"
+    """The ONNX export cache's root: ``modelcost.core.env.cache_root``."""
+    from modelcost.core.env import cache_root
+
+    return cache_root()
 
 
 @dataclass(frozen=True)
@@ -36,8 +34,9 @@ class BenchConfig:
     """How long and how carefully to measure. Times are per (backend, precision, batch) config.
 
     Warm-up runs windows of ``warmup`` iterations until the medians of two successive windows differ by less
-    than ``warmup_settle`` (2%) and, on CUDA, ``warmup_min_cuda_s`` has passed, bounded by ``warmup_max_s`` (and by ``max_time_s``). The timed run goes on until at least
-    ``min_time_s`` and ``min_iters`` are reached AND the 95% confidence interval of the median is within
+    than ``warmup_settle`` (2%) and, on CUDA, ``warmup_min_cuda_s`` has passed, bounded by ``warmup_max_s`` (and
+    by ``max_time_s``). The timed run goes on until at least ``min_time_s`` and ``min_iters`` are reached AND the
+    95% confidence interval of the median is within
     ``target_rel_ci`` (+-1%) of it; ``max_time_s`` is the budget that stops it regardless (the result then says
     ``budget_hit``)."""
 
@@ -119,7 +118,8 @@ class Runner(Protocol):
 
 @dataclass(frozen=True)
 class BackendInfo:
-    """One registry entry. ``load`` imports the backend's module only when the backend is chosen."""
+    """One registry entry: what the backend is, described by data (the runner reads these flags, not the name).
+    The backend's module (``module``, whose ``make(entry)`` builds it) is imported only when it is chosen."""
 
     name: str
     device: str  # "cuda" | "cpu"
@@ -127,8 +127,12 @@ class BackendInfo:
     model_kinds: tuple[str, ...]  # "pytorch" and/or "onnx"
     description: str
     module: str  # modelcost.bench.backends.<module>
-    factory: str  # name of the function in that module: factory(name) -> Backend
     reference: bool = False  # true for the FP32 reference backends
+    cast: bool = False  # PyTorch: the model and inputs are cast to the precision (fp16 / bf16)
+    compile: bool = False  # PyTorch: torch.compile (inductor)
+    cudagraph: bool = False  # PyTorch: the forward is captured once and replayed as a CUDA graph
+    autocast: bool = False  # PyTorch: fp32 weights under torch.autocast to the precision
+    profile: str = ""  # the per-layer profiler that can attribute this backend's time: "torch", "onnx" or none
 
 
 class Backend(Protocol):

@@ -132,7 +132,8 @@ def profile_torch(
     total_us = kernels_us if on_cuda else sum(walls) * 1e3
     exclusive = _exclusive(inclusive, total_us)
     kinds = {name: type(sub).__name__ for name, sub in module.named_modules() if name}
-    layers = [LayerTime(name=n, op=kinds.get(n, "ops"), time_ms=t / runs / 1e3, calls=max(calls.get(n, runs) // runs, 1))
+    layers = [LayerTime(name=n, op=kinds.get(n, "ops"), time_ms=t / runs / 1e3,
+                        calls=max(calls.get(n, runs) // runs, 1))
               for n, t in exclusive.items() if t > 0]
     layers.sort(key=lambda lt: lt.time_ms, reverse=True)
     wall_ms = sum(walls) / len(walls)
@@ -160,7 +161,8 @@ def _run_once(module: Any, inputs: Any, autocast: Any) -> Any:
 def parse_ort_profile(events: Sequence[dict[str, Any]], runs: int) -> tuple[dict[str, float], dict[str, str], bool]:
     """Per-node time (us, summed over the last ``runs`` model_run windows), node -> op type, and whether
     the times are GPU kernel times (ORT built with CUDA profiling emits ``Kernel`` events)."""
-    windows = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") == "Session" and e.get("name") == "model_run")
+    windows = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                     if e.get("cat") == "Session" and e.get("name") == "model_run")
     windows = windows[-runs:] if runs else windows
 
     def in_window(ts: float) -> bool:
@@ -280,3 +282,42 @@ def _coverage(model_path: Path, optimized: Path) -> dict[str, list[str]]:
         return fused_coverage(original, opt)
     except Exception:  # noqa: BLE001 - mapping is a nicety; exact names still match
         return {}
+
+
+# --------------------------------------------------------------------------------------------------
+# A BenchModel, as the benchmarks ran it
+
+
+def profile_model(model: Any, *, framework: str = "torch", device: str = "cuda", precision: str = "fp32",
+                  batch_size: int = 1, runs: int = 10, warmup: int = 3, config: Any = None) -> LayerProfile:
+    """Time per module (``framework="torch"``, eager; fp16/bf16 = the model cast, channels_last for conv nets)
+    or per ONNX node (``"onnx"``, ONNX Runtime on ``device``) of a ``bench.model.BenchModel``, on the same
+    seeded inputs the benchmarks used."""
+    from modelcost.bench.base import BenchConfig
+
+    config = config or BenchConfig()
+    arrays, _ = model.host_inputs(batch_size)
+    if framework == "onnx":
+        path = model.onnx_file(config.cache_dir)
+        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if device == "cuda" else ["CPUExecutionProvider"]
+        feeds = {spec.name: a for spec, a in zip(model.specs(batch_size), arrays, strict=True)}
+        return profile_onnx(path, feeds, providers=providers, runs=runs, warmup=warmup)
+    return _profile_bench_torch(model, arrays, device, precision, runs, warmup)
+
+
+def _profile_bench_torch(model: Any, arrays: Any, device: str, precision: str, runs: int, warmup: int) -> LayerProfile:
+    import contextlib
+
+    torch = require("torch")
+    from modelcost.bench.backends.torch_backends import tf32_mode
+
+    dtype = {"fp16": "float16", "bf16": "bfloat16"}.get(precision, "float32")
+    channels_last = dtype != "float32" and model.is_conv_net()
+    module = model.device_module(device, dtype, channels_last)
+    inputs = []
+    for a in arrays:
+        t = torch.from_numpy(a.copy())
+        t = (t.to(getattr(torch, dtype)) if t.is_floating_point() else t).to(device)
+        inputs.append(t.contiguous(memory_format=torch.channels_last) if channels_last and t.dim() == 4 else t)
+    with tf32_mode(precision == "tf32") if device == "cuda" else contextlib.nullcontext():
+        return profile_torch(module, tuple(inputs), runs=runs, warmup=warmup)

@@ -16,41 +16,51 @@ _ANY = ("pytorch", "onnx")
 
 BACKENDS: dict[str, BackendInfo] = {b.name: b for b in (
     BackendInfo("torch-eager", "cuda", ("fp32", "tf32"), _PT,
-                "PyTorch eager on CUDA; fp32 = TF32 off, tf32 = TF32 on for matmul and cuDNN", _T, "make", True),
+                "PyTorch eager on CUDA; fp32 = TF32 off, tf32 = TF32 on for matmul and cuDNN", _T,
+                reference=True, profile="torch"),
     BackendInfo("torch-autocast", "cuda", ("fp16", "bf16"), _PT,
-                "PyTorch eager, fp32 weights, torch.autocast to fp16 / bf16", _T, "make"),
+                "PyTorch eager, fp32 weights, torch.autocast to fp16 / bf16", _T, autocast=True),
     BackendInfo("torch-half", "cuda", ("fp16", "bf16"), _PT,
-                "PyTorch eager, model and inputs cast to fp16 / bf16 (channels_last for conv nets)", _T, "make"),
+                "PyTorch eager, model and inputs cast to fp16 / bf16 (channels_last for conv nets)", _T,
+                cast=True, profile="torch"),
     BackendInfo("torch-compile", "cuda", ("fp32", "fp16", "bf16"), _PT,
-                "torch.compile (inductor); fp16 / bf16 = the cast model; --compile-mode max-autotune", _T, "make"),
+                "torch.compile (inductor); fp16 / bf16 = the cast model; --compile-mode max-autotune", _T,
+                cast=True, compile=True),
     BackendInfo("torch-cudagraph", "cuda", ("fp32", "fp16", "bf16"), _PT,
-                "CUDA-graph replay of the eager model (fp16 / bf16 = the cast model)", _T, "make"),
+                "CUDA-graph replay of the eager model (fp16 / bf16 = the cast model)", _T, cast=True, cudagraph=True),
     BackendInfo("torch-compile-cudagraph", "cuda", ("fp32", "fp16", "bf16"), _PT,
-                "CUDA-graph replay of the torch.compile'd model", _T, "make"),
-    BackendInfo("torch-cpu", "cpu", ("fp32",), _PT, "PyTorch eager on the CPU", _T, "make", True),
+                "CUDA-graph replay of the torch.compile'd model", _T, cast=True, compile=True, cudagraph=True),
+    BackendInfo("torch-cpu", "cpu", ("fp32",), _PT, "PyTorch eager on the CPU", _T, reference=True, profile="torch"),
     BackendInfo("ort-cuda", "cuda", ("fp32", "tf32", "fp16"), _ANY,
-                "ONNX Runtime CUDA execution provider, I/O bound on the GPU; fp32 = TF32 off, tf32 = TF32 on; fp16 = an fp16 copy of the model",
-                _O, "make", True),
+                "ONNX Runtime CUDA execution provider, I/O bound on the GPU; fp32 = TF32 off, tf32 = TF32 on; "
+                "fp16 = an fp16 copy of the model", _O, reference=True, profile="onnx"),
     BackendInfo("ort-tensorrt", "cuda", ("fp32", "fp16"), _ANY,
-                "ONNX Runtime TensorRT execution provider, I/O bound on the GPU", _O, "make"),
-    BackendInfo("ort-cpu", "cpu", ("fp32",), _ANY, "ONNX Runtime CPU execution provider", _O, "make", True),
+                "ONNX Runtime TensorRT execution provider, I/O bound on the GPU", _O),
+    BackendInfo("ort-cpu", "cpu", ("fp32",), _ANY, "ONNX Runtime CPU execution provider", _O, reference=True,
+                profile="onnx"),
     BackendInfo("tensorrt", "cuda", ("fp32", "fp16", "int8", "fp8"), _ANY,
-                "TensorRT engine built from ONNX (cached); int8 / fp8 from a Q/DQ model", _R, "make"),
+                "TensorRT engine built from ONNX (cached); int8 / fp8 from a Q/DQ model", _R),
 )}
+
+
+def profiled() -> dict[str, tuple[str, str]]:
+    """backend -> (profiler framework, device) for the backends whose time can be attributed per layer."""
+    return {name: (entry.profile, entry.device) for name, entry in BACKENDS.items() if entry.profile}
 
 
 def info(name: str) -> BackendInfo:
     try:
         return BACKENDS[name]
     except KeyError:
-        raise ModelcostError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)} (see 'modelcost backends')") from None
+        raise ModelcostError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)} "
+                             "(see 'modelcost backends')") from None
 
 
 def get_backend(name: str) -> Backend:
     """Import the backend's module now and make the backend."""
     entry = info(name)
     module = importlib.import_module(entry.module)
-    return getattr(module, entry.factory)(entry)
+    return module.make(entry)
 
 
 def unavailable_reason(name: str) -> str | None:

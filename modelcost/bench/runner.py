@@ -33,6 +33,7 @@ from modelcost.bench.timing import (
     pinned_to_one_cpu,
 )
 from modelcost.core.errors import ModelcostError
+from modelcost.core.text import first_line
 from modelcost.core.types import BenchResult, DeviceInfo
 
 
@@ -78,11 +79,6 @@ def make_plan(model: BenchModel, backends: Sequence[str] | None, precisions: Seq
     return plan
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{exc.__class__.__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
-
-
 def _is_oom(exc: BaseException) -> bool:
     if isinstance(exc, OutOfMemory):
         return True
@@ -111,7 +107,7 @@ class Reference:
             try:
                 self.outputs[batch_size] = self._compute(batch_size)
             except Exception as exc:  # noqa: BLE001 - accuracy is then left out, with the reason
-                self.outputs[batch_size] = f"no reference outputs ({_first_line(exc)})"
+                self.outputs[batch_size] = f"no reference outputs ({first_line(exc)})"
                 free_device_memory()
         return self.outputs[batch_size]
 
@@ -142,7 +138,7 @@ class Sweep:
         self.nvml = self.handle = None
         self.nvml_reason = ""
         if plan.device == "cuda" and plan.runnable:
-            from modelcost.bench.nvml_sampler import open_nvml
+            from modelcost.hardware.nvml_sampler import open_nvml
 
             self.nvml, got = open_nvml(cuda_uuid())
             if self.nvml is None:
@@ -176,8 +172,8 @@ class Sweep:
             runner = registry.get_backend(backend).prepare(self.model, precision, self.config)
         except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
             status = "oom" if _is_oom(exc) else "unavailable" if isinstance(exc, Unavailable) else "failed"
-            self.results.append(BenchResult(backend, precision, 0, status, reason=_first_line(exc) if status != "unavailable"
-                                            else str(exc), device=self.device_info.name))
+            reason = str(exc) if status == "unavailable" else first_line(exc)
+            self.results.append(BenchResult(backend, precision, 0, status, reason=reason, device=self.device_info.name))
             free_device_memory()
             self._advance(f"{backend} {precision}", len(batches))
             return
@@ -199,7 +195,7 @@ class Sweep:
     def _memory_used(self) -> int | None:
         if self.nvml is None:
             return None
-        from modelcost.bench.nvml_sampler import memory_used_bytes
+        from modelcost.hardware.nvml_sampler import memory_used_bytes
 
         return memory_used_bytes(self.nvml, self.handle)
 
@@ -221,7 +217,7 @@ class Sweep:
             oom = _is_oom(exc)
             result.status = "oom" if oom else "failed"
             result.reason = (f"out of memory at batch {batch}; larger batches of this backend were skipped"
-                             if oom else _first_line(exc))
+                             if oom else first_line(exc))
             result.latency_ms = result.e2e_latency_ms = None
             result.throughput_ips = None
         finally:
@@ -283,14 +279,15 @@ class Sweep:
             result.notes.append(ref)
             return
         try:
-            result.accuracy = compare(session.outputs(), ref, batch_size=result.batch_size, reference_name=self.reference.name)
+            result.accuracy = compare(session.outputs(), ref, batch_size=result.batch_size,
+                                      reference_name=self.reference.name)
         except ValueError as exc:
             result.notes.append(f"accuracy not compared: {exc}")
 
     def _sampler(self) -> Any:
         if self.nvml is None:
             return None
-        from modelcost.bench.nvml_sampler import NvmlSampler
+        from modelcost.hardware.nvml_sampler import NvmlSampler
 
         return NvmlSampler(self.nvml, self.handle, self.config.sample_interval_s)
 
@@ -315,7 +312,7 @@ class Sweep:
         result.power_w_mean = summary.power_w_mean
         result.gpu_util_mean = summary.gpu_util_mean
         result.sm_clock_mhz_mean = summary.sm_clock_mhz_mean
-        result.throttle_reasons = [r for r in summary.throttle_reasons if r != "gpu_idle"]
+        result.throttle_reasons = summary.throttles
         if summary.energy_j is not None and calls:
             result.energy_j_per_inference = summary.energy_j / calls
             result.extra["energy_source"] = summary.energy_source
@@ -323,14 +320,15 @@ class Sweep:
         result.extra.update({"mem_clock_mhz_mean": summary.mem_clock_mhz_mean,
                              "temperature_c_max": summary.temperature_c_max, "nvml_samples": summary.samples})
         if self.config.samples_csv is not None:
-            from modelcost.bench.nvml_sampler import append_csv
+            from modelcost.hardware.nvml_sampler import append_csv
 
             append_csv(self.config.samples_csv, sampler.rows(result.backend, result.precision, result.batch_size))
 
 
 def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
                    batch_sizes: Sequence[int] = (1,), config: BenchConfig | None = None,
-                   results: list[BenchResult] | None = None, progress: bool = False) -> tuple[list[BenchResult], DeviceInfo]:
+                   results: list[BenchResult] | None = None,
+                   progress: bool = False) -> tuple[list[BenchResult], DeviceInfo]:
     """Benchmark ``model``; returns (results, the device). Pass ``results`` to keep partial results on interrupt."""
     config = config or BenchConfig()
     results = results if results is not None else []
@@ -348,13 +346,3 @@ def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, 
         sweep = Sweep(model, plan, batch_sizes, config, results, advance)
         sweep.run()
     return results, sweep.device_info
-
-
-def timing_summary(results: Sequence[BenchResult]) -> list[str]:
-    """One line per distinct ``timing`` text: what the latency figures include."""
-    seen: dict[str, list[str]] = {}
-    for r in results:
-        if r.timing:
-            seen.setdefault(r.timing, []).append(r.backend)
-    return [f"{', '.join(dict.fromkeys(names))}: {text}" for text, names in seen.items()]
-

@@ -40,30 +40,23 @@ def analyze(
 ) -> None:
     """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark every backend and
     place each measured config on the GPU's roofline."""
-    from modelcost import api
-    from modelcost.report.console import print_cost
+    from modelcost.cli import flow
 
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
-    cost = api.analyze_static(model, batch_size=batch_size, input_shapes=input_shape, trust_pickle=trust_pickle)
-    print_cost(cost, top=None if all_layers else top)
-    run = o.new_run("analyze")
-    run.cost = cost
-    if not static:
-        from modelcost.cli.bench import bench_config, benchmark_into
-
-        config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
-        benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
-                       batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
-                       target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
-    elif target_gpu:
-        from modelcost.cli.gpu import print_roofline
-
-        print_roofline(run, target_gpu=target_gpu)
-    o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
-    if cost.problems:
-        more = len(cost.problems) - 1
-        raise ModelcostError(cost.problems[0] + (f" (and {more} more, listed above)" if more else ""))
-    o.exit_status(run)
+    config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
+    options = flow.run_options(
+        o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+        tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static, bench=config,
+        target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True)
+    printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers)
+    run = flow.run_and_print(model, options, printer)
+    flow.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv,
+                       roofline_plot=roofline_plot)
+    assert run.cost is not None
+    if run.cost.problems:
+        more = len(run.cost.problems) - 1
+        raise ModelcostError(run.cost.problems[0] + (f" (and {more} more, listed above)" if more else ""))
+    flow.exit_status(run)
 
 
 @app.command()

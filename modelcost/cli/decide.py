@@ -10,16 +10,11 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
+from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
 from modelcost.core.errors import ModelcostError
+from modelcost.report.console import stderr_console
 
-ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
-                                              "model.pt2, TorchScript .pt, or zoo:NAME.")]
-BackendsOpt = Annotated[Optional[str], typer.Option(help="Comma list of backends (see 'modelcost backends'); "
-                                                         "default: every available one of the device.")]
-BatchSizesOpt = Annotated[Optional[str], typer.Option("--batch-sizes", help="Comma list, e.g. 1,8,32.")]
-InputShapeOpt = Annotated[Optional[list[str]], typer.Option("--input-shape", "-s", help="NAME=1x3x224x224 (repeatable).")]
-DeviceOpt = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (default "
                                                               "reports/<model>-<time>).")]
 RoundsOpt = Annotated[int, typer.Option(min=2, help="Pairs of interleaved blocks (A B, B A, ...) per backend and "
@@ -44,18 +39,18 @@ def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None
         con.print(f"report: {folder}", markup=False)
 
 
-def _console(stderr: bool = False) -> Any:
+def _console() -> Any:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def _progress(message: str) -> None:
-    _console(stderr=True).print(f"[dim]… {message}[/]", markup=True)
+    stderr_console().print(f"[dim]… {message}[/]", markup=True)
 
 
 def _batches(text: str | None, single: int | None = None) -> list[int] | None:
-    from modelcost.cli.bench import parse_batch_sizes
+    from modelcost.cli.flow import parse_batch_sizes
 
     sizes = parse_batch_sizes(text)
     return sizes if sizes else ([single] if single else None)
@@ -101,32 +96,32 @@ def compare(
     candidate: Annotated[str, typer.Argument(help="The candidate, e.g. model.int8.onnx; MODEL or MODEL@PRECISION.")],
     data: Annotated[Optional[Path], typer.Option("--data", help="Accuracy on these inputs: an .npz with one array "
                                                                "per model input, first axis = samples.")] = None,
-    backends: BackendsOpt = None,
-    batch_sizes: BatchSizesOpt = None,
+    backends: o.Backends = None,
+    batch_sizes: o.BatchSizes = None,
     rounds: RoundsOpt = 10,
     runs_per_block: RunsOpt = None,
     method: MethodOpt = "t",
-    input_shape: InputShapeOpt = None,
-    device: DeviceOpt = "auto",
+    input_shape: o.InputShape = None,
+    device: o.Device = "auto",
     warmup_max_s: WarmupOpt = 10.0,
     out: OutOpt = None,
-    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow loading pickled PyTorch modules.")] = False,
+    trust_pickle: o.TrustPickle = False,
 ) -> None:
     """Is CANDIDATE really faster than BASE, and still accurate? Static differences, speed with a 95% confidence
     interval from interleaved runs, accuracy on the same inputs; writes a report folder."""
     from modelcost import api
-    from modelcost.bench.registry import parse_backends
+    from modelcost.cli.flow import run_options
 
     if method not in ("t", "bootstrap"):
         raise ModelcostError(f"--method {method!r}: use t or bootstrap")
+    options = run_options(_command(), backends=backends, batch_sizes=batch_sizes, tuple_shapes=input_shape,
+                          trust_pickle=trust_pickle, bench=_config(device, warmup_max_s))
     run, cmp, folder = api.compare(
-        base, candidate, backends=parse_backends(backends), batch_sizes=_batches(batch_sizes), rounds=rounds,
-        runs_per_block=runs_per_block, data=str(data) if data else None, input_shapes=input_shape,
-        trust_pickle=trust_pickle, config=_config(device, warmup_max_s), method=method,
-        out=str(out) if out else None, progress=_progress, command=_command())
+        base, candidate, rounds=rounds, runs_per_block=runs_per_block, data=str(data) if data else None,
+        method=method, out=str(out) if out else None, progress=_progress, command=_command(), options=options)
     print_comparison(cmp, folder)
     if not run.complete:
-        _console(stderr=True).print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
+        stderr_console().print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
                                     markup=True)
         raise typer.Exit(130)
     if not cmp.speed:
@@ -146,12 +141,12 @@ def quantize(
                                                                           "(default: beside MODEL).")] = None,
     no_compare: Annotated[bool, typer.Option("--no-compare", help="Only make the models.")] = False,
     data: Annotated[Optional[Path], typer.Option("--data", help="Accuracy on these inputs (.npz).")] = None,
-    backends: BackendsOpt = None,
-    batch_sizes: BatchSizesOpt = None,
+    backends: o.Backends = None,
+    batch_sizes: o.BatchSizes = None,
     rounds: RoundsOpt = 10,
     runs_per_block: RunsOpt = None,
-    input_shape: InputShapeOpt = None,
-    device: DeviceOpt = "auto",
+    input_shape: o.InputShape = None,
+    device: o.Device = "auto",
     warmup_max_s: WarmupOpt = 10.0,
     out: OutOpt = None,
 ) -> None:
@@ -205,7 +200,7 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
 @app.command()
 @user_errors
 def recommend(
-    model: ModelArg,
+    model: o.ModelArg,
     max_latency_ms: Annotated[Optional[float], typer.Option(min=0.0, help="Latency limit in ms (checked on "
                                                                           "--latency-stat, default p99).")] = None,
     min_throughput: Annotated[Optional[float], typer.Option(min=0.0, help="Throughput floor, inferences/s.")] = None,
@@ -218,24 +213,25 @@ def recommend(
                                                                              "from (default 1,8,32).")] = None,
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
     objective: Annotated[str, typer.Option(help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
-    backends: BackendsOpt = None,
-    precisions: Annotated[Optional[str], typer.Option(help="Comma list: fp32,tf32,fp16,bf16,int8,fp8.")] = None,
-    input_shape: InputShapeOpt = None,
-    device: DeviceOpt = "auto",
-    min_time_s: Annotated[float, typer.Option(min=0, help="Time each config at least this long (s).")] = 1.0,
-    min_iters: Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")] = 50,
-    max_time_s: Annotated[float, typer.Option(min=0.001, help="Time budget per config (s).")] = 20.0,
-    warmup: Annotated[int, typer.Option(min=1, help="Calls per warm-up window.")] = 10,
-    samples_csv: Annotated[Optional[Path], typer.Option(help="Write the NVML samples here.")] = None,
+    backends: o.Backends = None,
+    precisions: o.Precisions = None,
+    input_shape: o.InputShape = None,
+    device: o.Device = "auto",
+    min_time_s: o.MinTime = 1.0,
+    min_iters: o.MinIters = 50,
+    max_time_s: o.MaxTime = 20.0,
+    warmup: o.Warmup = 10,
+    samples_csv: o.SamplesCsv = None,
     report: Annotated[bool, typer.Option("--report", help="Write the report folder (reports/<model>-<time>).")] = False,
     out: OutOpt = None,
-    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow loading pickled PyTorch modules.")] = False,
+    trust_pickle: o.TrustPickle = False,
 ) -> None:
     """Benchmark MODEL, then pick the backend + precision + batch size that meets the constraints best, say why,
     and show the latency-vs-throughput Pareto front. Exit code 1 when nothing meets the constraints."""
+    import dataclasses
+
     from modelcost import api
-    from modelcost.bench.registry import parse_backends
-    from modelcost.cli.bench import parse_precisions
+    from modelcost.cli.flow import run_options
     from modelcost.decide.recommend import Constraints
 
     only = _batches(batch_sizes) if batch_sizes else ([batch_size] if batch_size else None)
@@ -244,11 +240,12 @@ def recommend(
                               batch_sizes=tuple(only) if only else None, latency_stat=latency_stat)
     config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
                      samples_csv=samples_csv)
+    options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
+                          trust_pickle=trust_pickle, bench=config)
+    options = dataclasses.replace(options, batch_sizes=tuple(only or [1, 8, 32]))
     run, rec, folder = api.recommend(
-        model, constraints=constraints, objective=objective, backends=parse_backends(backends),
-        precisions=parse_precisions(precisions), batch_sizes=only or [1, 8, 32], input_shapes=input_shape,
-        trust_pickle=trust_pickle, config=config, out=str(out) if out else None, write=report or out is not None,
-        progress=True, command=_command())
+        model, constraints=constraints, objective=objective, out=str(out) if out else None,
+        write=report or out is not None, progress=True, command=_command(), options=options)
     print_recommendation(rec, folder)
     if not run.complete:
         raise typer.Exit(130)

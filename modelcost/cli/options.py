@@ -1,8 +1,7 @@
-"""Options that ``analyze`` and ``bench`` share, and the steps both take after benchmarking."""
+"""The CLI's options, each declared once and shared by analyze / bench / recommend / compare / quantize."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -10,7 +9,6 @@ from typing import Annotated, Optional
 import typer
 
 from modelcost.core.errors import ModelcostError
-from modelcost.core.types import RunReport
 
 ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
                                               "model.pt2, TorchScript .pt, or zoo:NAME.")]
@@ -42,9 +40,10 @@ Report = Annotated[bool, typer.Option(
 OutDir = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (implies --report).")]
 
 
-def new_run(command: str) -> RunReport:
+def command_line(command: str) -> str:
+    """The command and its arguments as typed after ``modelcost`` (the report's ``command``)."""
     args = " ".join(sys.argv[2:])
-    return RunReport(command=f"{command} {args}".strip(), created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
+    return f"{command} {args}".strip()
 
 
 def check_writable(files: tuple[Path | None, ...] = (), folders: tuple[Path | None, ...] = ()) -> None:
@@ -63,29 +62,3 @@ def check_writable(files: tuple[Path | None, ...] = (), folders: tuple[Path | No
             probe = probe.parent
         if not probe.is_dir() or not os.access(probe, os.W_OK):
             raise ModelcostError(f"cannot write {path}: {probe} is not a writable folder; choose another path")
-
-
-def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_dir: Path | None,
-                  samples_csv: Path | None = None) -> None:
-    """The JSON report and the report folder, each written atomically; also for an interrupted run."""
-    if json_path is not None:
-        from modelcost.report.json_report import write_json
-
-        write_json(run, json_path)
-        typer.echo(f"JSON report: {json_path}")
-    if report or out_dir is not None:
-        from modelcost import api
-
-        folder = api.write_report(run, str(out_dir) if out_dir else None,
-                                  str(samples_csv) if samples_csv and samples_csv.exists() else None)
-        typer.echo(f"report folder: {folder}")
-    if samples_csv is not None and samples_csv.exists():
-        typer.echo(f"NVML samples: {samples_csv}")
-
-
-def exit_status(run: RunReport) -> None:
-    """130 for an interrupted run (its report is written first); 1 when nothing at all could be measured."""
-    if not run.complete:
-        raise typer.Exit(130)
-    if run.benchmarks and not any(r.status == "ok" for r in run.benchmarks):
-        raise ModelcostError("no configuration could be measured (the reasons are listed above)")

@@ -61,14 +61,17 @@ def train(
     common = {"batch_size": batch_size, "input_shapes": input_shape, "trust_pickle": trust_pickle,
               "target_gpu": target_gpu, "memory_bytes": memory}
     precision_list = [p for p in precisions.split(",") if p.strip()]
-    run = o.new_run("train")
+    from modelcost.core.text import utc_timestamp
+    from modelcost.core.types import RunReport
+
+    run = RunReport(command=o.command_line("train"), created=utc_timestamp())
     if static:
         import dataclasses
 
         run.training = api.train_static(model, config=dataclasses.replace(config, precision=precision_list[0]),
                                         **common)
     else:
-        from modelcost.cli.bench import bench_config
+        from modelcost.cli.flow import bench_config
 
         bench = bench_config(device, warmup, min_time_s, min_iters, max_time_s, "default", None)
         sizes = [int(b) for b in batch_sizes.split(",")] if batch_sizes else []
@@ -77,7 +80,9 @@ def train(
                                  bench_config=bench, progress=lambda text: typer.echo(f"measuring {text}", err=True),
                                  **common)
     print_training(run.training)
-    o.write_outputs(run, json_path=json_path, report=report, out_dir=out)
+    from modelcost.cli.flow import write_outputs
+
+    write_outputs(run, json_path=json_path, report=report, out_dir=out)
     if run.training.problems:
         raise ModelcostError(run.training.problems[0])
     measured = run.training.benchmarks

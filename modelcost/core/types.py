@@ -237,6 +237,8 @@ class BenchResult:
     device: str = ""
     timing: str = ""  # what the latency figure includes, in words
     budget_hit: bool = False  # the time budget ended the run before the median settled to +-1%
+    role: str = ""  # comparison runs: "base" | "candidate"; "" otherwise
+    model: str = ""  # comparison runs: the name of the model this result timed; "" otherwise
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -254,6 +256,8 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     created: str = ""  # ISO-8601 time
     command: str = ""
+    what_if: list[WhatIf] = field(default_factory=list)  # lower bounds on the --target-gpu (and this GPU)
+    layer_tables: list[LayerTable] = field(default_factory=list)  # per-layer roofline (terminal only, not JSON)
     training: TrainingReport | None = None  # modelcost train (core/training.py)
 
 
@@ -344,3 +348,12 @@ class WhatIf:
     bound: str  # "compute" | "memory"
     max_throughput_ips: float  # batch / lower bound: no run can beat it
 
+
+@dataclass
+class LayerTable:
+    """One per-layer roofline table of a run: "where the time goes vs where the FLOPs are" for a profiled
+    result, or the static per-layer intensity against the first GPU result's ridge point."""
+
+    title: str
+    rows: list[LayerRoofline]
+    profile: LayerProfile | None = None

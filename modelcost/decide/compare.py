@@ -31,6 +31,7 @@ from modelcost.bench.timing import (
 )
 from modelcost.core.decisions import Comparison, ModelSide, SpeedupEstimate
 from modelcost.core.errors import ModelcostError
+from modelcost.core.text import first_line
 from modelcost.core.types import (
     AccuracyStats,
     BenchResult,
@@ -108,11 +109,6 @@ def _clock(session: Any) -> Any:
     return WallClock()
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{exc.__class__.__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
-
-
 class Comparer:
     """Runs one comparison into ``run`` (benchmarks) and ``cmp`` (speed, accuracy, skipped)."""
 
@@ -166,7 +162,7 @@ class Comparer:
                 self.progress(f"{backend}: preparing the {role}")
                 runners[role] = registry.get_backend(backend).prepare(model, precisions[role], self.opts.config)
         except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
-            self._skip(backend, f"could not prepare the {role}: {_first_line(exc)}")
+            self._skip(backend, f"could not prepare the {role}: {first_line(exc)}")
             for r in runners.values():
                 r.close()
             return
@@ -178,7 +174,7 @@ class Comparer:
                 except KeyboardInterrupt:
                     raise
                 except Exception as exc:  # noqa: BLE001
-                    self._skip(f"{backend} b{batch}", _first_line(exc))
+                    self._skip(f"{backend} b{batch}", first_line(exc))
             self._accuracy_on_data(backend, runners)
         finally:
             for r in runners.values():
@@ -238,8 +234,8 @@ class Comparer:
         lat = latency_stats(samples)
         r = BenchResult(backend=backend, precision=side.precision, batch_size=batch, status="ok", latency_ms=lat,
                         throughput_ips=batch / lat.p50 * 1e3, device=self.run.device.name if self.run.device else "",
-                        timing=session.timing, notes=list(notes))
-        r.extra.update({"role": role, "model": side.name, "runs_per_block": k, "blocks": self.opts.rounds,
+                        timing=session.timing, notes=list(notes), role=role, model=side.name)
+        r.extra.update({"runs_per_block": k, "blocks": self.opts.rounds,
                         "warmup_iters": warm.warmup_iters, "warmup_settled": warm.warmup_settled})
         if not warm.warmup_settled:
             r.notes.append(f"warm-up did not settle within {self.opts.config.warmup_max_s:g} s")
@@ -250,7 +246,7 @@ class Comparer:
             try:
                 r.roofline = roofline_point(cost, r, self.gpu)
             except Exception as exc:  # noqa: BLE001 - the roofline is extra; the timing stands without it
-                r.notes.append(f"no roofline: {_first_line(exc)}")
+                r.notes.append(f"no roofline: {first_line(exc)}")
         if role == "base":
             self.base_by_batch.setdefault(backend, {})[batch] = lat.p50
         return r
@@ -278,7 +274,7 @@ class Comparer:
                 facts = diagnose.ort_graph_facts(self.cand.onnx_path, backend, feeds)
             except Exception as exc:  # noqa: BLE001 - a hint source that fails is named, not fatal
                 self.cmp.notes.append(f"could not inspect the candidate's optimised graph on {backend}: "
-                                      f"{_first_line(exc)}")
+                                      f"{first_line(exc)}")
         rl = base_result.roofline
         return diagnose.hints(backend=backend, batch_size=batch, candidate_precision=self.cmp.candidate.precision,
                               faster=faster, base_ms=base_ms, base_by_batch=self.base_by_batch.get(backend, {}),

@@ -27,6 +27,7 @@ from typing import Any
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
+from modelcost.core.text import first_line
 from modelcost.core.types import TensorSpec
 
 SpecsFor = Callable[[int], list[TensorSpec]]
@@ -109,7 +110,7 @@ def quantize_int8(model_path: str | Path, out_path: str | Path | None = None, *,
     """Write a static Q/DQ INT8 copy of ``model_path`` (default ``<stem>.int8.onnx`` beside it)."""
     src = Path(model_path)
     out = Path(out_path) if out_path is not None else src.with_name(f"{src.stem}.int8.onnx")
-    q = require("onnxruntime.quantization", hint="pip install onnxruntime")
+    q = require("onnxruntime.quantization")
     feeds, calibration = calibration_feeds(src, specs_for, calib_data, samples, chunk, seed)
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="modelcost-quant-") as tmp:
@@ -121,7 +122,7 @@ def quantize_int8(model_path: str | Path, out_path: str | Path | None = None, *,
             source = prepared
         except Exception as exc:  # noqa: BLE001 - pre-processing is advised, not required
             notes.append(f"pre-processing (quant_pre_process) failed, quantized the original: "
-                         f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                         f"{first_line(exc)}")
             source = src
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = out.with_name(f".{out.name}.tmp")
@@ -134,8 +135,7 @@ def quantize_int8(model_path: str | Path, out_path: str | Path | None = None, *,
             )
         except Exception as exc:
             tmp_out.unlink(missing_ok=True)
-            raise ModelcostError(f"INT8 quantization of {src} failed: {exc.__class__.__name__}: "
-                                 f"{str(exc).splitlines()[0] if str(exc) else ''}") from exc
+            raise ModelcostError(f"INT8 quantization of {src} failed: {first_line(exc)}") from exc
         tmp_out.replace(out)
     notes.append("ONNX Runtime static quantization, QDQ format, INT8 weights per channel (symmetric) and INT8 "
                  "activations (symmetric), MinMax calibration")
@@ -151,8 +151,7 @@ def convert_fp16(model_path: str | Path, out_path: str | Path | None = None) -> 
         from onnxruntime.transformers.float16 import convert_float_to_float16
         how = "onnxruntime.transformers.float16"
     except ImportError:
-        convert_float_to_float16 = require("onnxconverter_common.float16",
-                                           hint="pip install onnxconverter-common").convert_float_to_float16
+        convert_float_to_float16 = require("onnxconverter_common.float16").convert_float_to_float16
         how = "onnxconverter_common.float16"
     model = onnx.load(str(src))
     converted = convert_float_to_float16(model, keep_io_types=True)

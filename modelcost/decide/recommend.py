@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from modelcost.core.decisions import ConstraintCheck, Recommendation
 from modelcost.core.errors import ModelcostError
+from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult
 
 LATENCY_STATS = ("p50", "p90", "p95", "p99", "mean")
@@ -41,9 +42,7 @@ class Constraints:
         return {k: v for k, v in given.items() if v is not None}
 
 
-def label(r: BenchResult) -> str:
-    """'ort-cuda fp16 b8' — how a config is named in every recommendation text."""
-    return f"{r.backend} {r.precision} b{r.batch_size}"
+label = config_label  # 'ort-cuda fp16 b8': how a config is named in every recommendation text
 
 
 def latency_of(r: BenchResult, stat: str) -> float | None:

@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 from modelcost.bench.base import PRECISIONS
 from modelcost.bench.model import BenchModel
 from modelcost.core.decisions import Comparison, Recommendation
+from modelcost.core.text import utc_timestamp
 from modelcost.core.types import BenchResult, CostReport, GpuSpec, RunReport
 from modelcost.decide.compare import CompareOptions, Comparer, default_backends, model_side, onnx_op_counts
 from modelcost.decide.recommend import Constraints, recommend
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def parse_side(spec: str) -> tuple[str, str]:
@@ -94,7 +90,7 @@ def run_comparison(base: BenchModel, cand: BenchModel, *, sources: tuple[str, st
     cmp = Comparison(base=sides[0], candidate=sides[1], notes=list(comparison_notes))
     device = resolve_device(opts.config.device)
     run = RunReport(cost=costs[0], gpu=gpu if device == "cuda" else None, device=device_info(device),
-                    created=now_iso(), command=command, notes=list(run_notes))
+                    created=utc_timestamp(), command=command, notes=list(run_notes))
     for label, cost in zip(("base", "candidate"), costs):
         if cost is None:
             run.notes.append(f"no static analysis of the {label}: its storage and MACs are not shown")

@@ -2,12 +2,13 @@
 
 * Matmul: one large square matmul per precision on random data (normal floats, uniform int8), FLOPs =
   2 x n^3 per call. fp32 runs with TF32 off, tf32 with it on (``torch.backends.cuda.matmul.fp32_precision``
-  "ieee" / "tf32", or the older ``set_float32_matmul_precision``); fp16 / bf16 with ``torch.matmul``; int8 with ``torch._int_mm`` (int32 accumulate); fp8 (e4m3,
-  compute capability 8.9+) with ``torch._scaled_mm`` into bf16.
+  "ieee" / "tf32", or the older ``set_float32_matmul_precision``); fp16 / bf16 with ``torch.matmul``; int8
+  with ``torch._int_mm`` (int32 accumulate); fp8 (e4m3, compute capability 8.9+) with ``torch._scaled_mm``
+  into bf16.
 * Copy: a device-to-device copy of a large buffer; bytes = 2 x buffer (every byte read once, written once).
 * Timing: CUDA events around blocks of back-to-back calls after a warm-up; the figure is the median block.
-* An NVML sampler runs alongside each measurement and records the SM / memory clocks, power and throttle
-  reasons seen, so a low figure can be told apart from a throttled GPU.
+* The NVML sampler (``hardware.nvml_sampler.sampling``) runs alongside each measurement and records the SM /
+  memory clocks, power and throttle reasons seen, so a low figure can be told apart from a throttled GPU.
 
 Results are cached as JSON per GPU name + driver version under ``$MODELCOST_CACHE_DIR`` (else
 ``$XDG_CACHE_HOME/modelcost``, else ``~/.cache/modelcost``) in ``ceilings/``; ``refresh=True`` measures again.
@@ -30,6 +31,7 @@ from typing import Any
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
+from modelcost.core.text import first_line
 from modelcost.core.types import CeilingMeasurement, GpuSpec
 
 SCHEMA = "modelcost.ceilings/1"
@@ -39,12 +41,9 @@ COPY_BYTES = 1 << 30  # 1 GiB source + 1 GiB destination
 
 
 def cache_dir(override: str | Path | None = None) -> Path:
-    if override:
-        return Path(override)
-    if os.environ.get("MODELCOST_CACHE_DIR"):
-        return Path(os.environ["MODELCOST_CACHE_DIR"]) / "ceilings"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "modelcost" / "ceilings"
+    from modelcost.core.env import cache_root
+
+    return Path(override) if override else cache_root() / "ceilings"
 
 
 def cache_path(gpu: GpuSpec, directory: str | Path | None = None) -> Path:
@@ -82,7 +81,8 @@ def with_cached_ceilings(gpu: GpuSpec, directory: str | Path | None = None) -> G
     return apply_measurements(gpu, cached) if cached else gpu
 
 
-def _save(gpu: GpuSpec, measurements: list[CeilingMeasurement], directory: str | Path | None, meta: dict[str, Any]) -> Path:
+def _save(gpu: GpuSpec, measurements: list[CeilingMeasurement], directory: str | Path | None,
+          meta: dict[str, Any]) -> Path:
     """Write the cache atomically (a temporary file beside it, then rename), so a crash leaves no half file."""
     doc = {"schema": SCHEMA, "gpu": gpu.name, "driver": gpu.driver, **meta,
            "measurements": [dataclasses.asdict(m) for m in measurements]}
@@ -170,17 +170,19 @@ def _device(torch: Any, index: int) -> Any:
     return torch.device("cuda", index)
 
 
-def _sampled(index: int, fn: Callable[[], tuple[float, int]]) -> tuple[tuple[float, int], dict[str, Any]]:
-    from modelcost.hardware.nvml import NvmlSampler
+def _sampled(index: int, fn: Callable[[], tuple[float, int]]) -> tuple[tuple[float, int], Any]:
+    from modelcost.hardware.nvml_sampler import sampling
 
-    with NvmlSampler(index) as sampler:
+    with sampling(index) as sampler:
         result = fn()
-    return result, sampler.summary()
+    return result, sampler.summary
 
 
-def _measure_matmul(torch: Any, gpu: GpuSpec, precision: str, index: int, budget_s: float, n: int) -> CeilingMeasurement:
+def _measure_matmul(torch: Any, gpu: GpuSpec, precision: str, index: int, budget_s: float,
+                    n: int) -> CeilingMeasurement:
     spec = gpu.peak_tflops.get(precision)
-    m = CeilingMeasurement(kind="matmul", precision=precision, value=None, unit="TFLOP/s", spec=spec, shape=f"{n}x{n}x{n}")
+    m = CeilingMeasurement(kind="matmul", precision=precision, value=None, unit="TFLOP/s", spec=spec,
+                           shape=f"{n}x{n}x{n}")
     device = _device(torch, index)
     try:
         if precision == "fp8" and torch.cuda.get_device_capability(index) < (8, 9):
@@ -192,7 +194,7 @@ def _measure_matmul(torch: Any, gpu: GpuSpec, precision: str, index: int, budget
         m.median_ms, m.iterations = median_ms, iters
         _put_clocks(m, clocks)
     except Exception as exc:  # noqa: BLE001 - one precision failing (no fp8 kernel, OOM) must not stop the rest
-        m.error = f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+        m.error = first_line(exc)[:200]
     finally:
         torch.cuda.empty_cache()
     m.fraction_of_spec = m.value / spec if (m.value and spec) else None
@@ -217,19 +219,20 @@ def _measure_copy(torch: Any, gpu: GpuSpec, index: int, budget_s: float) -> Ceil
         _put_clocks(m, clocks)
         buffers.clear()
     except Exception as exc:  # noqa: BLE001
-        m.error = f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+        m.error = first_line(exc)[:200]
     finally:
         torch.cuda.empty_cache()
     m.fraction_of_spec = m.value / m.spec if (m.value and m.spec) else None
     return m
 
 
-def _put_clocks(m: CeilingMeasurement, clocks: dict[str, Any]) -> None:
-    m.sm_clock_mhz_min = clocks["sm_clock_mhz_min"]
-    m.sm_clock_mhz_mean = clocks["sm_clock_mhz_mean"]
-    m.mem_clock_mhz_mean = clocks["mem_clock_mhz_mean"]
-    m.power_w_mean = clocks["power_w_mean"]
-    m.throttle_reasons = clocks["throttle_reasons"]
+def _put_clocks(m: CeilingMeasurement, clocks: Any) -> None:
+    """Copy what the NVML sampler saw (a ``hardware.nvml_sampler.SamplerSummary``) onto the measurement."""
+    m.sm_clock_mhz_min = clocks.sm_clock_mhz_min
+    m.sm_clock_mhz_mean = clocks.sm_clock_mhz_mean
+    m.mem_clock_mhz_mean = clocks.mem_clock_mhz_mean
+    m.power_w_mean = clocks.power_w_mean
+    m.throttle_reasons = clocks.throttles
 
 
 def measure_ceilings(

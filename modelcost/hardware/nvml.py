@@ -17,11 +17,10 @@ pynvml and torch are imported only when a function here runs.
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any
 
+from modelcost.core.lazy import INSTALL_HINTS
 from modelcost.core.types import GpuSpec
 from modelcost.hardware.specs import (
     ARCHITECTURES,
@@ -93,7 +92,7 @@ def no_gpu_reason() -> str:
     try:
         import pynvml
     except ImportError:
-        return "nvidia-ml-py is not installed (pip install nvidia-ml-py)"
+        return f"nvidia-ml-py is not installed ({INSTALL_HINTS['pynvml']})"
     try:
         pynvml.nvmlInit()
     except Exception as exc:  # noqa: BLE001
@@ -229,71 +228,4 @@ def query_gpu(index: int = 0) -> GpuSpec | None:
     return None if facts is None else spec_from_facts(facts)
 
 
-class NvmlSampler:
-    """Samples SM / memory clock, power and throttle reasons in a thread while a measurement runs.
-
-    ``with NvmlSampler(0) as s: ...`` then ``s.summary()``. Without NVML it records nothing."""
-
-    def __init__(self, index: int = 0, interval_s: float = 0.05) -> None:
-        self.index = index
-        self.interval_s = interval_s
-        self.sm_mhz: list[float] = []
-        self.mem_mhz: list[float] = []
-        self.power_w: list[float] = []
-        self.throttle_mask = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._nv: Any | None = None
-        self._handle: Any | None = None
-
-    def __enter__(self) -> Self:
-        self._nv = _nvml()
-        if self._nv is not None:
-            try:
-                self._handle = _handle(self._nv, self.index, _torch_props(self.index))
-            except Exception:  # noqa: BLE001
-                self._handle = None
-        if self._handle is not None:
-            self._thread = threading.Thread(target=self._loop, name="modelcost-nvml", daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-        if self._nv is not None:
-            _call(self._nv.nvmlShutdown)
-
-    def _loop(self) -> None:
-        nv, h = self._nv, self._handle
-        reasons = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
-        while not self._stop.is_set():
-            sm = _call(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM)
-            mem = _call(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_MEM)
-            power = _call(nv.nvmlDeviceGetPowerUsage, h)
-            mask = _call(reasons, h)
-            if sm is not None:
-                self.sm_mhz.append(float(sm))
-            if mem is not None:
-                self.mem_mhz.append(float(mem))
-            if power is not None:
-                self.power_w.append(power / 1000)
-            if mask:
-                self.throttle_mask |= int(mask) & ~0x1  # "gpu_idle" between launches is not a throttle
-            time.sleep(self.interval_s)
-
-    def summary(self) -> dict[str, Any]:
-        def mean(values: list[float]) -> float | None:
-            return sum(values) / len(values) if values else None
-
-        return {
-            "sm_clock_mhz_min": min(self.sm_mhz) if self.sm_mhz else None,
-            "sm_clock_mhz_mean": mean(self.sm_mhz),
-            "mem_clock_mhz_mean": mean(self.mem_mhz),
-            "power_w_mean": mean(self.power_w),
-            "throttle_reasons": throttle_names(self.throttle_mask),
-        }
-
-
-__all__ = ["ARCHITECTURES", "NvmlFacts", "NvmlSampler", "no_gpu_reason", "query_gpu", "read_nvml", "spec_from_facts"]
+__all__ = ["ARCHITECTURES", "NvmlFacts", "no_gpu_reason", "query_gpu", "read_nvml", "spec_from_facts"]

@@ -64,6 +64,11 @@ def stdout_console(width_when_piped: int = 160, **kwargs: object) -> Console:
     return Console(width=width_when_piped, **kwargs)  # type: ignore[arg-type]
 
 
+def stderr_console() -> Console:
+    """The console for progress, warnings and errors: stderr, no highlighting, long lines kept whole."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
 def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
     console = console or stdout_console(120)
     inputs = ", ".join(f"{t.name} {_shape(t.shape)} {t.dtype}" for t in cost.inputs)

@@ -12,6 +12,7 @@ from modelcost.core.types import (
     GpuSpec,
     LayerProfile,
     LayerRoofline,
+    RunReport,
     WhatIf,
 )
 from modelcost.core.units import binary_bytes, si
@@ -48,10 +49,11 @@ def gpu_table(spec: GpuSpec) -> Table:
         ("architecture", spec.architecture), ("compute capability", spec.compute_capability),
         ("SMs", spec.sm_count),
         ("CUDA cores / tensor cores per SM", f"{spec.cuda_cores_per_sm or '-'} / {spec.tensor_cores_per_sm or '-'}"),
-        ("SM clock base / boost / max", "/".join(str(c) if c else "-" for c in
-                                                (spec.base_clock_mhz, spec.boost_clock_mhz, spec.max_clock_mhz)) + " MHz"),
+        ("SM clock base / boost / max", "/".join(
+            str(c) if c else "-" for c in (spec.base_clock_mhz, spec.boost_clock_mhz, spec.max_clock_mhz)) + " MHz"),
         ("clock of the tensor peaks", f"{spec.tensor_clock_mhz} MHz" if spec.tensor_clock_mhz else None),
-        ("memory", f"{spec.memory_bytes / 1e9:.1f} GB ({binary_bytes(spec.memory_bytes)})" if spec.memory_bytes else None),
+        ("memory",
+         f"{spec.memory_bytes / 1e9:.1f} GB ({binary_bytes(spec.memory_bytes)})" if spec.memory_bytes else None),
         ("memory bus / clock", f"{spec.bus_width_bits or '-'} bit / {spec.memory_clock_mhz or '-'} MHz"),
         ("bandwidth (clock x bus x 2)", _f(spec.bandwidth_gbps, 0, " GB/s")),
         ("measured copy bandwidth", _f(spec.measured_gbps, 0, " GB/s") if spec.measured_gbps else None),
@@ -120,7 +122,8 @@ def roofline_table(results: Sequence[BenchResult], gpu: GpuSpec) -> Table:
         p = r.roofline
         if p is None or r.latency_ms is None:
             continue
-        bound = {"compute": "[green]compute[/]", "memory": "[cyan]memory[/]", "overhead": "[yellow]overhead[/]"}[p.bound]
+        bound = {"compute": "[green]compute[/]", "memory": "[cyan]memory[/]",
+                 "overhead": "[yellow]overhead[/]"}[p.bound]
         t.add_row(r.backend, r.precision, str(r.batch_size), f"{r.latency_ms.p50:.3f}", _f(p.achieved_tflops, 2),
                   _f(p.peak_tflops), _pct(p.mfu), _pct(p.mfu_measured), _f(p.achieved_gbps, 0), _f(p.intensity, 1),
                   _f(p.ridge_point, 0), bound, _ms(p.lower_bound_ms), _f(p.measured_over_bound, 1))
@@ -150,6 +153,23 @@ def layer_table(rows: Sequence[LayerRoofline], title: str, profile: LayerProfile
     return t
 
 
+def layer_time_table(profile: LayerProfile, title: str, top: int = 15) -> Table:
+    """Measured time per layer without a roofline (a CPU profile): the slowest ``top`` layers."""
+    t = Table(title=title, caption=f"time: {profile.time_kind}, {profile.source}, {profile.runs} runs",
+              title_justify="left")
+    for col in ("layer", "op", "ms", "% time", "calls"):
+        t.add_column(col, justify="left" if col in ("layer", "op") else "right")
+    total = profile.total_ms or 1.0
+    ranked = sorted(profile.layers, key=lambda lt: -lt.time_ms)
+    for lt in ranked[:top]:
+        t.add_row(lt.name, lt.op, _f(lt.time_ms, 3), _pct(lt.time_ms / total), str(lt.calls))
+    if len(ranked) > top:
+        rest = ranked[top:]
+        t.add_row(f"... {len(rest)} more", "", _f(sum(lt.time_ms for lt in rest), 3),
+                  _pct(sum(lt.time_ms for lt in rest) / total), "")
+    return t
+
+
 def what_if_table(estimates: Sequence[WhatIf]) -> Table:
     t = Table(title="What-if: the fastest each GPU could run this model (lower bound; no run can beat it)",
               title_justify="left")
@@ -172,3 +192,25 @@ def print_gpu(spec: GpuSpec, console: Console | None = None, show_notes: bool = 
     if show_notes:
         for note in spec.notes:
             console.print(f"[dim]note: {note}[/]", highlight=False)
+
+
+def print_run_gpu(run: RunReport, console: Console | None = None, top_layers: int = 15) -> None:
+    """What a finished run says about the GPU: the roofline table (or why there is none), its per-layer tables
+    (``run.layer_tables``), the measured per-layer times of CPU profiles, and the what-if table."""
+    console = console or Console(highlight=False)
+    if run.gpu is not None and any(r.roofline for r in run.benchmarks):
+        console.print(roofline_table(run.benchmarks, run.gpu))
+        point = next(r.roofline for r in run.benchmarks if r.roofline)
+        console.print(f"[dim]bytes moved ({point.peak_key} row): {point.bytes_basis}. Bound 'overhead': measured "
+                      "latency > 10x the lower bound max(FLOPs / peak, bytes / bandwidth).[/]")
+    elif run.benchmarks:
+        why = "; ".join(n.removeprefix("roofline: ") for n in run.notes if n.startswith("roofline"))
+        console.print(f"[dim]no roofline: {why or 'no GPU result with a peak for its precision'}[/]")
+    for table in run.layer_tables:
+        console.print(layer_table(table.rows, table.title, table.profile, top_layers))
+    for r in run.benchmarks:
+        if r.layer_profile is not None and r.roofline is None:
+            title = f"Where the time goes: {r.backend} {r.precision} batch {r.batch_size}"
+            console.print(layer_time_table(r.layer_profile, title, top_layers))
+    if run.what_if:
+        console.print(what_if_table(run.what_if))

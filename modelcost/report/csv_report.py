@@ -39,9 +39,9 @@ def _cell(value: Any) -> Any:
 
 
 def row(r: BenchResult, run: RunReport) -> dict[str, Any]:
-    model = r.extra.get("model") or (run.cost.model.name if run.cost else "")
+    model = r.model or (run.cost.model.name if run.cost else "")
     d: dict[str, Any] = {
-        "run_complete": run.complete, "model": model, "role": r.extra.get("role", ""), "backend": r.backend,
+        "run_complete": run.complete, "model": model, "role": r.role, "backend": r.backend,
         "precision": r.precision, "batch_size": r.batch_size, "status": r.status, "reason": r.reason,
         "throughput_ips": r.throughput_ips, "first_inference_ms": r.first_inference_ms, "build_s": r.build_s,
         "gpu_memory_peak_bytes": r.gpu_memory_peak_bytes, "power_w_mean": r.power_w_mean,

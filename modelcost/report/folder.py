@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from modelcost.core.decisions import Comparison, Recommendation
+from modelcost.core.text import utc_timestamp
 from modelcost.core.types import BenchResult, RunReport
 from modelcost.report.atomic import atomic_write_bytes, atomic_write_text
 from modelcost.report.json_report import to_plain
@@ -58,7 +59,7 @@ def default_dir(run: RunReport, comparison: Comparison | None = None, root: Path
 def _config(r: BenchResult, stat: str = "p50") -> dict[str, Any]:
     lat = getattr(r.latency_ms, stat) if r.latency_ms is not None else None
     return {"backend": r.backend, "precision": r.precision, "batch_size": r.batch_size, f"latency_ms_{stat}": lat,
-            "throughput_ips": r.throughput_ips, "role": r.extra.get("role")}
+            "throughput_ips": r.throughput_ips, "role": r.role or None}
 
 
 def recommendation_to_dict(rec: Recommendation) -> dict[str, Any]:
@@ -109,14 +110,14 @@ def write_report_folder(run: RunReport, out_dir: str | Path | None = None, sampl
     from modelcost.report.html import render_html
     from modelcost.report.markdown import render_markdown
 
-    if not run.created:
-        run.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    if comparison is not None and not comparison.complete:
-        run.complete = False
+    # The report is of a copy: the caller's RunReport is not changed by writing it.
+    missing = samples_csv is not None and not Path(samples_csv).is_file()
+    run = dataclasses.replace(
+        run, created=run.created or utc_timestamp(),
+        complete=run.complete and (comparison is None or comparison.complete),
+        notes=[*run.notes, *([f"NVML samples CSV {samples_csv} was not found; not copied"] if missing else [])])
     folder = Path(out_dir) if out_dir is not None else default_dir(run, comparison, Path(root))
     folder.mkdir(parents=True, exist_ok=True)
-    if samples_csv is not None and not Path(samples_csv).is_file():
-        run.notes.append(f"NVML samples CSV {samples_csv} was not found; not copied")
     doc = json_report.run_to_dict(run)
     if recommendation is not None:
         doc["recommendation"] = recommendation_to_dict(recommendation)
@@ -133,8 +134,7 @@ def write_report_folder(run: RunReport, out_dir: str | Path | None = None, sampl
     for name, (kind, data) in images.items():
         files[name] = f"plots/{name}.{kind}"
         atomic_write_bytes(folder / files[name], data)
-    shown = RunReport(**{**{f.name: getattr(run, f.name) for f in dataclasses.fields(run)},
-                         "notes": [*run.notes, *notes]})
+    shown = dataclasses.replace(run, notes=[*run.notes, *notes])
     atomic_write_text(folder / "report.md", render_markdown(shown, order, recommendation, comparison, files))
     atomic_write_text(folder / "report.html", render_html(shown, images, order, recommendation, comparison))
     return folder

@@ -42,6 +42,7 @@ def run_to_dict(run: RunReport) -> dict[str, Any]:
         doc.update(cost_to_dict(run.cost))
     doc["benchmarks"] = to_plain(run.benchmarks)
     doc["gpu"] = to_plain(run.gpu)
+    doc["what_if"] = to_plain(run.what_if)
     doc["device"] = to_plain(run.device)
     doc["run_notes"] = list(run.notes)
     if run.training is not None:

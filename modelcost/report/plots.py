@@ -39,7 +39,7 @@ def _ok(results: list[BenchResult]) -> list[BenchResult]:
 
 
 def _series_name(r: BenchResult) -> str:
-    role = f"{r.extra['role']}: " if r.extra.get("role") else ""
+    role = f"{r.role}: " if r.role else ""
     return f"{role}{r.backend} {r.precision}"
 
 

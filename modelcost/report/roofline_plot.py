@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from modelcost.core.lazy import require
+from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, GpuSpec
 
 COLORS = {"fp32": "#1f77b4", "tf32": "#2ca02c", "fp16": "#d62728", "bf16": "#9467bd", "int8": "#8c564b",
@@ -62,7 +63,7 @@ def plot_roofline(gpu: GpuSpec, results: Sequence[BenchResult], path: str | Path
         assert p is not None
         ax.scatter([p.intensity], [p.achieved_tflops], color=COLORS.get(p.peak_key, "gray"), zorder=3, s=28,
                    marker={"compute": "o", "memory": "s", "overhead": "x"}.get(p.bound, "o"))
-        ax.annotate(f"{r.backend} {r.precision} b{r.batch_size}", (p.intensity, p.achieved_tflops),
+        ax.annotate(config_label(r), (p.intensity, p.achieved_tflops),
                     textcoords="offset points", xytext=(4, 3), fontsize=7)
     ax.set_xlabel("arithmetic intensity (FLOPs per byte moved)")
     ax.set_ylabel("TFLOP/s")

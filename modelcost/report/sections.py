@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from modelcost.core.decisions import Comparison, Recommendation
-from modelcost.core.types import BenchResult, CostReport, RunReport
+from modelcost.core.types import CostReport, RunReport
 from modelcost.core.units import binary_bytes, si
 
 
@@ -55,12 +55,6 @@ Block = Heading | Para | Banner | Bullets | Table | Image
 INCOMPLETE = "INCOMPLETE"
 
 
-def config_label(r: BenchResult) -> str:
-    """'ort-cuda fp16 b8', prefixed by the model for comparison runs ('base: ort-cuda fp32 b1')."""
-    head = f"{r.extra['role']}: " if r.extra.get("role") else ""
-    return f"{head}{r.backend} {r.precision} b{r.batch_size}"
-
-
 def incomplete_text(run: RunReport) -> str:
     return (f"{INCOMPLETE}: the run was interrupted or a backend crashed; this report holds only what finished "
             "before it stopped (see the run notes). Configs that did not run are missing, not zero.")
@@ -97,12 +91,14 @@ def build(run: RunReport, plots: list[tuple[str, str]] | None = None, recommenda
     if run.benchmarks:
         blocks += sb.benchmark_blocks(run.benchmarks)
         blocks += sb.roofline_blocks(run.benchmarks)
+        blocks += sb.layer_profile_blocks(run.benchmarks)
     if run.training is not None:
         from modelcost.report.sections_train import training_blocks
 
         blocks += training_blocks(run.training)
     if run.gpu is not None:
         blocks += sb.gpu_blocks(run.gpu)
+    blocks += sb.what_if_blocks(run.what_if)
     if run.cost is not None:
         blocks += static_blocks(run.cost)
     if plots:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from modelcost.core.types import BenchResult, GpuSpec
+from modelcost.core.text import config_label
+from modelcost.core.types import BenchResult, GpuSpec, WhatIf
 from modelcost.core.units import binary_bytes
-from modelcost.report.sections import Block, Bullets, Heading, Para, Table, config_label
+from modelcost.report.sections import Block, Bullets, Heading, Para, Table
 
 
 def _f(value: float | None, digits: int = 3) -> str:
@@ -100,3 +101,41 @@ def gpu_blocks(gpu: GpuSpec) -> list[Block]:
         blocks += [Heading("Peak TFLOP/s by precision (dense; 2:4 sparse; measured)", 3),
                    Table(["precision", "dense", "2:4 sparse", "measured"], peaks, [False, True, True, True])]
     return blocks
+
+
+def layer_profile_blocks(results: list[BenchResult], top: int = 15) -> list[Block]:
+    """Measured time per layer (``--profile-layers``), for every result that carries a profile: GPU and CPU."""
+    blocks: list[Block] = []
+    for r in results:
+        prof = r.layer_profile
+        if prof is None or not prof.layers:
+            continue
+        total = prof.total_ms or 1.0
+        layers = sorted(prof.layers, key=lambda lt: -lt.time_ms)
+        rows = [[lt.name, lt.op, _f(lt.time_ms, 4), f"{lt.time_ms / total * 100:.1f}%", str(lt.calls)]
+                for lt in layers[:top]]
+        if len(layers) > top:
+            rest = layers[top:]
+            rows.append([f"... {len(rest)} more", "", _f(sum(lt.time_ms for lt in rest), 4),
+                         f"{sum(lt.time_ms for lt in rest) / total * 100:.1f}%", ""])
+        blocks += [Heading(f"Per-layer time: {config_label(r)}", 3),
+                   Para(f"{prof.time_kind} from {prof.source}, {prof.runs} profiled runs; layers sum to "
+                        f"{prof.total_ms:.4f} ms per inference (profiler overhead makes this differ from the "
+                        "benchmark latency)."),
+                   Table(["layer", "op", "ms", "% time", "calls"], rows, [False, False, True, True, True])]
+    return [Heading("Where the time goes (per-layer profile)"), *blocks] if blocks else []
+
+
+def what_if_blocks(rows: list[WhatIf]) -> list[Block]:
+    """The lower bound on each GPU asked for (``--target-gpu``): no run can beat it."""
+    if not rows:
+        return []
+    table = [[w.gpu, w.precision, str(w.batch_size), f"{w.flops:,}", f"{w.bytes_moved:,}", _f(w.compute_ms, 4),
+              _f(w.memory_ms, 4), _f(w.lower_bound_ms, 4), w.bound, _g(w.max_throughput_ips)] for w in rows]
+    headers = ["GPU", "precision", "batch", "FLOPs", "bytes", "compute ms", "memory ms", "lower bound ms", "bound",
+               "max IPS"]
+    bases = sorted({w.bytes_basis for w in rows if w.bytes_basis})
+    blocks: list[Block] = [Heading("What-if: the fastest each GPU could run this model"),
+                           Para("Lower bound max(FLOPs / peak, bytes / bandwidth): no run can beat it."),
+                           Table(headers, table, [False, False, True, True, True, True, True, True, False, True])]
+    return blocks + ([Para("Bytes counted as moved:"), Bullets(bases)] if bases else [])

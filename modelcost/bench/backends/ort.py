@@ -17,9 +17,10 @@ from typing import Any
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.model import BenchModel
 from modelcost.core.errors import ModelcostError
+from modelcost.core.lazy import INSTALL_HINTS
 
 _EP = {"ort-cuda": "CUDAExecutionProvider", "ort-tensorrt": "TensorrtExecutionProvider", "ort-cpu": "CPUExecutionProvider"}
-TRT_MISSING = "TensorRT not installed — pip install 'modelcost[tensorrt]'"
+TRT_MISSING = f"TensorRT not installed — {INSTALL_HINTS['tensorrt']}"
 
 
 def make(entry: BackendInfo) -> OrtBackend:
@@ -67,7 +68,7 @@ class OrtBackend:
         try:
             import onnxruntime as ort
         except ImportError:
-            return "onnxruntime is not installed — pip install onnxruntime"
+            return f"onnxruntime is not installed — {INSTALL_HINTS['onnxruntime']}"
         if self.name == "ort-cpu":
             return None
         have = ort.get_available_providers()
@@ -77,7 +78,7 @@ class OrtBackend:
             if (why := tensorrt_libs_reason()) is not None:
                 return why
         elif self.provider not in have:
-            return "onnxruntime has no CUDA execution provider — pip install 'modelcost[gpu]' (onnxruntime-gpu)"
+            return f"onnxruntime has no CUDA execution provider — {INSTALL_HINTS['onnxruntime-gpu']}"
         from modelcost.bench.backends.torch_backends import cuda_unavailable_reason
 
         return cuda_unavailable_reason()
@@ -121,7 +122,7 @@ class OrtRunner:
         import onnxruntime as ort
 
         self.backend, self.model, self.precision, self.config = backend, model, precision, config
-        self.device = "cpu" if backend.name == "ort-cpu" else "cuda"
+        self.device = backend.entry.device
         self.notes: list[str] = []
         t0 = time.perf_counter()
         path = model.onnx_file(config.cache_dir)

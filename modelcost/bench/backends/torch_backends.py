@@ -18,6 +18,7 @@ from typing import Any
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.export import flatten_outputs
 from modelcost.bench.model import BenchModel
+from modelcost.core.lazy import INSTALL_HINTS
 
 _DTYPE = {"fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
@@ -30,7 +31,7 @@ def cuda_unavailable_reason() -> str | None:
     try:
         import torch
     except ImportError:
-        return "torch is not installed — pip install torch"
+        return f"torch is not installed — {INSTALL_HINTS['torch']}"
     if not torch.cuda.is_available():
         return "no CUDA device"
     return None
@@ -51,7 +52,8 @@ def _tf32_switches(torch: Any) -> tuple[list[tuple[Any, str]], Any, Any]:
     matmul = torch.backends.cuda.matmul
     if hasattr(matmul, "fp32_precision"):
         cudnn = torch.backends.cudnn
-        return [(matmul, "fp32_precision"), (cudnn.conv, "fp32_precision"), (cudnn.rnn, "fp32_precision")], "tf32", "ieee"
+        switches = [(matmul, "fp32_precision"), (cudnn.conv, "fp32_precision"), (cudnn.rnn, "fp32_precision")]
+        return switches, "tf32", "ieee"
     return [(matmul, "allow_tf32"), (torch.backends.cudnn, "allow_tf32")], True, False
 
 
@@ -85,7 +87,7 @@ class TorchBackend:
             try:
                 import torch  # noqa: F401
             except ImportError:
-                return "torch is not installed — pip install torch"
+                return f"torch is not installed — {INSTALL_HINTS['torch']}"
             return None
         return cuda_unavailable_reason()
 
@@ -102,21 +104,20 @@ class TorchBackend:
     def prepare(self, model: BenchModel, precision: str, config: BenchConfig) -> TorchRunner:
         if model.kind != "pytorch":
             raise Unavailable("PyTorch backends need a PyTorch model")
-        return TorchRunner(self.name, model, precision, config)
+        return TorchRunner(self.entry, model, precision, config)
 
 
 class TorchRunner:
     """One torch backend at one precision; the device copy of the model is made here (``build_s``)."""
 
-    def __init__(self, backend: str, model: BenchModel, precision: str, config: BenchConfig) -> None:
+    def __init__(self, entry: BackendInfo, model: BenchModel, precision: str, config: BenchConfig) -> None:
         import torch
 
-        self.backend, self.model, self.precision, self.config = backend, model, precision, config
-        self.device = "cpu" if backend == "torch-cpu" else "cuda"
+        self.entry, self.backend, self.model, self.precision, self.config = entry, entry.name, model, precision, config
+        self.device = entry.device
         self.notes: list[str] = []
-        cast = backend in ("torch-half", "torch-compile", "torch-cudagraph", "torch-compile-cudagraph")
-        self.dtype = _DTYPE[precision] if cast else "float32"
-        self.channels_last = cast and self.dtype != "float32" and model.is_conv_net()
+        self.dtype = _DTYPE[precision] if entry.cast else "float32"
+        self.channels_last = entry.cast and self.dtype != "float32" and model.is_conv_net()
         t0 = time.perf_counter()
         try:
             self.module = model.device_module(self.device, self.dtype, self.channels_last)
@@ -130,7 +131,7 @@ class TorchRunner:
         self.build_s = time.perf_counter() - t0
         if self.channels_last:
             self.notes.append("channels_last memory format")
-        if backend.startswith("torch-compile"):
+        if entry.compile:
             mode = config.compile_mode
             self.compile_mode = "max-autotune-no-cudagraphs" if mode == "max-autotune" else "default"
             self.notes.append(f"torch.compile mode={self.compile_mode}, dynamic=False (one compile per batch size)")
@@ -143,7 +144,7 @@ class TorchRunner:
         stack.enter_context(torch.inference_mode())
         if self.device == "cuda":
             stack.enter_context(tf32_mode(self.precision == "tf32"))
-        if self.backend == "torch-autocast":
+        if self.entry.autocast:
             stack.enter_context(torch.autocast("cuda", dtype=getattr(torch, _DTYPE[self.precision])))
         return stack
 
@@ -152,7 +153,7 @@ class TorchRunner:
 
     def close(self) -> None:
         self.module = None
-        if self.backend.startswith("torch-compile"):
+        if self.entry.compile:
             import torch
 
             torch._dynamo.reset()
@@ -181,12 +182,12 @@ class TorchSession:
             self.inputs = [self._to_device(a) for a in host_inputs]
             fn = runner.module
             t0 = time.perf_counter()
-            if runner.backend.startswith("torch-compile"):
+            if runner.entry.compile:
                 fn = torch.compile(runner.module, mode=runner.compile_mode, dynamic=False)
                 self._out = fn(*self.inputs)  # the compile happens here: part of the build
                 torch.cuda.synchronize()
             self._fn = fn
-            if runner.backend.endswith("cudagraph"):
+            if runner.entry.cudagraph:
                 self._capture()
             self.build_s = time.perf_counter() - t0
         except BaseException:
@@ -291,7 +292,7 @@ class TorchSession:
         self.inputs = []
         self._fn = None
         self.deactivate()
-        if self.runner.backend.startswith("torch-compile"):
+        if self.runner.entry.compile:
             # a fresh compile per session: compiled code of earlier shapes and dtypes never piles up against
             # dynamo's recompile limit (past it dynamo would silently run eager)
             self._torch._dynamo.reset()

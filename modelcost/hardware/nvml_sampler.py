@@ -1,4 +1,4 @@
-"""A background NVML sampler for the timed part of a benchmark.
+"""The one NVML sampler: a background thread reading the GPU while a benchmark or a ceiling measurement runs.
 
 Every ``interval_s`` (20 ms by default) it reads GPU and memory utilisation, SM and memory clocks, board power,
 temperature, memory used and the active clock-throttle reasons. ``stop()`` returns a summary: means, the
@@ -10,6 +10,10 @@ over up to a second on many boards, so for spans under a few seconds the energy 
 The CSV uses ``nvidia-smi --query-gpu`` field names, in these units: utilization.gpu / utilization.memory in %,
 clocks.sm / clocks.mem in MHz, power.draw in W, temperature.gpu in degrees C, memory.used in MiB,
 clocks_throttle_reasons.active as nvidia-smi's hex bitmask; timestamp as ``YYYY/MM/DD HH:MM:SS.mmm``.
+
+``NvmlSampler(nvml, handle)`` with ``start()`` / ``stop()`` serves the benchmark runner, which keeps NVML open
+for a whole sweep; ``with sampling(index) as s: ...`` then ``s.summary`` opens and shuts NVML around one
+measurement (``modelcost gpu --measure``). Without NVML both record nothing.
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from modelcost.hardware.nvml import THROTTLE_REASONS, throttle_names  # noqa: F401 - re-exported
+from modelcost.core.lazy import INSTALL_HINTS
+from modelcost.hardware.nvml import THROTTLE_REASONS, throttle_names
+
+IDLE = 0x1  # "gpu_idle": the GPU idled between launches; NVML sets it, but it is not a throttle
 
 CSV_FIELDS = (
     "backend", "precision", "batch_size", "timestamp", "index", "utilization.gpu", "utilization.memory",
@@ -49,6 +56,7 @@ class SamplerSummary:
     duration_s: float = 0.0
     gpu_util_mean: float | None = None
     mem_util_mean: float | None = None
+    sm_clock_mhz_min: float | None = None
     sm_clock_mhz_mean: float | None = None
     mem_clock_mhz_mean: float | None = None
     power_w_mean: float | None = None
@@ -56,7 +64,12 @@ class SamplerSummary:
     memory_used_max_bytes: int | None = None
     energy_j: float | None = None
     energy_source: str = ""  # "nvml energy counter" | "power integration" | ""
-    throttle_reasons: list[str] = field(default_factory=list)
+    throttle_reasons: list[str] = field(default_factory=list)  # every reason NVML set, gpu_idle included
+
+    @property
+    def throttles(self) -> list[str]:
+        """The reasons that slowed the clocks: ``throttle_reasons`` without gpu_idle."""
+        return [r for r in self.throttle_reasons if r != THROTTLE_REASONS[IDLE]]
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -69,7 +82,7 @@ def open_nvml(uuid: str | None = None, index: int = 0) -> tuple[Any, Any] | tupl
     try:
         import pynvml
     except ImportError:
-        return None, "NVML unavailable (pip install nvidia-ml-py)"
+        return None, f"NVML unavailable ({INSTALL_HINTS['pynvml']})"
     try:
         pynvml.nvmlInit()
         if uuid:
@@ -96,6 +109,12 @@ def _try(fn: Any, *args: Any) -> Any:
         return None
 
 
+def _call(nvml: Any, name: str, *args: Any) -> Any:
+    """``nvml.<name>(*args)``, or None when this NVML (or board) does not have or answer it."""
+    fn = getattr(nvml, name, None)
+    return None if fn is None else _try(fn, *args)
+
+
 class NvmlSampler:
     """``start()`` / ``stop() -> SamplerSummary``; ``rows()`` gives the raw samples for the CSV."""
 
@@ -109,8 +128,8 @@ class NvmlSampler:
 
     def _read(self) -> Sample:
         n, h = self._nvml, self._handle
-        util = _try(n.nvmlDeviceGetUtilizationRates, h)
-        power = _try(n.nvmlDeviceGetPowerUsage, h)
+        util = _call(n, "nvmlDeviceGetUtilizationRates", h)
+        power = _call(n, "nvmlDeviceGetPowerUsage", h)
         reasons_fn = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
             n, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
         return Sample(
@@ -119,13 +138,13 @@ class NvmlSampler:
             sm_mhz=_try(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM),
             mem_mhz=_try(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_MEM),
             power_w=None if power is None else power / 1000.0,
-            temp_c=_try(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU),
+            temp_c=_call(n, "nvmlDeviceGetTemperature", h, getattr(n, "NVML_TEMPERATURE_GPU", 0)),
             mem_used_bytes=memory_used_bytes(n, h),
             throttle=None if reasons_fn is None else _try(reasons_fn, h),
         )
 
     def _energy_mj(self) -> float | None:
-        return _try(self._nvml.nvmlDeviceGetTotalEnergyConsumption, self._handle)
+        return _call(self._nvml, "nvmlDeviceGetTotalEnergyConsumption", self._handle)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -153,13 +172,16 @@ class NvmlSampler:
         return [sample_row(s, backend, precision, batch_size, self._index) for s in self._samples]
 
 
-def summarize(samples: list[Sample], duration_s: float, energy0_mj: float | None, energy1_mj: float | None) -> SamplerSummary:
+def summarize(samples: list[Sample], duration_s: float, energy0_mj: float | None,
+              energy1_mj: float | None) -> SamplerSummary:
     """Means over the samples; energy from the counter delta when both reads worked, else power integration."""
     out = SamplerSummary(samples=len(samples), duration_s=duration_s)
     if not samples:
         return out
     out.gpu_util_mean = _mean([s.util_gpu for s in samples])
     out.mem_util_mean = _mean([s.util_mem for s in samples])
+    sms = [s.sm_mhz for s in samples if s.sm_mhz is not None]
+    out.sm_clock_mhz_min = min(sms) if sms else None
     out.sm_clock_mhz_mean = _mean([s.sm_mhz for s in samples])
     out.mem_clock_mhz_mean = _mean([s.mem_mhz for s in samples])
     out.power_w_mean = _mean([s.power_w for s in samples])
@@ -207,3 +229,31 @@ def append_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         if new:
             writer.writeheader()
         writer.writerows(rows)
+
+
+class sampling:  # lower case: it reads as ``with sampling(index) as s``
+    """Open NVML on GPU ``index`` (the device torch calls ``index``), sample while the block runs, shut NVML
+    down; ``summary`` is then the SamplerSummary (empty without NVML)."""
+
+    def __init__(self, index: int = 0, interval_s: float = 0.05) -> None:
+        self.index, self.interval_s = index, interval_s
+        self.summary = SamplerSummary()
+        self._nv: Any = None
+        self._sampler: NvmlSampler | None = None
+
+    def __enter__(self) -> Self:
+        from modelcost.hardware.nvml import _handle, _nvml, _torch_props
+
+        self._nv = _nvml()
+        if self._nv is not None:
+            handle = _try(_handle, self._nv, self.index, _torch_props(self.index))
+            if handle is not None:
+                self._sampler = NvmlSampler(self._nv, handle, self.interval_s, self.index)
+                self._sampler.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._sampler is not None:
+            self.summary = self._sampler.stop()
+        if self._nv is not None:
+            _try(self._nv.nvmlShutdown)

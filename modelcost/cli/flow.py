@@ -1,0 +1,165 @@
+"""What ``analyze`` and ``bench`` share: turn the typed options into one ``api.RunOptions``, call ``api.run``
+once, print each stage as it finishes, then write every output asked for (or say why it was not written).
+The order of work lives in ``modelcost.pipeline``; nothing here measures or decides."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from modelcost.core.errors import ModelcostError
+from modelcost.core.types import RunReport
+
+
+def parse_batch_sizes(text: str | None) -> list[int] | None:
+    """'1,8,32' -> [1, 8, 32]; None -> None."""
+    if text is None or not text.strip():
+        return None
+    try:
+        sizes = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise ModelcostError(f"--batch-sizes {text!r}: expected positive integers separated by commas, "
+                             "e.g. 1,8,32") from None
+    if not sizes or any(s < 1 for s in sizes):
+        raise ModelcostError(f"--batch-sizes {text!r}: batch sizes must be positive, e.g. 1,8,32")
+    return list(dict.fromkeys(sizes))
+
+
+def parse_precisions(text: str | None) -> list[str] | None:
+    from modelcost.bench.base import PRECISIONS
+
+    if text is None or not text.strip() or text.strip() == "all":
+        return None
+    names = [p.strip().lower() for p in text.split(",") if p.strip()]
+    bad = [p for p in names if p not in PRECISIONS]
+    if bad:
+        raise ModelcostError(f"--precisions: unknown {', '.join(bad)}; use {', '.join(PRECISIONS)}")
+    return names
+
+
+def bench_config(device: str, warmup: int, min_time_s: float, min_iters: int, max_time_s: float,
+                 compile_mode: str, samples_csv: Path | None) -> Any:
+    from modelcost.bench.base import BenchConfig
+
+    return BenchConfig(device=device, warmup=warmup, min_time_s=min_time_s, min_iters=min_iters,
+                       max_time_s=max_time_s, compile_mode=compile_mode, samples_csv=samples_csv)
+
+
+def run_options(command: str, *, backends: str | None = None, precisions: str | None = None,
+                batch_sizes: str | None = None, tuple_shapes: Sequence[str] | None = None, **kw: Any) -> Any:
+    """``api.RunOptions`` from the CLI's strings (comma lists parsed and checked here)."""
+    from modelcost import api
+    from modelcost.bench.registry import parse_backends
+
+    chosen, precs, sizes = parse_backends(backends), parse_precisions(precisions), parse_batch_sizes(batch_sizes)
+    return api.RunOptions(command=command, backends=tuple(chosen) if chosen else None,
+                          precisions=tuple(precs) if precs else None, batch_sizes=tuple(sizes) if sizes else None,
+                          input_shapes=tuple(tuple_shapes) if tuple_shapes else None, **kw)
+
+
+@dataclass
+class Printer:
+    """The ``progress`` callback of ``api.run``: prints each stage's part of the report as it finishes."""
+
+    model: str
+    show_cost: bool = True
+    top: int | None = 10
+    profiling: bool = False
+
+    def __call__(self, stage: str, run: RunReport) -> None:
+        from modelcost.report.console import stderr_console, stdout_console
+
+        if stage == "static" and self.show_cost and run.cost is not None:
+            from modelcost.report.console import print_cost
+
+            print_cost(run.cost, top=self.top)
+        elif stage in ("benchmarks", "interrupted"):
+            from modelcost.report.console_bench import print_benchmarks
+
+            if stage == "interrupted":
+                stderr_console().print("[yellow]interrupted[/]: reporting the benchmarks that finished")
+            print_benchmarks(run.benchmarks, title=f"benchmarks: {self.model}", device=run.device,
+                             console=stdout_console(160))
+            if self.profiling and stage == "benchmarks" and any(r.status == "ok" for r in run.benchmarks):
+                stderr_console().print("[dim]profiling per layer ...[/]")
+
+
+def run_and_print(model: str, options: Any, printer: Printer) -> RunReport:
+    """``api.run`` with the printer; then the roofline, per-layer and what-if tables of the finished run."""
+    from modelcost import api
+    from modelcost.report.console import stdout_console
+    from modelcost.report.console_gpu import print_run_gpu
+
+    run = api.run(model, options, progress=printer)
+    if run.complete and (run.benchmarks or run.what_if):
+        print_run_gpu(run, stdout_console(160, highlight=False))
+    return run
+
+
+def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_dir: Path | None,
+                  samples_csv: Path | None = None, roofline_plot: Path | None = None) -> None:
+    """Every output asked for, each written atomically (also for an interrupted run), or one line saying why
+    it was not written."""
+    say = typer.echo
+    if roofline_plot is not None:
+        why = roofline_plot_problem(run)
+        if why is None:
+            from modelcost.report.roofline_plot import plot_roofline
+
+            assert run.gpu is not None
+            say(f"wrote {plot_roofline(run.gpu, run.benchmarks, roofline_plot)}")
+        else:
+            say(f"roofline plot not written: {why}")
+    if json_path is not None:
+        from modelcost.report.json_report import write_json
+
+        write_json(run, json_path)
+        say(f"JSON report: {json_path}")
+    if report or out_dir is not None:
+        from modelcost import api
+
+        folder = api.write_report(run, str(out_dir) if out_dir else None,
+                                  str(samples_csv) if samples_csv and samples_csv.exists() else None)
+        say(f"report folder: {folder}")
+    if samples_csv is not None:
+        if samples_csv.exists():
+            say(f"NVML samples: {samples_csv}")
+        else:
+            say(f"NVML samples not written: {samples_problem(run)}")
+
+
+def roofline_plot_problem(run: RunReport) -> str | None:
+    """Why no roofline plot can be drawn from ``run`` (None: it can)."""
+    if run.gpu is not None and any(r.roofline for r in run.benchmarks):
+        return None
+    if not run.benchmarks:
+        return "nothing was benchmarked (the plot places measured configs against the GPU's roofs)"
+    if run.gpu is None:  # the pipeline's note: "roofline: <why there is no GPU>; <what to do instead>"
+        why = next((n.removeprefix("roofline: ").rsplit("; ", 1)[0] for n in run.notes
+                    if n.startswith("roofline: no NVIDIA GPU")), None)
+        return why or "no NVIDIA GPU here"
+    return "no GPU config was measured (CPU results have no roofline)"
+
+
+def samples_problem(run: RunReport) -> str:
+    """Why the NVML samples CSV is missing: it holds the GPU's samples during each timed GPU run."""
+    from modelcost.bench.registry import BACKENDS
+
+    if not run.benchmarks:
+        return "nothing was benchmarked"
+    on_gpu = [r for r in run.benchmarks if r.status == "ok" and getattr(BACKENDS.get(r.backend), "device", "") == "cuda"]
+    if not on_gpu:
+        return "no GPU config was measured (NVML samples the GPU during GPU runs only)"
+    return "NVML gave no samples (see the benchmark notes)"
+
+
+def exit_status(run: RunReport) -> None:
+    """130 for an interrupted run (its report is written first); 1 when nothing at all could be measured."""
+    if not run.complete:
+        raise typer.Exit(130)
+    if run.benchmarks and not any(r.status == "ok" for r in run.benchmarks):
+        raise ModelcostError("no configuration could be measured (the reasons are listed above)")
