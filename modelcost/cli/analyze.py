@@ -37,6 +37,7 @@ def analyze(
     target_gpu: o.TargetGpu = None,
     roofline_plot: o.RooflinePlot = None,
     profile_layers: o.ProfileLayers = False,
+    allow_partial: o.AllowPartial = False,
 ) -> None:
     """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark every backend and
     place each measured config on the GPU's roofline."""
@@ -63,7 +64,7 @@ def analyze(
     if cost.problems:
         more = len(cost.problems) - 1
         raise ModelcostError(cost.problems[0] + (f" (and {more} more, listed above)" if more else ""))
-    o.exit_status(run)
+    o.exit_status(run, allow_partial)
 
 
 @app.command()

@@ -121,6 +121,7 @@ def bench(
     roofline_plot: o.RooflinePlot = None,
     profile_layers: o.ProfileLayers = False,
     trust_pickle: o.TrustPickle = False,
+    allow_partial: o.AllowPartial = False,
 ) -> None:
     """Measure latency, throughput, memory, power and accuracy on every backend x precision x batch size."""
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
@@ -130,7 +131,7 @@ def bench(
                    batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
                    target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
     o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
-    o.exit_status(run)
+    o.exit_status(run, allow_partial)
 
 
 @app.command("backends")

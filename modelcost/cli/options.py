@@ -39,6 +39,9 @@ ProfileLayers = Annotated[bool, typer.Option(
     "--profile-layers", help="Measure per-layer time (eager PyTorch / ONNX Runtime fp32): where the time goes vs where the FLOPs are.")]
 Report = Annotated[bool, typer.Option(
     "--report", help="Write the report folder reports/<model>-<time>/ (JSON, Markdown, HTML with plots, CSV).")]
+AllowPartial = Annotated[bool, typer.Option(
+    "--allow-partial", help="Exit 0 even when some ops could not be counted (the totals are then lower bounds, "
+    "marked with ≥); without it such a partial result exits with code 3.")]
 OutDir = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (implies --report).")]
 
 
@@ -83,9 +86,20 @@ def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_d
         typer.echo(f"NVML samples: {samples_csv}")
 
 
-def exit_status(run: RunReport) -> None:
-    """130 for an interrupted run (its report is written first); 1 when nothing at all could be measured."""
+EXIT_PARTIAL = 3  # exit codes: 0 ok, 1 bad input, 2 usage error, 3 partial result, 130 interrupted
+
+
+def exit_status(run: RunReport, allow_partial: bool = False) -> None:
+    """130 for an interrupted run (its report is written first); 1 when nothing at all could be measured;
+    3 when the static analysis is partial (``run.cost.compute.complete`` is False) unless ``allow_partial``."""
     if not run.complete:
         raise typer.Exit(130)
     if run.benchmarks and not any(r.status == "ok" for r in run.benchmarks):
         raise ModelcostError("no configuration could be measured (the reasons are listed above)")
+    if run.cost is not None and not run.cost.compute.complete and not allow_partial:
+        from rich.console import Console
+
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            "[yellow]partial result[/]: some ops were not counted, the totals are lower bounds; exit code "
+            f"{EXIT_PARTIAL} (pass --allow-partial to accept it)")
+        raise typer.Exit(EXIT_PARTIAL)

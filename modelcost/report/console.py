@@ -29,10 +29,11 @@ def _totals_table(cost: CostReport) -> Table:
     on_disk = f"file {binary_bytes(s.file_size_bytes)}" if s.file_size_bytes is not None else "in memory"
     table.add_row("weight storage", binary_bytes(s.bytes), on_disk)
     table.add_row("  at fp16 / int8 / int4", "", " / ".join(binary_bytes(b) for b in (s.fp16_bytes, s.int8_bytes, s.int4_bytes)))
-    table.add_row("MACs", f"{c.macs:,}", si(c.macs))
+    ge = "" if c.complete else "≥ "  # a partial result: the totals are lower bounds
+    table.add_row("MACs", f"{ge}{c.macs:,}", f"{ge}{si(c.macs)}")
     if len(c.macs_by_dtype) > 1 or (c.macs_by_dtype and "float32" not in c.macs_by_dtype):
         table.add_row("  by dtype", "", ", ".join(f"{k} {si(v)}" for k, v in c.macs_by_dtype.items()))
-    table.add_row("FLOPs", f"{c.flops:,}", f"{si(c.flops)}  (2 x MACs + other ops, docs/COUNTING.md)")
+    table.add_row("FLOPs", f"{ge}{c.flops:,}", f"{ge}{si(c.flops)}  (2 x MACs + other ops, docs/COUNTING.md)")
     table.add_row("activations", binary_bytes(m.activation_bytes), f"peak live {binary_bytes(m.peak_activation_bytes)}")
     table.add_row("inputs / outputs", f"{binary_bytes(m.input_bytes)} / {binary_bytes(m.output_bytes)}", "")
     table.add_row("arithmetic intensity", f"{m.arithmetic_intensity:.1f}", "FLOPs per byte of weights + inputs + activations")
@@ -64,6 +65,12 @@ def stdout_console(width_when_piped: int = 160, **kwargs: object) -> Console:
     return Console(width=width_when_piped, **kwargs)  # type: ignore[arg-type]
 
 
+def partial_warning(cost: CostReport) -> str:
+    """The one line that says a result is partial, naming the uncounted ops."""
+    ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items()) or "see the reasons"
+    return f"warning: partial result, the totals are lower bounds (≥): not counted: {ops}"
+
+
 def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
     console = console or stdout_console(120)
     inputs = ", ".join(f"{t.name} {_shape(t.shape)} {t.dtype}" for t in cost.inputs)
@@ -71,9 +78,13 @@ def print_cost(cost: CostReport, top: int | None = 10, console: Console | None =
     console.print(_totals_table(cost))
     if top != 0 and cost.layers:
         console.print(_layers_table(cost.layers, cost.compute.flops, top))
-    if cost.compute.uncounted_ops:
+    if not cost.compute.complete:
+        console.print(f"[bold yellow]{escape(partial_warning(cost))}[/]")
+        for reason in cost.compute.incomplete_reasons:
+            console.print(f"[yellow]  not counted:[/] {escape(reason)}")
+    elif cost.compute.uncounted_ops:
         ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items())
-        console.print(f"[yellow]uncounted ops (no formula; their cost is not in the totals):[/] {ops}")
+        console.print(f"[yellow]uncounted ops (their cost is not in the totals):[/] {ops}")
     else:
         console.print("[green]every op counted[/] (or known to cost nothing)")
     for note in cost.notes:
