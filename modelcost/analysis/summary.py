@@ -131,7 +131,7 @@ def compute_stats(
 def _reasons(uncounted_ops: dict[str, int], given: Sequence[str]) -> list[str]:
     reasons = list(dict.fromkeys(given))
     for op, n in sorted(uncounted_ops.items()):
-        if not any(r.startswith(f"{op} x") or r.startswith(f"{op}:") for r in reasons):
+        if not any(r.startswith((f"{op} x", f"{op}:")) for r in reasons):
             reasons.append(f"{op} x{n}: not counted (no formula for this op)")
     return reasons
 
