@@ -89,7 +89,9 @@ def _parse(path: Path, size_bytes: int) -> Any:
     if size_bytes == 0:
         raise ModelcostError(f"{path}: empty file, not an ONNX model")
     try:
-        model = onnx.load(str(path), load_external_data=False)
+        model = _parse_lean(onnx, path)
+        if model is None:  # a text format, or bytes the lean reader refuses: onnx's own parser says what is wrong
+            model = onnx.load(str(path), load_external_data=False)
     except (DecodeError, RuntimeWarning, ValueError, TypeError, UnicodeDecodeError) as exc:
         raise ModelcostError(
             f"{path}: not a valid ONNX model (protobuf parse failed: {_first_line(exc)}); the file is truncated "
@@ -99,6 +101,26 @@ def _parse(path: Path, size_bytes: int) -> Any:
         raise ModelcostError(f"{path}: not an ONNX model (no graph or IR version in the file)")
     if not model.opset_import:
         raise ModelcostError(f"{path}: the model has no opset_import; the file is truncated or malformed")
+    return model
+
+
+_TEXT_FORMATS = (".textproto", ".txtpb", ".prototxt", ".pbtxt", ".json", ".onnxjson", ".onnxtext", ".onnxtxt")
+
+
+def _parse_lean(onnx: Any, path: Path) -> Any | None:
+    """The model without its big weights' bytes (``onnx_lean``), or None when onnx.load should parse the file."""
+    from google.protobuf.message import DecodeError
+
+    from modelcost.loaders.onnx_lean import WireError, lean_model_bytes
+
+    if path.suffix.lower() in _TEXT_FORMATS:
+        return None
+    try:
+        data = lean_model_bytes(path)
+        model = onnx.ModelProto()
+        model.ParseFromString(data)
+    except (WireError, DecodeError, OSError, ValueError, RecursionError):
+        return None
     return model
 
 
