@@ -6,6 +6,8 @@
    are read). The bound input shapes are written into the skeleton's inputs; model-local functions are inlined.
    Nodes written out of topological order are sorted.
 2. ``onnx.shape_inference.infer_shapes(data_prop=True)`` fills in the intermediates (subgraphs of If included).
+   Where it leaves a main-graph tensor without a static shape, ONNX Runtime's symbolic shape inference
+   (``onnx_symbolic``) runs on the same skeleton and its static shapes go back in as hints.
 3. Gaps are refined: ``onnx_fold`` evaluates small shape arithmetic (Range lengths, ...) and a few
    onnxruntime contrib ops get their output shape here; the results go back in as value_info and inference
    runs again (a few rounds at most).
@@ -107,6 +109,8 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
         sk = inliner.inline_local_functions(sk)
         notes.append(f"{len(model.functions)} model-local function(s) inlined before counting")
     inferred = run_onnx_inference(sk)
+    if _unshaped(inferred.graph):
+        inferred = _with_symbolic(sk, inferred, notes)
     for round_ in range(REFINE_ROUNDS + 1):
         table = ShapeTable()
         _collect_flat(inferred.graph, (), table)
@@ -117,6 +121,32 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
         inferred = run_onnx_inference(sk)
     collect(inferred.graph, (), table, notes, inferred.opset_import, flat_done=True)
     return InferredOnnx(model=inferred, table=table, values=values, notes=notes)
+
+
+def _unshaped(graph: Any) -> set[str]:
+    """Main-graph node outputs that inference left without a static shape."""
+    static = {vi.name for vi in (*graph.value_info, *graph.output) if is_static(value_info_shape(vi.type))}
+    return {o for node in graph.node for o in node.output if o and o not in static}
+
+
+def _with_symbolic(sk: Any, inferred: Any, notes: list[str]) -> Any:
+    """onnx's inference again, hinted with the static shapes ORT's symbolic inference finds where onnx's did not
+    (``onnx_symbolic``); ``inferred`` unchanged when it finds none."""
+    from modelcost.loaders.onnx_symbolic import symbolic_shapes
+
+    missing = _unshaped(inferred.graph)
+    found = {name: vi for name, vi in symbolic_shapes(sk).items() if name in missing and vi.type.tensor_type.elem_type}
+    if not found:
+        return inferred
+    keep = [vi for vi in sk.graph.value_info if vi.name not in found]
+    del sk.graph.value_info[:]
+    sk.graph.value_info.extend(keep)
+    sk.graph.value_info.extend(found.values())
+    notes.append(
+        f"onnx shape inference left {len(missing)} tensor(s) without a static shape; ONNX Runtime's symbolic shape "
+        f"inference gave {len(found)} of them"
+    )
+    return run_onnx_inference(sk)
 
 
 def _collect_flat(graph: Any, scope: Scope, table: ShapeTable) -> None:
