@@ -148,6 +148,38 @@ def _check_graph(graph: Any, model_name: str) -> None:
             raise ModelcostError(
                 f"{model_name}: graph output {vi.name!r} is produced by no node; the model is malformed"
             )
+    looped = _node_in_cycle(graph)
+    if looped is not None:
+        raise ModelcostError(
+            f"{model_name}: node {looped.name or looped.op_type!r} is in a cycle (it depends on its own output); "
+            "an ONNX graph must be acyclic, the model is malformed"
+        )
+
+
+def _node_in_cycle(graph: Any) -> Any | None:
+    """A node of a cycle of the main graph (Kahn's algorithm: what never becomes ready), or None."""
+    from modelcost.loaders.onnx_skeleton import node_reads
+
+    producer = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
+    users: list[list[int]] = [[] for _ in graph.node]
+    waiting = []
+    for i, node in enumerate(graph.node):
+        deps = {producer[name] for name in node_reads(node) if name in producer}
+        for d in deps:
+            users[d].append(i)
+        waiting.append(len(deps))
+    ready = [i for i, n in enumerate(waiting) if n == 0]
+    done = 0
+    while ready:
+        i = ready.pop()
+        done += 1
+        for user in users[i]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready.append(user)
+    if done == len(graph.node):
+        return None
+    return next(node for i, node in enumerate(graph.node) if waiting[i] > 0)
 
 
 def _spec(vi: Any, model_name: str, what: str) -> TensorSpec:

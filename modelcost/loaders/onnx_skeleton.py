@@ -12,6 +12,7 @@ from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.onnx_lean import INT_TYPES, KEEP_INT_BYTES, STUB_BYTES, STUB_LOCATION
 
+
 def _is_big(tensor: Any) -> bool:
     """Inline tensors above ``onnx_lean``'s limits are replaced by dims-only stubs in the skeleton (the same rule
     the lean reader applies to a file, for models built in memory)."""
@@ -63,7 +64,7 @@ def topological_sort(graph: Any) -> bool:
     available = {vi.name for vi in graph.input} | {t.name for t in graph.initializer} | {""}
     available |= {s.values.name for s in graph.sparse_initializer}
     nodes = list(graph.node)
-    needs = [_reads(node) for node in nodes]
+    needs = [node_reads(node) for node in nodes]
     seen = set(available)
     for required, node in zip(needs, nodes, strict=True):
         if not _ready(required, seen):
@@ -86,7 +87,8 @@ def topological_sort(graph: Any) -> bool:
     return True
 
 
-def _reads(node: Any) -> list[str]:
+def node_reads(node: Any) -> list[str]:
+    """What a node reads: its inputs and the outer-scope names of its subgraphs."""
     reads = list(node.input)
     for attr in node.attribute:
         for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
