@@ -178,3 +178,82 @@ def torch_macs(module: Any, inputs: tuple[Any, ...]) -> int:
     from modelcost.analysis.torch_counter import analyze_module
 
     return analyze_module(module, list(inputs)).compute.macs
+
+
+_FOLDER: list[Path] = []
+
+
+def _folder() -> Path:
+    """One temporary folder per process for the exports (removed at exit)."""
+    if not _FOLDER:
+        import atexit
+        import shutil
+        import tempfile
+
+        _FOLDER.append(Path(tempfile.mkdtemp(prefix="modelcost-exports-")))
+        atexit.register(shutil.rmtree, _FOLDER[0], True)
+    return _FOLDER[0]
+
+
+_BUILT: dict[str, tuple[Any, tuple[Any, ...], list[str], int]] = {}
+_EXPORTED: dict[tuple[str, str], Path] = {}
+
+
+def built(family: str) -> tuple[Any, tuple[Any, ...], list[str], int]:
+    """(module, inputs, input names, PyTorch MACs) of a family, built once per process."""
+    if family not in _BUILT:
+        module, inputs, names = CASES[family].build()
+        _BUILT[family] = (module, inputs, names, torch_macs(module, inputs))
+    return _BUILT[family]
+
+
+def exported(family: str, exporter: str) -> Path:
+    """The family's ONNX file from ``exporter``, exported once per process."""
+    key = (family, exporter)
+    if key not in _EXPORTED:
+        module, inputs, names, _ = built(family)
+        _EXPORTED[key] = export(module, inputs, names, _folder() / f"{family}-{exporter}.onnx", exporter)
+    return _EXPORTED[key]
+
+
+# family -> (optimizer model_type, num_heads): ONNX Runtime's transformer optimizer on the TorchScript export
+OPTIMIZED = {"bert": ("bert", 2), "distilbert": ("bert", 2), "gpt2": ("gpt2", 2), "vit": ("vit", 2),
+             "clip-text": ("clip", 2), "t5": ("t5", 2), "llama": ("gpt2", 4)}
+
+
+def optimized(family: str, opt_level: int = 1, exporter: str = "torchscript") -> Path:
+    """``onnxruntime.transformers.optimizer.optimize_model`` output (fused com.microsoft ops) of an export."""
+    key = (family, f"{exporter}-ort-opt{opt_level}")
+    if key not in _EXPORTED:
+        from onnxruntime.transformers.optimizer import optimize_model
+
+        model_type, heads = OPTIMIZED[family]
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            opt = optimize_model(str(exported(family, exporter)), model_type=model_type, num_heads=heads,
+                                 hidden_size=32, opt_level=opt_level, use_gpu=False)
+        path = _folder() / f"{family}-{key[1]}.onnx"
+        opt.save_model_to_file(str(path))
+        _EXPORTED[key] = path
+    return _EXPORTED[key]
+
+
+def int4_weights(family: str, exporter: str = "torchscript") -> Path:
+    """The export with its MatMul weights quantized to 4 bits (com.microsoft MatMulNBits), as ONNX Runtime's
+    ``MatMulNBitsQuantizer`` writes them for LLM deployment."""
+    key = (family, f"{exporter}-int4")
+    if key not in _EXPORTED:
+        import logging
+
+        import onnx
+        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+        logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.WARNING)
+
+        quant = MatMulNBitsQuantizer(onnx.load(str(exported(family, exporter))), block_size=16, is_symmetric=True)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            quant.process()
+        path = _folder() / f"{family}-{key[1]}.onnx"
+        quant.model.save_model_to_file(str(path), use_external_data_format=False)
+        _EXPORTED[key] = path
+    return _EXPORTED[key]
