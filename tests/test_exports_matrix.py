@@ -49,9 +49,35 @@ def test_the_reference_is_right_for_bert_and_llama() -> None:
     assert ec.built("llama")[3] == 2 * 163_840
 
 
-def test_the_issue_case_needs_symbolic_inference_and_says_so() -> None:
+def test_the_issue_case_is_exact() -> None:
     """BERT with eager attention from the TorchScript exporter: onnx's inference stops at the embeddings'
-    Expand (fed by ConstantOfShape -> Mul -> Equal -> Where); ONNX Runtime's symbolic inference gives the rest."""
+    Expand (its shape comes from ConstantOfShape -> Mul -> Equal -> Where, which onnx does not propagate); the
+    folded shape value gives it, and every MatMul after it is counted."""
     report = api.analyze_static(str(ec.exported("bert-eager", "torchscript")))
     assert report.compute.complete and report.compute.macs == ec.built("bert-eager")[3]
-    assert any("symbolic shape inference gave" in note for note in report.notes)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_shape_the_maintained_inferencers_find_on_the_full_model_is_found_without_weights(family: str) -> None:
+    """Item 1 of issue 8: onnx's inference (data propagation on) and ONNX Runtime's symbolic inference run on the
+    full TorchScript export, weights loaded; every static shape either finds is also what modelcost infers on
+    its weight-free skeleton."""
+    import onnx
+    from onnx import shape_inference
+
+    from modelcost.loaders.base import LoadOptions
+    from modelcost.loaders.onnx_loader import load_onnx
+    from modelcost.loaders.onnx_shapes import infer
+    from modelcost.loaders.onnx_symbolic import symbolic_shapes
+    from modelcost.loaders.onnx_types import is_static, value_info_shape
+
+    path = ec.exported(family, "torchscript")
+    full = onnx.load(str(path))
+    by_onnx = shape_inference.infer_shapes(full, data_prop=True).graph
+    found = {vi.name: value_info_shape(vi.type) for vi in (*by_onnx.value_info, *by_onnx.output)}
+    found.update({name: value_info_shape(vi.type) for name, vi in symbolic_shapes(full).items()})
+    found = {name: shape for name, shape in found.items() if is_static(shape)}
+    loaded = load_onnx(str(path), LoadOptions())
+    table = infer(loaded.model, loaded.inputs, loaded.opset).table
+    ours = {name: (table.get((), name).static_shape if table.get((), name) else None) for name in found}
+    assert ours == found
