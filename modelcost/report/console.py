@@ -67,8 +67,9 @@ def stdout_console(width_when_piped: int = 160, **kwargs: object) -> Console:
 
 def partial_warning(cost: CostReport) -> str:
     """The one line that says a result is partial, naming the uncounted ops."""
-    ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items()) or "see the reasons"
-    return f"warning: partial result, the totals are lower bounds (≥): not counted: {ops}"
+    ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items())
+    what = f"not counted: {ops}" if ops else "; ".join(cost.compute.incomplete_reasons) or "see the notes"
+    return f"warning: partial result, the totals are lower bounds (≥): {what}"
 
 
 def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
@@ -82,9 +83,6 @@ def print_cost(cost: CostReport, top: int | None = 10, console: Console | None =
         console.print(f"[bold yellow]{escape(partial_warning(cost))}[/]")
         for reason in cost.compute.incomplete_reasons:
             console.print(f"[yellow]  not counted:[/] {escape(reason)}")
-    elif cost.compute.uncounted_ops:
-        ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items())
-        console.print(f"[yellow]uncounted ops (their cost is not in the totals):[/] {ops}")
     else:
         console.print("[green]every op counted[/] (or known to cost nothing)")
     for note in cost.notes:
