@@ -51,7 +51,9 @@ def _layers_table(layers: list[LayerCost], total_flops: int, top: int | None) ->
     for layer in shown:
         share = 100.0 * layer.flops / total_flops if total_flops else 0.0
         outs = ", ".join(_shape(s) for s in layer.output_shapes[:2])
-        table.add_row(escape(layer.name), escape(layer.op), si(layer.macs), si(layer.flops), f"{share:.1f}", si(layer.params), outs)
+        unknown = layer.status == "uncounted"  # not counted: its cost is unknown, not zero
+        table.add_row(escape(layer.name), escape(layer.op), "?" if unknown else si(layer.macs),
+                      "?" if unknown else si(layer.flops), f"{share:.1f}", si(layer.params), outs)
     return table
 
 
