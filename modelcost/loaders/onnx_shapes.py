@@ -189,6 +189,8 @@ def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dic
             elif node.op_type == "Slice" and node.domain in ("", "ai.onnx"):
                 shape = sliced_shape(node, static(node.input[0]), values)
             elif node.op_type == "Expand" and node.domain in ("", "ai.onnx"):
+                # A hand rule although ORT's symbolic inference finds this shape too: every TorchScript export
+                # of a BERT-style embedding needs it, and this one broadcast saves importing sympy (~0.3 s).
                 shape = expanded_shape(static(node.input[0]), values.get(node.input[1]))
             elif node.op_type in ("Loop", "Scan"):
                 shape = _loop_output_shape(node, i, table, values, opsets)
