@@ -114,7 +114,7 @@ def test_external_length_shorter_than_dims(tmp_path: Path) -> None:
         api.analyze_static(str(model))
 
 
-def test_unknown_op_is_a_problem_but_the_rest_is_reported(tmp_path: Path) -> None:
+def test_unknown_op_makes_a_partial_result_and_the_rest_is_reported(tmp_path: Path) -> None:
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
         helper.make_node("FancyOp", ["a"], ["b"], name="fancy", domain="my.custom"),
@@ -133,8 +133,10 @@ def test_unknown_op_is_a_problem_but_the_rest_is_reported(tmp_path: Path) -> Non
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("my.custom", 1)])
     onnx.save(model, str(tmp_path / "custom.onnx"))
     report = api.analyze_static(str(tmp_path / "custom.onnx"))
-    assert report.compute.uncounted_ops == {"my.custom:FancyOp": 1}
-    assert len(report.problems) == 1 and "'FancyOp'" in report.problems[0] and "my.custom" in report.problems[0]
+    assert report.compute.uncounted_ops == {"my.custom:FancyOp": 1} and report.problems == []
+    assert not report.compute.complete
+    (reason,) = report.compute.incomplete_reasons
+    assert reason.startswith("my.custom:FancyOp x1: ") and "no ONNX schema" in reason and "my.custom" in reason
     assert report.compute.macs == 2 * 3 * 4  # the MatMul is still counted
 
 

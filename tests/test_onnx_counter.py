@@ -500,7 +500,8 @@ def test_unknown_shape_is_uncounted_with_note(tmp_path: Path) -> None:
     relu = report.layers[2]
     # NonZero's output length depends on the data: Relu's output shape is unknown, so it is not counted
     assert relu.status == "uncounted" and report.compute.uncounted_ops == {"Relu": 1}
-    assert any("Relu: a tensor shape could not be inferred" in n for n in report.notes)
+    assert report.compute.incomplete_reasons == ["Relu x1: a tensor shape could not be inferred"]
+    assert not report.compute.complete
 
 
 def test_slice_of_unfolded_table_gets_its_shape(tmp_path: Path) -> None:
@@ -643,8 +644,9 @@ def test_every_schema_op_has_one_state() -> None:
     ops = onnx_ops.registered_ops()
     default = {s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain == ""}
     for domain, op in ops:
-        # nothing registered under a name that no schema knows (typos), contrib ops aside
-        assert domain == "com.microsoft" or op in default, op
+        # nothing registered under a name that no schema knows (typos), contrib ops aside; ONNX Runtime registers
+        # SimplifiedLayerNormalization in the default domain (its transformer optimizer writes it there)
+        assert domain == "com.microsoft" or op in default or op == "SimplifiedLayerNormalization", op
     states = {op: onnx_ops.lookup("", op)[0] for op in default}
     assert set(states.values()) <= {"counted", "zero_cost", "control", "none"}
     assert states["If"] == states["Loop"] == states["Scan"] == "control"

@@ -2,9 +2,10 @@
 
 ``analyze_onnx(loaded)`` infers every tensor's shape at the bound inputs (``loaders.onnx_shapes``, no weight
 bytes), then walks the nodes in file (topological) order. Each node gets one LayerCost whose status is
-``counted`` (a formula from ``onnx_ops``), ``zero_cost`` or ``uncounted`` (no formula, or a shape inference
-could not make static; listed in ``compute.uncounted_ops`` with its count, never a silent zero). An op that no
-schema knows is also a *problem* (the CLI exits 1 after printing the report).
+``counted`` (a formula from ``onnx_ops``), ``zero_cost`` or ``uncounted`` (no formula, an op in no schema, or a
+shape inference could not make static; listed in ``compute.uncounted_ops`` with its count, never a silent zero).
+Any uncounted node makes the result *partial*: ``compute.complete`` is False and ``compute.incomplete_reasons``
+says which ops and why, one line per (op, reason); the totals are then lower bounds (the CLI exits 3).
 
 Control flow: the nodes of an If branch, a Loop body and a Scan body are counted as layers of their own, named
 ``<node>/<branch>/<inner node>``. If: the branch whose condition folds to a constant, else the costlier one
@@ -41,7 +42,8 @@ class Tally:
     zero_cost: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    reasons: Counter[str] = field(default_factory=Counter)  # "no shape: Op" / note lines -> occurrences
+    reasons: Counter[str] = field(default_factory=Counter)  # note lines ("Op: weight-only quantized") -> occurrences
+    why_uncounted: Counter[tuple[str, str]] = field(default_factory=Counter)  # (op, why) -> occurrences
 
     def merge(self, other: Tally) -> None:
         self.layers += other.layers
@@ -50,6 +52,7 @@ class Tally:
         self.notes += other.notes
         self.problems += other.problems
         self.reasons.update(other.reasons)
+        self.why_uncounted.update(other.why_uncounted)
 
     @property
     def macs(self) -> int:
@@ -102,7 +105,7 @@ class _Walker:
         layer.weight_bytes = sum(p.size_bytes for p in weights.values())
         if node.op_type != "Constant":
             layer.activation_bytes = mult * self._bytes(outs, tally)
-        cost = None
+        cost, why = None, "no formula for this op"
         if state == "counted":
             ctx = OpContext(
                 node,
@@ -114,14 +117,16 @@ class _Walker:
             )
             try:
                 cost = formula(ctx)
-                if cost is None:
-                    tally.reasons[f"{label}: attributes not covered by its formula"] += 1
+                why = "attributes not covered by its formula"
             except ShapeUnknown:
-                tally.reasons[f"{label}: a tensor shape could not be inferred"] += 1
+                why = "a tensor shape could not be inferred"
             except ShapeMismatch as exc:
                 tally.problems.append(f"node {name!r} ({label}): {exc}; check --input-shape / --batch-size")
+                why = "its input shapes do not match"
             except Exception as exc:  # noqa: BLE001 - a malformed node is reported, not a crash
-                tally.reasons[f"{label}: formula failed ({exc.__class__.__name__}: {exc})"] += 1
+                why = f"formula failed ({exc.__class__.__name__}: {exc})"
+        elif state == "none" and not in_schema(node.domain, node.op_type):
+            why = f"op in no ONNX schema modelcost knows (domain {node.domain or 'ai.onnx'!r}), no formula"
         if state == "zero_cost" or cost is ZERO:
             layer.status = "zero_cost"
             tally.zero_cost[label] += 1
@@ -132,11 +137,7 @@ class _Walker:
         else:
             layer.status = "uncounted"
             tally.uncounted[label] += 1
-            if state == "none" and not in_schema(node.domain, node.op_type):
-                tally.problems.append(
-                    f"node {name!r}: op {node.op_type!r} (domain {node.domain or 'ai.onnx'!r}) is in no ONNX schema "
-                    "modelcost knows; its cost is not counted"
-                )
+            tally.why_uncounted[(label, why)] += 1
         return layer
 
     def _bytes(self, infos: list[TensorInfo | None], tally: Tally) -> int:
@@ -238,6 +239,7 @@ def analyze_onnx(loaded: LoadedOnnx) -> CostReport:
     tally = _Walker(inferred, split, loaded.opset or 1).walk(graph, (), 1, "")
     notes = [*loaded.notes, *inferred.notes, *split.notes, *tally.notes]
     notes += [f"{reason} ({count} node{'s' if count > 1 else ''})" for reason, count in sorted(tally.reasons.items())]
+    incomplete = [f"{op} x{n}: {why}" for (op, why), n in sorted(tally.why_uncounted.items())]
     pstats, sstats = param_and_storage_stats(split.params, split.shared, split.buffers, split.constants)
     sstats.file_size_bytes = loaded.file_size_bytes
     sstats.external_data_bytes = loaded.external_data_bytes
@@ -262,4 +264,5 @@ def analyze_onnx(loaded: LoadedOnnx) -> CostReport:
         notes=notes,
         problems=tally.problems,
         batch_size=loaded.options.batch_size,
+        incomplete_reasons=incomplete,
     )

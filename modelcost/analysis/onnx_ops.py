@@ -3,8 +3,9 @@
 Every ONNX op type ends in exactly one state:
 
 * **counted** - a formula registered here with ``@register("Conv", "ConvInteger")`` computes its MACs and
-  FLOPs from the node's input/output shapes and attributes (families live in ``onnx_ops_mac`` and
-  ``onnx_ops_flops``; they use ``modelcost.analysis.formulas`` so the PyTorch counter counts alike);
+  FLOPs from the node's input/output shapes and attributes (families live in ``onnx_ops_mac``,
+  ``onnx_ops_flops`` and ``onnx_ops_contrib`` for ONNX Runtime's fused ops; they use
+  ``modelcost.analysis.formulas`` so the PyTorch counter counts alike);
 * **zero_cost** - it only moves or relabels bytes (``ZERO_COST`` below, or a formula returning ``ZERO`` for
   an attribute set that moves data, such as Resize in nearest mode);
 * **uncounted** - no formula (TopK, NonMaxSuppression, ...), a formula that cannot count this attribute set
@@ -96,7 +97,7 @@ register_zero_cost(
 
 
 def _load_families() -> None:
-    from modelcost.analysis import onnx_ops_flops, onnx_ops_mac  # noqa: F401 - importing registers them
+    from modelcost.analysis import onnx_ops_contrib, onnx_ops_flops, onnx_ops_mac  # noqa: F401 - registers them
 
 
 def lookup(domain: str, op: str) -> tuple[str, Formula | None]:

@@ -98,8 +98,14 @@ def param_and_storage_stats(
 
 
 def compute_stats(
-    layers: Sequence[LayerCost], uncounted_ops: dict[str, int], zero_cost_ops: dict[str, int]
+    layers: Sequence[LayerCost],
+    uncounted_ops: dict[str, int],
+    zero_cost_ops: dict[str, int],
+    incomplete_reasons: Sequence[str] = (),
 ) -> ComputeStats:
+    """Totals of ``layers``. The result is *complete* only when no op is uncounted and no other reason is given:
+    an uncounted op may carry MACs (a MatMul whose shape is unknown, a custom op), so the totals are then lower
+    bounds. Each uncounted op without a reason of its own gets one ("Op xN: not counted")."""
     macs_by_dtype: Counter[str] = Counter()
     flops_by_op: Counter[str] = Counter()
     macs_by_op: Counter[str] = Counter()
@@ -117,7 +123,17 @@ def compute_stats(
         macs_by_op=dict(macs_by_op.most_common()),
         uncounted_ops=dict(sorted(uncounted_ops.items())),
         zero_cost_ops=dict(sorted(zero_cost_ops.items())),
+        complete=not uncounted_ops and not incomplete_reasons,
+        incomplete_reasons=_reasons(uncounted_ops, incomplete_reasons),
     )
+
+
+def _reasons(uncounted_ops: dict[str, int], given: Sequence[str]) -> list[str]:
+    reasons = list(dict.fromkeys(given))
+    for op, n in sorted(uncounted_ops.items()):
+        if not any(r.startswith((f"{op} x", f"{op}:")) for r in reasons):
+            reasons.append(f"{op} x{n}: not counted (no formula for this op)")
+    return reasons
 
 
 def build_report(
@@ -134,12 +150,13 @@ def build_report(
     notes: list[str] | None = None,
     problems: list[str] | None = None,
     batch_size: int | None = None,
+    incomplete_reasons: Sequence[str] = (),
 ) -> CostReport:
     """The one place a CostReport is put together, so both counters fill it alike.
 
     Arithmetic intensity = FLOPs / (weight bytes + input bytes + activation bytes written), the bytes an
     unfused execution moves at least once."""
-    compute = compute_stats(layers, uncounted_ops, zero_cost_ops)
+    compute = compute_stats(layers, uncounted_ops, zero_cost_ops, incomplete_reasons)
     input_bytes = sum(tensor_bytes(t.shape, t.dtype) for t in inputs if t.is_static)  # type: ignore[arg-type]
     output_bytes = sum(tensor_bytes(t.shape, t.dtype) for t in outputs if t.is_static)  # type: ignore[arg-type]
     moved = storage.bytes + input_bytes + activation_bytes

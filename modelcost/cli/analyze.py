@@ -37,6 +37,7 @@ def analyze(
     target_gpu: o.TargetGpu = None,
     roofline_plot: o.RooflinePlot = None,
     profile_layers: o.ProfileLayers = False,
+    allow_partial: o.AllowPartial = False,
 ) -> None:
     """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark every backend and
     place each measured config on the GPU's roofline."""
@@ -56,7 +57,7 @@ def analyze(
     if run.cost.problems:
         more = len(run.cost.problems) - 1
         raise ModelcostError(run.cost.problems[0] + (f" (and {more} more, listed above)" if more else ""))
-    flow.exit_status(run)
+    flow.exit_status(run, allow_partial)
 
 
 @app.command()

@@ -30,6 +30,7 @@ def bench(
     roofline_plot: o.RooflinePlot = None,
     profile_layers: o.ProfileLayers = False,
     trust_pickle: o.TrustPickle = False,
+    allow_partial: o.AllowPartial = False,
 ) -> None:
     """Measure latency, throughput, memory, power and accuracy on every backend x precision x batch size."""
     from modelcost.cli import flow
@@ -44,7 +45,7 @@ def bench(
     run = flow.run_and_print(model, options, flow.Printer(model, show_cost=False, profiling=profile_layers))
     flow.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv,
                        roofline_plot=roofline_plot)
-    flow.exit_status(run)
+    flow.exit_status(run, allow_partial)
 
 
 @app.command("backends")

@@ -157,9 +157,20 @@ def samples_problem(run: RunReport) -> str:
     return "NVML gave no samples (see the benchmark notes)"
 
 
-def exit_status(run: RunReport) -> None:
-    """130 for an interrupted run (its report is written first); 1 when nothing at all could be measured."""
+EXIT_PARTIAL = 3  # exit codes: 0 ok, 1 bad input, 2 usage error, 3 partial result, 130 interrupted
+
+
+def exit_status(run: RunReport, allow_partial: bool = False) -> None:
+    """130 for an interrupted run (its report is written first); 1 when nothing at all could be measured;
+    3 when the static analysis is partial (``run.cost.compute.complete`` is False) unless ``allow_partial``."""
     if not run.complete:
         raise typer.Exit(130)
     if run.benchmarks and not any(r.status == "ok" for r in run.benchmarks):
         raise ModelcostError("no configuration could be measured (the reasons are listed above)")
+    if run.cost is not None and not run.cost.compute.complete and not allow_partial:
+        from modelcost.report.console import stderr_console
+
+        stderr_console().print(
+            "[yellow]partial result[/]: some ops were not counted, the totals are lower bounds; exit code "
+            f"{EXIT_PARTIAL} (pass --allow-partial to accept it)")
+        raise typer.Exit(EXIT_PARTIAL)

@@ -37,6 +37,9 @@ ProfileLayers = Annotated[bool, typer.Option(
     "--profile-layers", help="Measure per-layer time (eager PyTorch / ONNX Runtime fp32): where the time goes vs where the FLOPs are.")]
 Report = Annotated[bool, typer.Option(
     "--report", help="Write the report folder reports/<model>-<time>/ (JSON, Markdown, HTML with plots, CSV).")]
+AllowPartial = Annotated[bool, typer.Option(
+    "--allow-partial", help="Exit 0 even when some ops could not be counted (the totals are then lower bounds, "
+    "marked with ≥); without it such a partial result exits with code 3.")]
 OutDir = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (implies --report).")]
 
 

@@ -85,6 +85,8 @@ class ComputeStats:
     macs_by_op: dict[str, int] = field(default_factory=dict)
     uncounted_ops: dict[str, int] = field(default_factory=dict)  # op -> occurrences
     zero_cost_ops: dict[str, int] = field(default_factory=dict)  # op -> occurrences
+    complete: bool = True  # False: some op that may carry MACs was not counted; the totals are lower bounds
+    incomplete_reasons: list[str] = field(default_factory=list)  # one line per reason ("MatMul x16: ...")
 
 
 @dataclass
@@ -110,7 +112,7 @@ class CostReport:
     memory: MemoryStats
     layers: list[LayerCost] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # assumptions: If branch taken, Loop trip count, ...
-    problems: list[str] = field(default_factory=list)  # bad input met on the way (unknown op, ...): exit 1
+    problems: list[str] = field(default_factory=list)  # bad input met on the way (wrong input shape, ...): exit 1
     batch_size: int | None = None
 
 

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from modelcost.core.errors import ModelcostError
+from modelcost.loaders.onnx_lean import is_stub
 from modelcost.loaders.onnx_types import packed_nbytes
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -96,7 +97,7 @@ def check_external_data(model: Any, model_path: Path) -> ExternalDataSummary:
     name = model_path.name
     summary = ExternalDataSummary()
     for tensor in iter_tensors(model.graph):
-        if tensor.data_location != _EXTERNAL:
+        if tensor.data_location != _EXTERNAL or is_stub(tensor):  # a stub: inline data this parse left out
             continue
         summary.tensors += 1
         location, offset, length = _info(tensor, name)

@@ -146,6 +146,7 @@ def _ops(opset: int) -> dict[str, Callable[..., Any]]:
             np.prod(x, keepdims=bool(a.get("keepdims", 1))) if axes is None and not a.get("axes") else None
         ),
         "ConstantOfShape": lambda a, s: _constant_of_shape(s, a),
+        "Expand": lambda a, x, s: np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(int(d) for d in s))),
     }
 
 
@@ -249,3 +250,15 @@ def sliced_shape(node: Any, in_shape: tuple[int, ...] | None, values: dict[str, 
     except Exception:  # noqa: BLE001 - unknown stays unknown
         return None
     return tuple(int(d) for d in view.shape)
+
+
+def expanded_shape(in_shape: tuple[int, ...] | None, target: Any | None) -> tuple[int, ...] | None:
+    """Output shape of an Expand whose data is not folded but whose input shape and target shape value are
+    known (the ONNX rule: numpy broadcasting of the two)."""
+    if in_shape is None or target is None:
+        return None
+    np = _np()
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(tuple(in_shape), tuple(int(d) for d in target.reshape(-1))))
+    except ValueError:
+        return None

@@ -89,7 +89,9 @@ def _parse(path: Path, size_bytes: int) -> Any:
     if size_bytes == 0:
         raise ModelcostError(f"{path}: empty file, not an ONNX model")
     try:
-        model = onnx.load(str(path), load_external_data=False)
+        model = _parse_lean(onnx, path)
+        if model is None:  # a text format, or bytes the lean reader refuses: onnx's own parser says what is wrong
+            model = onnx.load(str(path), load_external_data=False)
     except (DecodeError, RuntimeWarning, ValueError, TypeError, UnicodeDecodeError) as exc:
         raise ModelcostError(
             f"{path}: not a valid ONNX model (protobuf parse failed: {_first_line(exc)}); the file is truncated "
@@ -99,6 +101,26 @@ def _parse(path: Path, size_bytes: int) -> Any:
         raise ModelcostError(f"{path}: not an ONNX model (no graph or IR version in the file)")
     if not model.opset_import:
         raise ModelcostError(f"{path}: the model has no opset_import; the file is truncated or malformed")
+    return model
+
+
+_TEXT_FORMATS = (".textproto", ".txtpb", ".prototxt", ".pbtxt", ".json", ".onnxjson", ".onnxtext", ".onnxtxt")
+
+
+def _parse_lean(onnx: Any, path: Path) -> Any | None:
+    """The model without its big weights' bytes (``onnx_lean``), or None when onnx.load should parse the file."""
+    from google.protobuf.message import DecodeError
+
+    from modelcost.loaders.onnx_lean import WireError, lean_model_bytes
+
+    if path.suffix.lower() in _TEXT_FORMATS:
+        return None
+    try:
+        data = lean_model_bytes(path)
+        model = onnx.ModelProto()
+        model.ParseFromString(data)
+    except (WireError, DecodeError, OSError, ValueError, RecursionError):
+        return None
     return model
 
 
@@ -126,6 +148,38 @@ def _check_graph(graph: Any, model_name: str) -> None:
             raise ModelcostError(
                 f"{model_name}: graph output {vi.name!r} is produced by no node; the model is malformed"
             )
+    looped = _node_in_cycle(graph)
+    if looped is not None:
+        raise ModelcostError(
+            f"{model_name}: node {looped.name or looped.op_type!r} is in a cycle (it depends on its own output); "
+            "an ONNX graph must be acyclic, the model is malformed"
+        )
+
+
+def _node_in_cycle(graph: Any) -> Any | None:
+    """A node of a cycle of the main graph (Kahn's algorithm: what never becomes ready), or None."""
+    from modelcost.loaders.onnx_skeleton import node_reads
+
+    producer = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
+    users: list[list[int]] = [[] for _ in graph.node]
+    waiting = []
+    for i, node in enumerate(graph.node):
+        deps = {producer[name] for name in node_reads(node) if name in producer}
+        for d in deps:
+            users[d].append(i)
+        waiting.append(len(deps))
+    ready = [i for i, n in enumerate(waiting) if n == 0]
+    done = 0
+    while ready:
+        i = ready.pop()
+        done += 1
+        for user in users[i]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready.append(user)
+    if done == len(graph.node):
+        return None
+    return next(node for i, node in enumerate(graph.node) if waiting[i] > 0)
 
 
 def _spec(vi: Any, model_name: str, what: str) -> TensorSpec:

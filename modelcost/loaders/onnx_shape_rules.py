@@ -57,6 +57,10 @@ def contrib_output_shape(node: Any, table: Any) -> tuple[int, ...] | None:
             return None
         v_hidden = v[-1] if len(v) == 3 else v[1] * v[3]  # value [B, S, Dv] or [B, heads, S, head]
         return (x[0], x[1], v_hidden)
+    if op == "QOrderedMatMul" and len(node.input) > 2:
+        # neither onnx's nor ONNX Runtime's symbolic inference knows this CUDA-only op: A [..., K] x B [K, N]
+        b = _static(table, node.input[2])
+        return (*x[:-1], b[-1]) if b is not None and len(b) == 2 else None
     if op == "FusedMatMul" and len(node.input) > 1:
         b = _static(table, node.input[1])
         if b is None:

@@ -6,9 +6,12 @@
    are read). The bound input shapes are written into the skeleton's inputs; model-local functions are inlined.
    Nodes written out of topological order are sorted.
 2. ``onnx.shape_inference.infer_shapes(data_prop=True)`` fills in the intermediates (subgraphs of If included).
-3. Gaps are refined: ``onnx_fold`` evaluates small shape arithmetic (Range lengths, ...) and a few
-   onnxruntime contrib ops get their output shape here; the results go back in as value_info and inference
-   runs again (a few rounds at most).
+3. Gaps are refined: ``onnx_fold`` evaluates small shape arithmetic (Range lengths, Expand of a folded
+   table, ...) and a few onnxruntime contrib ops get their output shape here; the results go back in as
+   value_info and inference runs again (a few rounds at most).
+   Where a main-graph tensor is still without a static shape, ONNX Runtime's symbolic shape inference
+   (``onnx_symbolic``) runs on the same skeleton, its static shapes go back in as hints, and step 3 runs again.
+   It comes after the folding only because it costs more (sympy: ~0.3 s to import).
 4. Loop / Scan bodies, whose loop-carried shapes onnx leaves unknown, are inferred on their own with the
    initial loop-carried shapes (assumed stable across iterations).
 
@@ -23,7 +26,7 @@ from typing import Any
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
-from modelcost.loaders.onnx_fold import fold_values, sliced_shape
+from modelcost.loaders.onnx_fold import expanded_shape, fold_values, sliced_shape
 from modelcost.loaders.onnx_skeleton import implicit_inputs, skeleton, topological_sort
 from modelcost.loaders.onnx_types import is_static, value_info_dtype, value_info_shape
 
@@ -106,17 +109,52 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
 
         sk = inliner.inline_local_functions(sk)
         notes.append(f"{len(model.functions)} model-local function(s) inlined before counting")
-    inferred = run_onnx_inference(sk)
+    inferred, table, values = _refined(sk, run_onnx_inference(sk), opset or 1)
+    if _unshaped(inferred.graph):
+        hinted = _with_symbolic(sk, inferred, notes)
+        if hinted is not inferred:
+            inferred, table, values = _refined(sk, hinted, opset or 1)
+    collect(inferred.graph, (), table, notes, inferred.opset_import, flat_done=True)
+    return InferredOnnx(model=inferred, table=table, values=values, notes=notes)
+
+
+def _refined(sk: Any, inferred: Any, opset: int) -> tuple[Any, ShapeTable, dict[str, Any]]:
+    """Step 3: fold small values, hint the shapes they give, infer again (a few rounds at most)."""
     for round_ in range(REFINE_ROUNDS + 1):
         table = ShapeTable()
         _collect_flat(inferred.graph, (), table)
-        values, hints = _refine(inferred.graph, table, opset or 1, inferred.opset_import)
+        values, hints = _refine(inferred.graph, table, opset, inferred.opset_import)
         if not hints or round_ == REFINE_ROUNDS:
             break
         _add_hints(sk.graph, hints)
         inferred = run_onnx_inference(sk)
-    collect(inferred.graph, (), table, notes, inferred.opset_import, flat_done=True)
-    return InferredOnnx(model=inferred, table=table, values=values, notes=notes)
+    return inferred, table, values
+
+
+def _unshaped(graph: Any) -> set[str]:
+    """Main-graph node outputs that inference left without a static shape."""
+    static = {vi.name for vi in (*graph.value_info, *graph.output) if is_static(value_info_shape(vi.type))}
+    return {o for node in graph.node for o in node.output if o and o not in static}
+
+
+def _with_symbolic(sk: Any, inferred: Any, notes: list[str]) -> Any:
+    """onnx's inference again, hinted with the static shapes ORT's symbolic inference finds where onnx's did not
+    (``onnx_symbolic``); ``inferred`` unchanged when it finds none."""
+    from modelcost.loaders.onnx_symbolic import symbolic_shapes
+
+    missing = _unshaped(inferred.graph)
+    found = {name: vi for name, vi in symbolic_shapes(sk).items() if name in missing and vi.type.tensor_type.elem_type}
+    if not found:
+        return inferred
+    keep = [vi for vi in sk.graph.value_info if vi.name not in found]
+    del sk.graph.value_info[:]
+    sk.graph.value_info.extend(keep)
+    sk.graph.value_info.extend(found.values())
+    notes.append(
+        f"onnx shape inference left {len(missing)} tensor(s) without a static shape; ONNX Runtime's symbolic shape "
+        f"inference gave {len(found)} of them"
+    )
+    return run_onnx_inference(sk)
 
 
 def _collect_flat(graph: Any, scope: Scope, table: ShapeTable) -> None:
@@ -150,6 +188,10 @@ def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dic
                 shape = lengths[name]
             elif node.op_type == "Slice" and node.domain in ("", "ai.onnx"):
                 shape = sliced_shape(node, static(node.input[0]), values)
+            elif node.op_type == "Expand" and node.domain in ("", "ai.onnx"):
+                # A hand rule although ORT's symbolic inference finds this shape too: every TorchScript export
+                # of a BERT-style embedding needs it, and this one broadcast saves importing sympy (~0.3 s).
+                shape = expanded_shape(static(node.input[0]), values.get(node.input[1]))
             elif node.op_type in ("Loop", "Scan"):
                 shape = _loop_output_shape(node, i, table, values, opsets)
             elif i == 0:

@@ -1,7 +1,8 @@
 """The *skeleton* of an ONNX model: the same nodes, inputs, outputs and initializer dims, with every tensor bigger
-than ``STUB_BYTES`` replaced by a dims-only stub marked external (whose location names no real file). Shape
-inference serialises the skeleton, a few hundred KB even for a 7B-parameter model: no weight byte is copied or
-read. Also here: the graph utilities the analysis shares (outer-scope names of a subgraph, topological order)."""
+than ``onnx_lean.STUB_BYTES`` (integer tensors: ``KEEP_INT_BYTES``) replaced by a dims-only stub marked external
+(whose location names no real file). Shape inference serialises the skeleton, a few hundred KB even for a
+7B-parameter model: no weight byte is copied or read. Also here: the graph utilities the analysis shares
+(outer-scope names of a subgraph, topological order)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,22 @@ from typing import Any
 
 from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
-
-STUB_BYTES = 4096  # inline tensors above this many bytes are replaced by dims-only stubs in the skeleton
+from modelcost.loaders.onnx_lean import INT_TYPES, KEEP_INT_BYTES, STUB_BYTES, STUB_LOCATION
 
 
 def _is_big(tensor: Any) -> bool:
+    """Inline tensors above ``onnx_lean``'s limits are replaced by dims-only stubs in the skeleton (the same rule
+    the lean reader applies to a file, for models built in memory)."""
     if tensor.data_location == 1:
-        return False  # already external: only dims and a few key/values
-    return tensor.ByteSize() > STUB_BYTES
+        return False  # already external (or a stub): only dims and a few key/values
+    return tensor.ByteSize() > (KEEP_INT_BYTES if tensor.data_type in INT_TYPES else STUB_BYTES)
 
 
 def _stub(onnx: Any, tensor: Any) -> Any:
     stub = onnx.TensorProto(name=tensor.name, data_type=tensor.data_type, dims=tensor.dims)
     stub.data_location = onnx.TensorProto.EXTERNAL
     entry = stub.external_data.add()
-    entry.key, entry.value = "location", "modelcost-stub-never-read"
+    entry.key, entry.value = "location", STUB_LOCATION
     return stub
 
 
@@ -62,7 +64,7 @@ def topological_sort(graph: Any) -> bool:
     available = {vi.name for vi in graph.input} | {t.name for t in graph.initializer} | {""}
     available |= {s.values.name for s in graph.sparse_initializer}
     nodes = list(graph.node)
-    needs = [_reads(node) for node in nodes]
+    needs = [node_reads(node) for node in nodes]
     seen = set(available)
     for required, node in zip(needs, nodes, strict=True):
         if not _ready(required, seen):
@@ -85,7 +87,8 @@ def topological_sort(graph: Any) -> bool:
     return True
 
 
-def _reads(node: Any) -> list[str]:
+def node_reads(node: Any) -> list[str]:
+    """What a node reads: its inputs and the outer-scope names of its subgraphs."""
     reads = list(node.input)
     for attr in node.attribute:
         for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):

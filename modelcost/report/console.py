@@ -29,10 +29,11 @@ def _totals_table(cost: CostReport) -> Table:
     on_disk = f"file {binary_bytes(s.file_size_bytes)}" if s.file_size_bytes is not None else "in memory"
     table.add_row("weight storage", binary_bytes(s.bytes), on_disk)
     table.add_row("  at fp16 / int8 / int4", "", " / ".join(binary_bytes(b) for b in (s.fp16_bytes, s.int8_bytes, s.int4_bytes)))
-    table.add_row("MACs", f"{c.macs:,}", si(c.macs))
+    ge = "" if c.complete else "≥ "  # a partial result: the totals are lower bounds
+    table.add_row("MACs", f"{ge}{c.macs:,}", f"{ge}{si(c.macs)}")
     if len(c.macs_by_dtype) > 1 or (c.macs_by_dtype and "float32" not in c.macs_by_dtype):
         table.add_row("  by dtype", "", ", ".join(f"{k} {si(v)}" for k, v in c.macs_by_dtype.items()))
-    table.add_row("FLOPs", f"{c.flops:,}", f"{si(c.flops)}  (2 x MACs + other ops, docs/COUNTING.md)")
+    table.add_row("FLOPs", f"{ge}{c.flops:,}", f"{ge}{si(c.flops)}  (2 x MACs + other ops, docs/COUNTING.md)")
     table.add_row("activations", binary_bytes(m.activation_bytes), f"peak live {binary_bytes(m.peak_activation_bytes)}")
     table.add_row("inputs / outputs", f"{binary_bytes(m.input_bytes)} / {binary_bytes(m.output_bytes)}", "")
     table.add_row("arithmetic intensity", f"{m.arithmetic_intensity:.1f}", "FLOPs per byte of weights + inputs + activations")
@@ -50,7 +51,9 @@ def _layers_table(layers: list[LayerCost], total_flops: int, top: int | None) ->
     for layer in shown:
         share = 100.0 * layer.flops / total_flops if total_flops else 0.0
         outs = ", ".join(_shape(s) for s in layer.output_shapes[:2])
-        table.add_row(escape(layer.name), escape(layer.op), si(layer.macs), si(layer.flops), f"{share:.1f}", si(layer.params), outs)
+        unknown = layer.status == "uncounted"  # not counted: its cost is unknown, not zero
+        table.add_row(escape(layer.name), escape(layer.op), "?" if unknown else si(layer.macs),
+                      "?" if unknown else si(layer.flops), f"{share:.1f}", si(layer.params), outs)
     return table
 
 
@@ -69,6 +72,13 @@ def stderr_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def partial_warning(cost: CostReport) -> str:
+    """The one line that says a result is partial, naming the uncounted ops."""
+    ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items())
+    what = f"not counted: {ops}" if ops else "; ".join(cost.compute.incomplete_reasons) or "see the notes"
+    return f"warning: partial result, the totals are lower bounds (≥): {what}"
+
+
 def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
     console = console or stdout_console(120)
     inputs = ", ".join(f"{t.name} {_shape(t.shape)} {t.dtype}" for t in cost.inputs)
@@ -76,9 +86,10 @@ def print_cost(cost: CostReport, top: int | None = 10, console: Console | None =
     console.print(_totals_table(cost))
     if top != 0 and cost.layers:
         console.print(_layers_table(cost.layers, cost.compute.flops, top))
-    if cost.compute.uncounted_ops:
-        ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items())
-        console.print(f"[yellow]uncounted ops (no formula; their cost is not in the totals):[/] {ops}")
+    if not cost.compute.complete:
+        console.print(f"[bold yellow]{escape(partial_warning(cost))}[/]")
+        for reason in cost.compute.incomplete_reasons:
+            console.print(f"[yellow]  not counted:[/] {escape(reason)}")
     else:
         console.print("[green]every op counted[/] (or known to cost nothing)")
     for note in cost.notes:

@@ -111,13 +111,14 @@ def build(run: RunReport, plots: list[tuple[str, str]] | None = None, recommenda
 
 def summary_blocks(cost: CostReport) -> list[Block]:
     p, s, c, m = cost.params, cost.storage, cost.compute, cost.memory
+    ge = "" if c.complete else "≥ "  # a partial result: the totals are lower bounds
     rows = [
         ["model", f"{cost.model.name} ({cost.model.format}, {cost.model.source})"],
         ["inputs", ", ".join(f"{t.name} {'x'.join(str(d) for d in t.shape)} {t.dtype}" for t in cost.inputs)],
         ["parameters", f"{p.total:,} ({si(p.total)})" + _by(p.by_dtype, lambda v: f"{v:,}")],
         ["storage", f"{s.bytes:,} B ({binary_bytes(s.bytes)})" + _by(s.by_dtype, binary_bytes)],
-        ["MACs", f"{c.macs:,} ({si(c.macs)})" + _by(c.macs_by_dtype, si)],
-        ["FLOPs", f"{c.flops:,} ({si(c.flops)}) = 2 x MACs + the other ops' documented costs"],
+        ["MACs", f"{ge}{c.macs:,} ({ge}{si(c.macs)})" + _by(c.macs_by_dtype, si)],
+        ["FLOPs", f"{ge}{c.flops:,} ({ge}{si(c.flops)}) = 2 x MACs + the other ops' documented costs"],
         ["peak live activations", binary_bytes(m.peak_activation_bytes)],
         ["arithmetic intensity", f"{m.arithmetic_intensity:.2f} FLOPs/byte"],
     ]
@@ -127,7 +128,11 @@ def summary_blocks(cost: CostReport) -> list[Block]:
         rows.insert(2, ["batch size (static analysis)", str(cost.batch_size)])
     if c.uncounted_ops:
         rows.append(["uncounted ops", ", ".join(f"{k} x{v}" for k, v in sorted(c.uncounted_ops.items()))])
-    return [Heading("Summary"), Table(["", "value"], rows)]
+    blocks: list[Block] = [Heading("Summary")]
+    if not c.complete:
+        blocks.append(Banner("PARTIAL: some ops were not counted, so MACs and FLOPs are lower bounds (≥): "
+                             + "; ".join(c.incomplete_reasons)))
+    return [*blocks, Table(["", "value"], rows)]
 
 
 def _by(d: dict[str, int], fmt) -> str:  # type: ignore[no-untyped-def]
