@@ -16,15 +16,19 @@ from modelcost.bench.model import BenchModel
 from modelcost.core.types import BenchResult, CostReport, DeviceInfo
 from modelcost.core.types import GpuSpec, LayerProfile, LayerRoofline, RooflinePoint, RunReport, WhatIf
 from modelcost.loaders.base import LoadOptions, source_kind
-from modelcost.loaders.shapes import parse_input_shapes
+from modelcost.loaders.shapes import parse_input_specs
 
 
 def load_options(
     batch_size: int | None = None, input_shapes: Iterable[str] | dict[str, tuple[int, ...]] | None = None,
     trust_pickle: bool = False,
 ) -> LoadOptions:
-    shapes = dict(input_shapes) if isinstance(input_shapes, dict) else parse_input_shapes(input_shapes)
-    return LoadOptions(batch_size=batch_size, input_shapes=shapes, trust_pickle=trust_pickle)
+    """``input_shapes``: 'NAME=1x3x224x224' or 'NAME=1x128:int64' strings, or a {name: shape} dict."""
+    if isinstance(input_shapes, dict):
+        shapes, dtypes = dict(input_shapes), {}
+    else:
+        shapes, dtypes = parse_input_specs(input_shapes)
+    return LoadOptions(batch_size=batch_size, input_shapes=shapes, input_dtypes=dtypes, trust_pickle=trust_pickle)
 
 
 def analyze_static(
@@ -175,6 +179,10 @@ def attach_roofline(run: RunReport, gpu: GpuSpec | None = None) -> RunReport:
     run.gpu = gpu or run.gpu
     if run.cost is None:
         run.notes.append("roofline: no static analysis (FLOPs) to place the benchmarks on the roofline")
+        return run
+    if not run.cost.compute.complete:
+        why = "; ".join(run.cost.compute.incomplete_reasons) or "incomplete"
+        run.notes.append(f"roofline: the static counts are incomplete ({why}), so no config is placed on it")
         return run
     for result in run.benchmarks:
         result.roofline = roofline_point(run.cost, result, run.gpu)  # type: ignore[arg-type]
@@ -332,7 +340,7 @@ def recommend(
 
 def add_rooflines(run: Any) -> None:
     """Fill ``roofline`` of every measured GPU result that lacks it (needs ``run.cost`` and ``run.gpu``)."""
-    if run.cost is None or run.gpu is None:
+    if run.cost is None or run.gpu is None or not run.cost.compute.complete:
         return
     from modelcost.analysis.roofline import roofline_point
 

@@ -60,6 +60,7 @@ def analyze(
 
         print_roofline(run, target_gpu=target_gpu)
     o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+    o.partial_exit(cost)
     if cost.problems:
         more = len(cost.problems) - 1
         raise ModelcostError(cost.problems[0] + (f" (and {more} more, listed above)" if more else ""))

@@ -18,7 +18,7 @@ ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:facto
 BackendsOpt = Annotated[Optional[str], typer.Option(help="Comma list of backends (see 'modelcost backends'); "
                                                          "default: every available one of the device.")]
 BatchSizesOpt = Annotated[Optional[str], typer.Option("--batch-sizes", help="Comma list, e.g. 1,8,32.")]
-InputShapeOpt = Annotated[Optional[list[str]], typer.Option("--input-shape", "-s", help="NAME=1x3x224x224 (repeatable).")]
+InputShapeOpt = Annotated[Optional[list[str]], typer.Option("--input-shape", "-s", help="NAME=1x3x224x224[:DTYPE] (repeatable).")]
 DeviceOpt = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (default "
                                                               "reports/<model>-<time>).")]

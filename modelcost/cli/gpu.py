@@ -89,9 +89,9 @@ def print_roofline(
     elif run.benchmarks:
         why = "; ".join(n.removeprefix("roofline: ") for n in run.notes if n.startswith("roofline"))
         console.print(f"[dim]no roofline: {why or 'no GPU result with a peak for its precision'}[/]")
-    if run.gpu is not None and run.cost is not None:
+    if run.gpu is not None and run.cost is not None and run.cost.compute.complete:
         _print_layers(console, run, top_layers, layer_table)
-    if target_gpu and run.cost is not None:
+    if target_gpu and run.cost is not None and run.cost.compute.complete:
         keys = precisions_of(run.benchmarks) or ["fp32", "fp16"]
         batch = max((r.batch_size for r in run.benchmarks if r.status == "ok"), default=None)
         rows = [api.what_if(run.cost, target_gpu, k, batch) for k in keys]

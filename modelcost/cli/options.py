@@ -10,14 +10,15 @@ from typing import Annotated, Optional
 import typer
 
 from modelcost.core.errors import ModelcostError
-from modelcost.core.types import RunReport
+from modelcost.core.types import CostReport, RunReport
 
 ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
                                               "model.pt2, TorchScript .pt, or zoo:NAME.")]
 BatchSize = Annotated[Optional[int], typer.Option(
     "--batch-size", "-b", min=1, help="Bind the batch (first symbolic) dimension of every input.")]
 InputShape = Annotated[Optional[list[str]], typer.Option(
-    "--input-shape", "-s", help="NAME=1x3x224x224: the shape of one input (repeatable).")]
+    "--input-shape", "-s", help="NAME=1x3x224x224[:DTYPE]: the shape (and dtype, e.g. input_ids=1x128:int64) of one "
+    "input (repeatable).")]
 TrustPickle = Annotated[bool, typer.Option(
     "--trust-pickle", help="Allow loading a pickled PyTorch module. Unpickling runs code: only for files you trust.")]
 JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write the versioned JSON report (docs/REPORT_SCHEMA.md) here.")]
@@ -81,6 +82,17 @@ def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_d
         typer.echo(f"report folder: {folder}")
     if samples_csv is not None and samples_csv.exists():
         typer.echo(f"NVML samples: {samples_csv}")
+
+
+def partial_exit(cost: CostReport) -> None:
+    """Exit 3 (after the reports are written) when the static counts are incomplete: the model could not be
+    traced, so no MAC / FLOP figure exists; 1 stays for input that cannot be analysed at all."""
+    if not cost.compute.complete:
+        from modelcost.cli.app import fail
+
+        reasons = cost.compute.incomplete_reasons
+        fail("not counted: " + (reasons[0] if reasons else "the static counts are incomplete"))
+        raise typer.Exit(3)
 
 
 def exit_status(run: RunReport) -> None:

@@ -83,6 +83,8 @@ class ComputeStats:
     macs_by_op: dict[str, int] = field(default_factory=dict)
     uncounted_ops: dict[str, int] = field(default_factory=dict)  # op -> occurrences
     zero_cost_ops: dict[str, int] = field(default_factory=dict)  # op -> occurrences
+    complete: bool = True
+    incomplete_reasons: list[str] = field(default_factory=list)
 
 
 @dataclass

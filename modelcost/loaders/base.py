@@ -12,6 +12,7 @@ from modelcost.core.errors import ModelcostError
 class LoadOptions:
     batch_size: int | None = None
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    input_dtypes: dict[str, str] = field(default_factory=dict)  # --input-shape NAME=DIMS:DTYPE, canonical names
     trust_pickle: bool = False  # unpickling runs code: only with the user's explicit --trust-pickle
 
 

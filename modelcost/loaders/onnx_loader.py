@@ -175,6 +175,7 @@ def bind_inputs(
             raise ModelcostError(
                 f"--input-shape {name}: the model has no input {name!r}; its inputs are {', '.join(names) or '(none)'}"
             )
+    _check_dtypes(declared, loaded.options.input_dtypes)
     bound: dict[str, int] = {}
     for spec in declared:
         if spec.name in given:
@@ -200,6 +201,16 @@ def bind_inputs(
                 )
         result.append(bind_shape(spec, batch_size, given, bound))
     return result
+
+
+def _check_dtypes(declared: list[TensorSpec], dtypes: dict[str, str]) -> None:
+    """An ONNX file declares its input dtypes: a dtype given with --input-shape must agree (it cannot change it)."""
+    for spec in declared:
+        if spec.name in dtypes and dtypes[spec.name] != spec.dtype:
+            raise ModelcostError(
+                f"--input-shape {spec.name}: the model declares this input as {spec.dtype}, not {dtypes[spec.name]}; "
+                f"drop the dtype or give :{spec.dtype}"
+            )
 
 
 def _batched(spec: TensorSpec, shape: tuple[int, ...], batch_size: int | None) -> tuple[int, ...]:

@@ -6,8 +6,9 @@ Sources (``load_torch(source, options)``):
 * ``zoo:NAME`` - the built-in zoo (``modelcost.loaders.zoo.ZOO``);
 * ``torchvision:NAME`` - ``torchvision.models.get_model(NAME, weights=None)``, input 3x224x224;
 * ``path/to/file.py:factory`` and ``package.module:factory`` - a callable returning an ``nn.Module``, called
-  under ``torch.device("meta")``. Inputs come from ``--input-shape NAME=1x3x224x224`` (float32, names as in
-  ``forward``) or from an ``example_inputs`` function beside the factory::
+  under ``torch.device("meta")``. Inputs come from ``--input-shape NAME=1x3x224x224[:DTYPE]`` (names as in
+  ``forward``; float32 unless a dtype is given, int64 for token ids - see ``guess_dtype``) or from an
+  ``example_inputs`` function beside the factory::
 
       def example_inputs(batch_size: int = 1):      # the batch_size parameter is optional
           return [torch.randn(batch_size, 3, 32, 32),              # a tensor: its shape, dtype and values
@@ -16,7 +17,7 @@ Sources (``load_torch(source, options)``):
   It may also return a dict {forward argument name: item}. Without a ``batch_size`` parameter, dim 0 of each
   input is taken as the batch dim and set to ``--batch-size``. ``--input-shape`` overrides a shape.
 * TorchScript files (``.pt``, ``.pth``, ``.ts``, ...): ``torch.jit.load(path, map_location="meta")``;
-  inputs from ``--input-shape`` (float32);
+  inputs from ``--input-shape`` (dtypes as for factories);
 * ``.pt2`` programs from ``torch.export.save``: inputs as exported (re-export with dynamic shapes to change the
   batch size);
 * pickled whole modules (``torch.save(model)``): only with ``trust_pickle`` (``--trust-pickle``), because
@@ -139,9 +140,50 @@ def bind_inputs(source: str, specs: list[TensorSpec], options: LoadOptions, dims
     unknown = sorted(set(options.input_shapes) - set(names))
     if unknown:
         raise ModelcostError(f"{source}: no input named {', '.join(unknown)}; its inputs are {', '.join(names)}")
+    unknown = sorted(set(options.input_dtypes) - set(names))
+    if unknown:
+        raise ModelcostError(f"{source}: no input named {', '.join(unknown)}; its inputs are {', '.join(names)}")
     bound = dict(dims or {})
     batch = options.batch_size if options.batch_size is not None else default_batch
-    return [bind_shape(s, batch, options.input_shapes, bound) for s in specs]
+    return with_dtypes([bind_shape(s, batch, options.input_shapes, bound) for s in specs], options)
+
+
+def with_dtypes(specs: list[TensorSpec], options: LoadOptions) -> list[TensorSpec]:
+    """Apply the dtypes given with --input-shape NAME=DIMS:DTYPE."""
+    return [TensorSpec(s.name, s.shape, options.input_dtypes.get(s.name, s.dtype)) for s in specs]
+
+
+# Inputs that carry integer token ids (or masks / positions over them) in transformers and most text models.
+TOKEN_INPUTS = {"input_ids", "token_type_ids", "position_ids", "attention_mask", "decoder_input_ids",
+                "decoder_attention_mask", "decoder_position_ids", "token_ids", "tokens", "ids", "labels"}
+
+
+def guess_dtype(module: Any, name: str) -> tuple[str, str | None]:
+    """The dtype of an input the user gave only a shape for, and why when it is not float32: int64 for token ids,
+    told by its name (``TOKEN_INPUTS``) or by the model (a transformers model whose ``main_input_name`` is this
+    input and whose input embeddings are an ``nn.Embedding``); float32 otherwise."""
+    if name in TOKEN_INPUTS:
+        return "int64", f"its name {name!r} says token ids"
+    if getattr(module, "main_input_name", None) == name:
+        torch = require("torch")
+        try:
+            embeddings = module.get_input_embeddings()
+        except Exception:  # noqa: BLE001 - a model without input embeddings takes features, not ids
+            embeddings = None
+        if isinstance(embeddings, torch.nn.Embedding):
+            return "int64", "the model feeds it to its input embeddings"
+    return "float32", None
+
+
+def _token_high(module: Any, name: str) -> int | None:
+    """Token ids are drawn below the vocabulary size of the model's input embeddings, when it has them."""
+    if name not in ("input_ids", "decoder_input_ids", getattr(module, "main_input_name", None)):
+        return None
+    try:
+        embeddings = module.get_input_embeddings()
+        return int(embeddings.num_embeddings)
+    except Exception:  # noqa: BLE001 - no embeddings to read a vocabulary size from
+        return None
 
 
 def forward_names(module: Any) -> list[str]:
@@ -157,15 +199,27 @@ def forward_names(module: Any) -> list[str]:
     return [p.name for p in params if p.kind in kinds]
 
 
-def shapes_from_options(source: str, module: Any, options: LoadOptions, why: str) -> list[TensorSpec]:
-    """Inputs given only by --input-shape: every forward argument without a default needs one (float32)."""
+def shapes_from_options(source: str, module: Any, options: LoadOptions, why: str,
+                        notes: list[str] | None = None, high: dict[str, int] | None = None) -> list[TensorSpec]:
+    """Inputs given only by --input-shape: every forward argument without a default needs one. Its dtype is the
+    one given (NAME=DIMS:DTYPE), else ``guess_dtype`` (int64 for token ids, said in ``notes``), else float32."""
     names = forward_names(module)
     required = _required_names(module, names)
     missing = [n for n in required if n not in options.input_shapes]
     if missing:
-        example = " ".join(f"--input-shape {n}=1x3x224x224" for n in missing)
+        example = " ".join(f"--input-shape {n}={'1x128:int64' if guess_dtype(module, n)[1] else '1x3x224x224'}"
+                           for n in missing)
         raise ModelcostError(f"{source}: {why}; give the input shapes, e.g. {example}")
-    specs = [TensorSpec(n, options.input_shapes[n], "float32") for n in names if n in options.input_shapes]
+    specs = []
+    for n in (n for n in names if n in options.input_shapes):
+        dtype, reason = guess_dtype(module, n)
+        if n not in options.input_dtypes and reason is not None:
+            if notes is not None:
+                notes.append(f"input {n!r} taken as int64 token ids ({reason}); give another dtype with "
+                             f"--input-shape {n}=DIMS:float32")
+            if high is not None and (vocab := _token_high(module, n)):
+                high[n] = vocab
+        specs.append(TensorSpec(n, options.input_shapes[n], dtype))
     specs = bind_inputs(source, specs, options)
     if options.batch_size is not None:
         specs = [_rebatch(s, options.batch_size) for s in specs]
@@ -297,7 +351,8 @@ def _load_factory(source: str, options: LoadOptions) -> LoadedTorch:
         specs_at = _example_specs(source, examples_fn, forward_names(module), options)
         inputs, high, examples = specs_at(options.batch_size)
     else:
-        inputs, high, examples = shapes_from_options(source, module, options, "it has no example_inputs()"), {}, {}
+        high, examples = {}, {}
+        inputs = shapes_from_options(source, module, options, "it has no example_inputs()", notes, high)
         specs_at = None
     batch = inputs[0].shape[0] if inputs and inputs[0].shape else None
     return LoadedTorch(
@@ -356,14 +411,17 @@ def _example_specs(source: str, fn: Callable[..., Any], names: list[str], option
                 shape = (batch_size, *shape[1:])
             specs.append(TensorSpec(name, shape, str(dtype).removeprefix("torch.")))
         given = options.input_shapes  # examples are examples: --input-shape replaces them freely
-        unknown = sorted(set(given) - {s.name for s in specs})
+        unknown = sorted((set(given) | set(options.input_dtypes)) - {s.name for s in specs})
         if unknown:
             raise ModelcostError(f"{source}: no input named {', '.join(unknown)}; its inputs are "
                                  f"{', '.join(s.name for s in specs)}")
         specs = [TensorSpec(s.name, given[s.name], s.dtype) if s.name in given else s for s in specs]
+        specs = with_dtypes(specs, options)
         if batch_size is not None:
             specs = [_rebatch(s, batch_size) if s.name in given else s for s in specs]
-        examples = {n: t for n, t in examples.items() if any(s.name == n and s.shape == tuple(t.shape) for s in specs)}
+        examples = {n: t for n, t in examples.items()
+                    if any(s.name == n and s.shape == tuple(t.shape) and s.dtype == str(t.dtype).removeprefix("torch.")
+                           for s in specs)}
         return specs, high, examples
 
     return at
@@ -410,7 +468,7 @@ def _load_script_or_pickle(source: str, options: LoadOptions) -> LoadedTorch:
             return obj
 
     module = build("meta").eval()
-    inputs = shapes_from_options(source, module, options, "a saved model does not record its input shapes")
+    inputs = shapes_from_options(source, module, options, "a saved model does not record its input shapes", notes)
     return LoadedTorch(path.stem, source, fmt, module, inputs, inputs[0].shape[0] if inputs else None,
                        file_size_bytes=path.stat().st_size, notes=notes, build=build)
 

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from modelcost.core.types import CostReport, LayerCost
 from modelcost.core.units import binary_bytes, si
+from modelcost.report.sections import not_counted
 
 
 def _shape(shape: tuple[object, ...] | list[object]) -> str:
@@ -16,7 +17,7 @@ def _shape(shape: tuple[object, ...] | list[object]) -> str:
 
 def _totals_table(cost: CostReport) -> Table:
     p, s, c, m = cost.params, cost.storage, cost.compute, cost.memory
-    table = Table(title=f"{cost.model.name}  ({cost.model.format})", show_header=False, title_justify="left")
+    table = Table(title=escape(f"{cost.model.name}  ({cost.model.format})"), show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value", justify="right")
     table.add_column("detail", style="dim")
@@ -29,6 +30,10 @@ def _totals_table(cost: CostReport) -> Table:
     on_disk = f"file {binary_bytes(s.file_size_bytes)}" if s.file_size_bytes is not None else "in memory"
     table.add_row("weight storage", binary_bytes(s.bytes), on_disk)
     table.add_row("  at fp16 / int8 / int4", "", " / ".join(binary_bytes(b) for b in (s.fp16_bytes, s.int8_bytes, s.int4_bytes)))
+    if not_counted(c):  # the model could not be traced: no counts exist, never zeros shown as a result
+        for what in ("MACs", "FLOPs", "activations"):
+            table.add_row(what, "[red]not counted[/]", "the forward pass failed (below)")
+        return table
     table.add_row("MACs", f"{c.macs:,}", si(c.macs))
     if len(c.macs_by_dtype) > 1 or (c.macs_by_dtype and "float32" not in c.macs_by_dtype):
         table.add_row("  by dtype", "", ", ".join(f"{k} {si(v)}" for k, v in c.macs_by_dtype.items()))
@@ -67,16 +72,21 @@ def stdout_console(width_when_piped: int = 160, **kwargs: object) -> Console:
 def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
     console = console or stdout_console(120)
     inputs = ", ".join(f"{t.name} {_shape(t.shape)} {t.dtype}" for t in cost.inputs)
-    console.print(f"[bold]inputs:[/] {inputs}")
+    console.print(f"[bold]inputs:[/] {escape(inputs)}")
     console.print(_totals_table(cost))
-    if top != 0 and cost.layers:
+    untraced = not_counted(cost.compute)
+    if top != 0 and cost.layers and not untraced:
         console.print(_layers_table(cost.layers, cost.compute.flops, top))
-    if cost.compute.uncounted_ops:
+    if untraced:
+        console.print(f"[bold red]not counted:[/] {escape(untraced)}", highlight=False)
+    elif cost.compute.uncounted_ops:
         ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items())
-        console.print(f"[yellow]uncounted ops (no formula; their cost is not in the totals):[/] {ops}")
+        console.print(f"[yellow]uncounted ops (no formula; their cost is not in the totals):[/] {escape(ops)}")
     else:
         console.print("[green]every op counted[/] (or known to cost nothing)")
     for note in cost.notes:
-        console.print(f"[dim]note:[/] {note}")
+        console.print(f"[dim]note:[/] {escape(note)}")
     for problem in cost.problems:
-        console.print(f"[red]problem:[/] {problem}")
+        if untraced and problem.endswith(untraced):
+            continue  # said above as "not counted"
+        console.print(f"[red]problem:[/] {escape(problem)}")
