@@ -349,15 +349,16 @@ def add_rooflines(run: Any) -> None:
             r.roofline = roofline_point(run.cost, r, run.gpu)
 
 
-def write_report(run: Any, out_dir: str | None = None, samples_csv: str | None = None) -> Any:
+def write_report(run: Any, out_dir: str | None = None, samples_csv: str | None = None, plots: bool = True) -> Any:
     """The report folder of an analyze / bench run (``out_dir`` or reports/<model>-<time>), with a
-    recommendation section (no constraints: best throughput, and the Pareto front) when configs were measured."""
+    recommendation section (no constraints: best throughput, and the Pareto front) when configs were measured.
+    ``plots=False``: no plots (an interrupted run writes quickly)."""
     from modelcost.decide.recommend import recommend as pick
     from modelcost.report.folder import write_report_folder
 
     add_rooflines(run)
     rec = pick(run.benchmarks) if any(r.status == "ok" for r in run.benchmarks) else None
-    return write_report_folder(run, out_dir, samples_csv, recommendation=rec)
+    return write_report_folder(run, out_dir, samples_csv, recommendation=rec, plots=plots)
 
 
 def quantize(

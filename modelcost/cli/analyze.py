@@ -44,22 +44,27 @@ def analyze(
     from modelcost.report.console import print_cost
 
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
-    cost = api.analyze_static(model, batch_size=batch_size, input_shapes=input_shape, trust_pickle=trust_pickle)
-    print_cost(cost, top=None if all_layers else top)
+    o.lock_out(out)
     run = o.new_run("analyze")
-    run.cost = cost
-    if not static:
-        from modelcost.cli.bench import bench_config, benchmark_into
+    outputs = dict(json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+    with o.interruptible(run, **outputs):
+        cost = api.analyze_static(model, batch_size=batch_size, input_shapes=input_shape, trust_pickle=trust_pickle)
+        print_cost(cost, top=None if all_layers else top)
+        run.cost = cost
+        if not static:
+            from modelcost.cli.bench import bench_config, benchmark_into
 
-        config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
-        benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
-                       batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
-                       target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
-    elif target_gpu:
-        from modelcost.cli.gpu import print_roofline
+            config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
+            benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+                           batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
+                           target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
+        elif target_gpu:
+            from modelcost.cli.gpu import print_roofline
 
-        print_roofline(run, target_gpu=target_gpu)
-    o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+            print_roofline(run, target_gpu=target_gpu)
+    o.write_outputs(run, **outputs)
+    if not run.complete:
+        o.exit_status(run)  # interrupted: 130 / 143 before anything else
     o.partial_exit(cost)
     if cost.problems:
         more = len(cost.problems) - 1

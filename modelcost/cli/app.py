@@ -42,6 +42,11 @@ def user_errors(fn: F) -> F:
         except ModelcostError as exc:
             fail(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__)
             raise typer.Exit(1) from None
+        except KeyboardInterrupt:  # Ctrl-C / SIGTERM where the command keeps nothing: one line, 130 / 143
+            from modelcost.cli import signals
+
+            fail(f"interrupted ({signals.name()})")
+            raise typer.Exit(signals.exit_code()) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -77,8 +82,14 @@ _register_commands()
 
 
 def main() -> None:
+    from modelcost.cli import signals
+
     try:
         app()
     except KeyboardInterrupt:
-        fail("interrupted")
-        sys.exit(130)
+        fail(f"interrupted ({signals.name()})")
+        sys.exit(signals.exit_code())
+    except SystemExit:
+        if signals.received() is not None:  # reports written: skip the seconds torch's teardown takes
+            signals.exit_fast()
+        raise

@@ -64,9 +64,12 @@ def run_and_print_benchmarks(
         )
         run.device = device
     except KeyboardInterrupt:
+        from modelcost.cli import signals
+
         run.complete = False
-        run.notes.append("interrupted: the benchmarks that finished are reported, the rest were not run")
-        _stderr_console().print("[yellow]interrupted[/]: reporting the benchmarks that finished")
+        run.notes.append(f"interrupted by {signals.name()}: the benchmarks that finished are reported, the rest "
+                         "were not run")
+        _stderr_console().print(f"[yellow]interrupted[/] ({signals.name()}): reporting the benchmarks that finished")
     wide = stdout_console(160)
     print_benchmarks(run.benchmarks, title=title or f"benchmarks: {model}", device=device, console=wide)
     return run
@@ -124,12 +127,15 @@ def bench(
 ) -> None:
     """Measure latency, throughput, memory, power and accuracy on every backend x precision x batch size."""
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
+    o.lock_out(out)
     config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
     run = o.new_run("bench")
-    benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
-                   batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
-                   target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
-    o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+    outputs = dict(json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+    with o.interruptible(run, **outputs):
+        benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+                       batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
+                       target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
+    o.write_outputs(run, **outputs)
     o.exit_status(run)
 
 

@@ -10,7 +10,9 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
+from modelcost.cli import signals
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.options import lock_out
 from modelcost.core.errors import ModelcostError
 
 ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
@@ -119,6 +121,7 @@ def compare(
 
     if method not in ("t", "bootstrap"):
         raise ModelcostError(f"--method {method!r}: use t or bootstrap")
+    lock_out(out)
     run, cmp, folder = api.compare(
         base, candidate, backends=parse_backends(backends), batch_sizes=_batches(batch_sizes), rounds=rounds,
         runs_per_block=runs_per_block, data=str(data) if data else None, input_shapes=input_shape,
@@ -128,7 +131,7 @@ def compare(
     if not run.complete:
         _console(stderr=True).print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
                                     markup=True)
-        raise typer.Exit(130)
+        raise typer.Exit(signals.exit_code())
     if not cmp.speed:
         raise ModelcostError("no backend could run both models (the reasons are listed above)")
 
@@ -160,6 +163,7 @@ def quantize(
     from modelcost.bench.registry import parse_backends
 
     batches = _batches(batch_sizes) or [1]
+    lock_out(out)
     made = api.quantize(
         model, int8=int8, fp16=fp16, calib_data=str(calib_data) if calib_data else None,
         out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
@@ -176,7 +180,7 @@ def quantize(
             print_comparison(cmp, folder)
             incomplete |= not run.complete
     if incomplete:
-        raise typer.Exit(130)
+        raise typer.Exit(signals.exit_code())
 
 
 def print_recommendation(rec: Any, folder: Path | None) -> None:
@@ -244,6 +248,7 @@ def recommend(
                               batch_sizes=tuple(only) if only else None, latency_stat=latency_stat)
     config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
                      samples_csv=samples_csv)
+    lock_out(out)
     run, rec, folder = api.recommend(
         model, constraints=constraints, objective=objective, backends=parse_backends(backends),
         precisions=parse_precisions(precisions), batch_sizes=only or [1, 8, 32], input_shapes=input_shape,
@@ -251,6 +256,6 @@ def recommend(
         progress=True, command=_command())
     print_recommendation(rec, folder)
     if not run.complete:
-        raise typer.Exit(130)
+        raise typer.Exit(signals.exit_code())
     if rec.best is None:
         raise typer.Exit(1)

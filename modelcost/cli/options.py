@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -76,9 +78,14 @@ def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_d
         typer.echo(f"JSON report: {json_path}")
     if report or out_dir is not None:
         from modelcost import api
+        from modelcost.cli import signals
 
+        interrupted = signals.received() is not None  # stop within seconds: no plotting library to import
+        if interrupted:
+            run.notes.append("plots left out: the run was interrupted")
         folder = api.write_report(run, str(out_dir) if out_dir else None,
-                                  str(samples_csv) if samples_csv and samples_csv.exists() else None)
+                                  str(samples_csv) if samples_csv and samples_csv.exists() else None,
+                                  plots=not interrupted)
         typer.echo(f"report folder: {folder}")
     if samples_csv is not None and samples_csv.exists():
         typer.echo(f"NVML samples: {samples_csv}")
@@ -96,8 +103,87 @@ def partial_exit(cost: CostReport) -> None:
 
 
 def exit_status(run: RunReport) -> None:
-    """130 for an interrupted run (its report is written first); 1 when nothing at all could be measured."""
+    """130 (Ctrl-C) / 143 (SIGTERM) for an interrupted run (its report is written first); 1 when nothing at all
+    could be measured."""
+    from modelcost.cli import signals
+
     if not run.complete:
-        raise typer.Exit(130)
+        raise typer.Exit(signals.exit_code())
     if run.benchmarks and not any(r.status == "ok" for r in run.benchmarks):
         raise ModelcostError("no configuration could be measured (the reasons are listed above)")
+
+
+def lock_out(folder: Path | None) -> None:
+    """Refuse a second run writing the same --out folder while this one lives: an exclusive ``flock`` on the
+    folder itself (no lock file in it), held until the process ends. A folder made here and left empty (a run
+    that failed before writing) is removed at exit."""
+    if folder is None:
+        return
+    import atexit
+    import os
+
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return
+    made = not folder.exists()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as exc:
+        raise ModelcostError(f"cannot write {folder}: {exc.strerror}; choose another --out") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise ModelcostError(f"{folder} is being written by another modelcost run; wait for it to finish or choose "
+                             "another --out") from None
+    _HELD.append(fd)
+    if made:
+        atexit.register(_remove_if_empty, folder)
+
+
+_HELD: list[int] = []  # descriptors of the locked --out folders (the lock lasts as long as the process)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()  # only succeeds when empty
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def interruptible(run: RunReport, **outputs: Any) -> Iterator[None]:
+    """Around a command's work: Ctrl-C or SIGTERM at any point (loading, counting, benchmarking) marks ``run``
+    incomplete, writes what it holds to ``outputs`` (``write_outputs``' keywords) and exits 130 / 143. If the
+    main thread is stuck in native code, the signal watcher writes the same from its thread (cli/signals.py)."""
+    from modelcost.cli import signals
+
+    def flush() -> None:
+        mark_interrupted(run)
+        write_outputs(run, **outputs)
+
+    signals.on_stuck(flush)
+    try:
+        yield
+    except KeyboardInterrupt:
+        signals.on_stuck(None)
+        mark_interrupted(run)
+        _stderr_line(f"[yellow]interrupted[/] ({signals.name()}): writing what was measured, marked incomplete")
+        write_outputs(run, **outputs)
+        raise typer.Exit(signals.exit_code()) from None
+
+
+def mark_interrupted(run: RunReport) -> None:
+    from modelcost.cli import signals
+
+    if not any(n.startswith("interrupted") for n in run.notes):
+        run.notes.append(f"interrupted by {signals.name()}: this report holds what finished before it stopped")
+    run.complete = False
+
+
+def _stderr_line(markup: str) -> None:
+    from rich.console import Console
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(markup)
