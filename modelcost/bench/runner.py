@@ -24,6 +24,7 @@ from modelcost.bench.memory import (
     free_device_memory,
 )
 from modelcost.bench.model import BenchModel
+from modelcost.bench import stability
 from modelcost.bench.stats import latency_stats
 from modelcost.bench.timing import (
     CudaEventClock,
@@ -249,6 +250,7 @@ class Sweep:
             else:
                 summary["s"] = sampler.stop()
 
+        load = stability.CpuLoad().start()
         with pinned_to_one_cpu(self.config.pin_cpu and torch is not None) as cpu:
             m = measure(clock, session.run, self.config, on_timed)
         if cpu is not None:
@@ -273,6 +275,9 @@ class Sweep:
             "host wall time (perf_counter) from host inputs to host outputs: host->device input copies, the forward, "
             "device->host output copies, synchronised" if torch is not None else
             "host wall time (perf_counter) from fresh host inputs to outputs on the CPU")
+        load.stop()
+        result.unstable = stability.instability(result.latency_ms, result.e2e_latency_ms, load)
+        result.extra.update({"other_cpu_share": load.other_share, "load_avg_1m": load.load_avg_1m})
         self._memory(session, result, summary.get("s"), baseline)
         self._power(result, summary.get("s"), len(m.samples_ms), sampler)
 

@@ -82,8 +82,10 @@ _register_commands()
 
 
 def main() -> None:
+    """The ``modelcost`` command: SIGINT / SIGTERM handling first (cli/signals.py), then the app."""
     from modelcost.cli import signals
 
+    signals.install()
     try:
         app()
     except KeyboardInterrupt:

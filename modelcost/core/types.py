@@ -237,6 +237,7 @@ class BenchResult:
     device: str = ""
     timing: str = ""  # what the latency figure includes, in words
     budget_hit: bool = False  # the time budget ended the run before the median settled to +-1%
+    unstable: list[str] = field(default_factory=list)  # why the timings are too noisy to decide on (bench/stability.py)
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -59,6 +59,8 @@ def bench_table(results: Sequence[BenchResult], title: str = "benchmarks") -> An
         status = r.status if r.status == "ok" else f"[red]{r.status}[/]: {escape(r.reason or '')}"
         if r.status == "ok" and r.budget_hit:
             status = "ok [yellow](budget hit)[/]"
+        if r.status == "ok" and r.unstable:
+            status = "[bold yellow]unstable[/]" + (" [yellow](budget hit)[/]" if r.budget_hit else "")
         lat = r.latency_ms
         table.add_row(
             r.backend, r.precision, str(r.batch_size), _num(lat.p50 if lat else None), _num(lat.p99 if lat else None),
@@ -99,6 +101,12 @@ def print_benchmarks(results: Sequence[BenchResult], *, title: str = "benchmarks
             console.print(f"  {escape(line)}", highlight=False)
         console.print("  e2e: host wall time from host inputs to host outputs (on a GPU: host<->device copies included)",
                       highlight=False)
+    unstable = [r for r in results if r.status == "ok" and r.unstable]
+    if unstable:
+        console.print("[bold yellow]unstable timings[/] (too noisy to decide on; re-run on a quiet machine):")
+        for r in unstable:
+            console.print(f"  {r.backend} {r.precision} b{r.batch_size}: {escape('; '.join(r.unstable))}",
+                          highlight=False)
     if any(r.budget_hit for r in results):
         console.print("[yellow]budget hit[/]: the time budget (--max-time-s) ended the run before the median was "
                       "known to +-1%", highlight=False)
