@@ -36,7 +36,7 @@ _REAL_INSTABILITY: list = []
 
 @pytest.fixture(autouse=True, scope="session")
 def _timings_count_as_stable() -> object:
-    import modelcost.bench.stability as stability  # standard library only
+    from modelcost.bench import stability  # standard library only
 
     _REAL_INSTABILITY.append(stability.instability)
     with pytest.MonkeyPatch.context() as mp:
@@ -47,6 +47,6 @@ def _timings_count_as_stable() -> object:
 @pytest.fixture(autouse=True)
 def _real_stability_checks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if request.node.get_closest_marker("stability") is not None:
-        import modelcost.bench.stability as stability
+        from modelcost.bench import stability
 
         monkeypatch.setattr(stability, "instability", _REAL_INSTABILITY[0])

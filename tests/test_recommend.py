@@ -144,8 +144,8 @@ def test_unstable_configs_are_neither_recommended_nor_rejected():
     noisy.unstable = ["spread: CV 396% (limit 25%)"]
     rec = recommend([A, B, C, noisy, E])
     assert rec.best is C and noisy not in rec.pareto and rec.considered == 4
-    assert rec.skipped == ["ort-cuda fp16 b64: unstable timings, not decided on (spread: CV 396% (limit 25%)); "
-                           "re-run it on a quiet machine"]
+    assert rec.skipped == [("ort-cuda fp16 b64: unstable timings, not decided on (spread: CV 396% (limit 25%)); "
+                            "re-run it on a quiet machine")]
     # With a limit only the noisy p99 would break, nothing is rejected on it: all noisy -> no decision at all.
     only_noisy = recommend([noisy], Constraints(max_latency_ms=1))
     assert only_noisy.best is None and only_noisy.failing == ["no config with stable timings"]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.bench import registry
+from modelcost.bench import registry, stability
 from modelcost.bench.accuracy import compare
 from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.memory import (
@@ -24,7 +24,6 @@ from modelcost.bench.memory import (
     free_device_memory,
 )
 from modelcost.bench.model import BenchModel
-from modelcost.bench import stability
 from modelcost.bench.stats import latency_stats
 from modelcost.bench.timing import (
     CudaEventClock,

@@ -46,7 +46,7 @@ def analyze(
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
     o.lock_out(out)
     run = o.new_run("analyze")
-    outputs = dict(json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+    outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv}
     with o.interruptible(run, **outputs):
         cost = api.analyze_static(model, batch_size=batch_size, input_shapes=input_shape, trust_pickle=trust_pickle)
         print_cost(cost, top=None if all_layers else top)
@@ -86,7 +86,7 @@ def zoo() -> None:
     table.add_column("description")
     for name, entry in ZOO.items():
         table.add_row(f"zoo:{name}", _describe_inputs(entry), getattr(entry, "description", ""))
-    Console().print(table)
+    Console(emoji=False).print(table)
 
 
 def _describe_inputs(entry: object) -> str:

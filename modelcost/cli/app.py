@@ -29,7 +29,8 @@ def fail(message: str) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}", markup=True)
+    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(f"[bold red]error:[/] {escape(message)}",
+                                                                             markup=True)
 
 
 def user_errors(fn: F) -> F:

@@ -42,7 +42,7 @@ def parse_precisions(text: str | None) -> list[str] | None:
 def _stderr_console() -> Any:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def run_and_print_benchmarks(
@@ -130,7 +130,7 @@ def bench(
     o.lock_out(out)
     config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
     run = o.new_run("bench")
-    outputs = dict(json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+    outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv}
     with o.interruptible(run, **outputs):
         benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
                        batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,

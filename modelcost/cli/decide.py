@@ -50,11 +50,11 @@ def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None
 def _console(stderr: bool = False) -> Any:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 def _progress(message: str) -> None:
-    _console(stderr=True).print(f"[dim]… {message}[/]", markup=True)
+    _console(stderr=True).print(f"[dim]… {escape(message)}[/]", markup=True)
 
 
 def _batches(text: str | None, single: int | None = None) -> list[int] | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from modelcost.cli.app import app, user_errors
 from modelcost.core.errors import ModelcostError
@@ -52,7 +53,7 @@ def gpu(
     print_gpu(spec, console)
     if json_path is not None:
         _write_gpu_json(spec, json_path)
-        console.print(f"wrote {json_path}")
+        console.print(f"wrote {escape(str(json_path))}")
 
 
 def _write_gpu_json(spec: GpuSpec, path: Path) -> None:
@@ -88,7 +89,7 @@ def print_roofline(
                       "latency > 10x the lower bound max(FLOPs / peak, bytes / bandwidth).[/]")
     elif run.benchmarks:
         why = "; ".join(n.removeprefix("roofline: ") for n in run.notes if n.startswith("roofline"))
-        console.print(f"[dim]no roofline: {why or 'no GPU result with a peak for its precision'}[/]")
+        console.print(f"[dim]no roofline: {escape(why or 'no GPU result with a peak for its precision')}[/]")
     if run.gpu is not None and run.cost is not None and run.cost.compute.complete:
         _print_layers(console, run, top_layers, layer_table)
     if target_gpu and run.cost is not None and run.cost.compute.complete:
@@ -101,7 +102,7 @@ def print_roofline(
     if plot_path and run.gpu is not None and any(r.roofline for r in run.benchmarks):
         from modelcost.report.roofline_plot import plot_roofline
 
-        console.print(f"wrote {plot_roofline(run.gpu, run.benchmarks, plot_path)}")
+        console.print(f"wrote {escape(str(plot_roofline(run.gpu, run.benchmarks, plot_path)))}")
     return run
 
 

@@ -186,4 +186,4 @@ def mark_interrupted(run: RunReport) -> None:
 def _stderr_line(markup: str) -> None:
     from rich.console import Console
 
-    Console(stderr=True, highlight=False, soft_wrap=True).print(markup)
+    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(markup)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from modelcost.core.types import CostReport, LayerCost
 from modelcost.core.units import binary_bytes, si
@@ -17,7 +18,8 @@ def _shape(shape: tuple[object, ...] | list[object]) -> str:
 
 def _totals_table(cost: CostReport) -> Table:
     p, s, c, m = cost.params, cost.storage, cost.compute, cost.memory
-    table = Table(title=escape(f"{cost.model.name}  ({cost.model.format})"), show_header=False, title_justify="left")
+    table = Table(title=Text(f"{cost.model.name}  ({cost.model.format})", style="table.title"), show_header=False,
+                  title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value", justify="right")
     table.add_column("detail", style="dim")
@@ -55,7 +57,7 @@ def _layers_table(layers: list[LayerCost], total_flops: int, top: int | None) ->
     for layer in shown:
         share = 100.0 * layer.flops / total_flops if total_flops else 0.0
         outs = ", ".join(_shape(s) for s in layer.output_shapes[:2])
-        table.add_row(escape(layer.name), escape(layer.op), si(layer.macs), si(layer.flops), f"{share:.1f}", si(layer.params), outs)
+        table.add_row(Text(layer.name), Text(layer.op), si(layer.macs), si(layer.flops), f"{share:.1f}", si(layer.params), outs)
     return table
 
 
@@ -65,28 +67,29 @@ def stdout_console(width_when_piped: int = 160, **kwargs: object) -> Console:
     import sys
 
     if sys.stdout.isatty():
-        return Console(**kwargs)  # type: ignore[arg-type]
-    return Console(width=width_when_piped, **kwargs)  # type: ignore[arg-type]
+        return Console(emoji=False, **kwargs)  # type: ignore[arg-type]
+    return Console(width=width_when_piped, emoji=False, **kwargs)  # type: ignore[arg-type]
 
 
 def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
     console = console or stdout_console(120)
     inputs = ", ".join(f"{t.name} {_shape(t.shape)} {t.dtype}" for t in cost.inputs)
-    console.print(f"[bold]inputs:[/] {escape(inputs)}")
+    console.print(f"[bold]inputs:[/] {escape(inputs)}", emoji=False)
     console.print(_totals_table(cost))
     untraced = not_counted(cost.compute)
     if top != 0 and cost.layers and not untraced:
         console.print(_layers_table(cost.layers, cost.compute.flops, top))
     if untraced:
-        console.print(f"[bold red]not counted:[/] {escape(untraced)}", highlight=False)
+        console.print(f"[bold red]not counted:[/] {escape(untraced)}", highlight=False, emoji=False)
     elif cost.compute.uncounted_ops:
         ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items())
-        console.print(f"[yellow]uncounted ops (no formula; their cost is not in the totals):[/] {escape(ops)}")
+        console.print(f"[yellow]uncounted ops (no formula; their cost is not in the totals):[/] {escape(ops)}",
+                      emoji=False)
     else:
         console.print("[green]every op counted[/] (or known to cost nothing)")
     for note in cost.notes:
-        console.print(f"[dim]note:[/] {escape(note)}")
+        console.print(f"[dim]note:[/] {escape(note)}", emoji=False)
     for problem in cost.problems:
         if untraced and problem.endswith(untraced):
             continue  # said above as "not counted"
-        console.print(f"[red]problem:[/] {escape(problem)}")
+        console.print(f"[red]problem:[/] {escape(problem)}", emoji=False)
