@@ -24,6 +24,8 @@ InputShapeOpt = Annotated[Optional[list[str]], typer.Option("--input-shape", "-s
 DeviceOpt = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (default "
                                                               "reports/<model>-<time>).")]
+ReportOpt = Annotated[bool, typer.Option("--report", help="Write the report folder reports/<base>-vs-<candidate>-<time>/ "
+                                                          "(--out DIR writes it there; without either, none).")]
 RoundsOpt = Annotated[int, typer.Option(min=2, help="Pairs of interleaved blocks (A B, B A, ...) per backend and "
                                                     "batch size.")]
 RunsOpt = Annotated[Optional[int], typer.Option("--runs-per-block", min=1, help="Timed calls per block (default: "
@@ -113,10 +115,11 @@ def compare(
     device: DeviceOpt = "auto",
     warmup_max_s: WarmupOpt = 10.0,
     out: OutOpt = None,
+    report: ReportOpt = False,
     trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow loading pickled PyTorch modules.")] = False,
 ) -> None:
     """Is CANDIDATE really faster than BASE, and still accurate? Static differences, speed with a 95% confidence
-    interval from interleaved runs, accuracy on the same inputs; writes a report folder."""
+    interval from interleaved runs, accuracy on the same inputs; a report folder with --report or --out."""
     from modelcost import api
     from modelcost.bench.registry import parse_backends
 
@@ -127,7 +130,7 @@ def compare(
         base, candidate, backends=parse_backends(backends), batch_sizes=_batches(batch_sizes), rounds=rounds,
         runs_per_block=runs_per_block, data=str(data) if data else None, input_shapes=input_shape,
         trust_pickle=trust_pickle, config=_config(device, warmup_max_s), method=method,
-        out=str(out) if out else None, progress=_progress, command=_command())
+        out=str(out) if out else None, write=report or out is not None, progress=_progress, command=_command())
     print_comparison(cmp, folder)
     if not run.complete:
         _console(stderr=True).print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
@@ -158,8 +161,10 @@ def quantize(
     device: DeviceOpt = "auto",
     warmup_max_s: WarmupOpt = 10.0,
     out: OutOpt = None,
+    report: ReportOpt = False,
 ) -> None:
-    """Make an INT8 (--int8) and/or FP16 (--fp16) copy of an ONNX model, then compare each with the model."""
+    """Make an INT8 (--int8) and/or FP16 (--fp16) copy of an ONNX model, then compare each with the model (a report
+    folder per comparison with --report or --out)."""
     from modelcost import api
     from modelcost.bench.registry import parse_backends
 
@@ -170,7 +175,7 @@ def quantize(
         out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
         input_shapes=input_shape, backends=parse_backends(backends), batch_sizes=batches, rounds=rounds,
         runs_per_block=runs_per_block, data=str(data) if data else None, config=_config(device, warmup_max_s),
-        out=str(out) if out else None, progress=_progress, command=_command())
+        out=str(out) if out else None, write=report or out is not None, progress=_progress, command=_command())
     incomplete = False
     for q, result in made:
         _console().print(f"made {q.path} ({q.precision}); " + "; ".join(q.notes), markup=False)
