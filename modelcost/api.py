@@ -15,7 +15,7 @@ from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
 from modelcost.core.types import BenchResult, CostReport, DeviceInfo
 from modelcost.core.types import GpuSpec, LayerProfile, LayerRoofline, RooflinePoint, RunReport, WhatIf
-from modelcost.loaders.base import LoadOptions, source_kind
+from modelcost.loaders.base import LoadOptions, check_source, source_kind
 from modelcost.loaders.shapes import parse_input_specs
 
 
@@ -40,7 +40,7 @@ def analyze_static(
 ) -> CostReport:
     """Count parameters, storage, MACs/FLOPs and memory of ``source`` without running it or reading weights."""
     options = load_options(batch_size, input_shapes, trust_pickle)
-    if source_kind(source) == "onnx":
+    if check_source(source) == "onnx":  # a typo (zoo:nope) is said before torch is imported
         from modelcost.analysis.onnx_counter import analyze_onnx
         from modelcost.loaders.onnx_loader import load_onnx
 
@@ -285,6 +285,8 @@ def compare(
     from modelcost.decide.workflow import parse_side, run_comparison
 
     (b_src, b_prec), (c_src, c_prec) = parse_side(base), parse_side(candidate)
+    for src in (b_src, c_src):
+        check_source(src)  # a typo in either is said at once, not after the other's analysis
     batches = list(batch_sizes or [1])
     config = config or BenchConfig()
     static_notes: list[str] = []
@@ -322,6 +324,7 @@ def recommend(
     config = config or BenchConfig()
     from modelcost.core.types import RunReport
 
+    check_source(source)
     run = RunReport(created=now_iso(), command=command)
     run.cost = _static_or_none(source, batches[0], input_shapes, trust_pickle, run.notes)
     try:

@@ -317,7 +317,7 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str)
     with torch.no_grad(), torch.device(device), _module_hooks(rec), _CompositeMode(rec), _CountingMode(rec):
         try:
             out = module(*inputs)
-        except Exception as exc:  # noqa: BLE001 - the user's model failed: report what ran, say why
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's model failed: report what ran, say why
             failure = _forward_failure(loaded, exc)
             problems.append(f"{loaded.source}: {failure}")
     keep = [k for k in map(_storage_key, _tensors(out)) if k is not None]
@@ -335,7 +335,7 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str)
     return report
 
 
-def _forward_failure(loaded: LoadedTorch, exc: Exception) -> str:
+def _forward_failure(loaded: LoadedTorch, exc: BaseException) -> str:
     """'the forward pass failed on meta inputs (x=1x3:float32): Error: message' (the source is not named)."""
     message = " ".join(str(exc).split()) or exc.__class__.__name__
     shapes = ", ".join(f"{s.name}={'x'.join(map(str, s.shape))}:{s.dtype}" for s in loaded.inputs)

@@ -18,6 +18,7 @@ from modelcost.bench import registry, stability
 from modelcost.bench.accuracy import compare
 from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.memory import (
+    available_host_bytes,
     cuda_available,
     cuda_uuid,
     device_info,
@@ -34,6 +35,7 @@ from modelcost.bench.timing import (
 )
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import BenchResult, DeviceInfo
+from modelcost.core.units import binary_bytes
 
 
 @dataclass
@@ -340,6 +342,8 @@ def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, 
     if not batch_sizes or any(int(b) < 1 for b in batch_sizes):
         raise ModelcostError("batch sizes must be positive integers, e.g. --batch-sizes 1,8,32")
     plan = make_plan(model, backends, precisions, config)
+    if plan.runnable:
+        refuse_impossible_batches(model, batch_sizes)
     total = len(plan.runnable) * len(batch_sizes)
     if not progress or total == 0:
         sweep = Sweep(model, plan, batch_sizes, config, results)
@@ -351,6 +355,31 @@ def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, 
         sweep = Sweep(model, plan, batch_sizes, config, results, advance)
         sweep.run()
     return results, sweep.device_info
+
+
+def refuse_impossible_batches(model: BenchModel, batch_sizes: Sequence[int]) -> None:
+    """Refuse, before anything runs, a batch size whose host inputs alone exceed the memory available (a typo such
+    as --batch-sizes 1000000000000 would otherwise try to allocate them)."""
+    import math
+
+    available = available_host_bytes()
+    if available is None:
+        return
+    for batch in batch_sizes:
+        need = sum(math.prod(s.shape) * _itemsize(s.dtype) for s in model.specs(batch)
+                   if all(isinstance(d, int) for d in s.shape))
+        if need > available:
+            raise ModelcostError(f"batch size {batch}: its inputs alone need {binary_bytes(need)}, more than the "
+                                 f"{binary_bytes(available)} of memory available here; choose a smaller batch size")
+
+
+def _itemsize(dtype: str) -> int:
+    import numpy as np
+
+    try:
+        return int(np.dtype(dtype).itemsize)
+    except TypeError:  # bfloat16 and other names numpy does not know: 2 bytes is the smallest float
+        return 2
 
 
 def timing_summary(results: Sequence[BenchResult]) -> list[str]:

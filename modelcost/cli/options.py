@@ -37,7 +37,17 @@ SamplesCsv = Annotated[Optional[Path], typer.Option(help="Write the NVML samples
 Device = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]
 TargetGpu = Annotated[Optional[str], typer.Option(
     "--target-gpu", help="Also estimate the lower-bound latency on this GPU (see 'modelcost gpu --list').")]
-RooflinePlot = Annotated[Optional[Path], typer.Option("--roofline-plot", help="Write the roofline plot (.png or .svg).")]
+
+
+def _plot_suffix(path: Optional[Path]) -> Optional[Path]:
+    """The roofline plot is PNG or SVG by its suffix; anything else would be a PNG under a misleading name."""
+    if path is not None and path.suffix.lower() not in (".png", ".svg"):
+        raise typer.BadParameter(f"{path}: the plot is written as .png or .svg; name the file so")
+    return path
+
+
+RooflinePlot = Annotated[Optional[Path], typer.Option("--roofline-plot", callback=_plot_suffix,
+                                                      help="Write the roofline plot (.png or .svg).")]
 ProfileLayers = Annotated[bool, typer.Option(
     "--profile-layers", help="Measure per-layer time (eager PyTorch / ONNX Runtime fp32): where the time goes vs where the FLOPs are.")]
 Report = Annotated[bool, typer.Option(

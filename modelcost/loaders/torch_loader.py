@@ -242,6 +242,8 @@ def _required_names(module: Any, names: list[str]) -> list[str]:
 
 
 def one_line(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):  # the user's code called sys.exit(): say so, never exit with its code silently
+        return f"sys.exit({exc.code!r})"
     text = " ".join(str(exc).split())
     return f"{exc.__class__.__name__}: {text}" if text else exc.__class__.__name__
 
@@ -254,7 +256,7 @@ def build_on(factory: Callable[[], Any], device: str, source: str) -> Any:
             module = factory()
     except ModelcostError:
         raise
-    except Exception as exc:  # the user's factory raised: say so in one line
+    except (Exception, SystemExit) as exc:  # the user's factory raised: say so in one line
         raise ModelcostError(f"{source}: the factory raised {one_line(exc)[:400]}") from exc
     if not isinstance(module, torch.nn.Module):
         raise ModelcostError(f"{source}: the factory returned {type(module).__name__}, not a torch.nn.Module")
@@ -321,7 +323,7 @@ def _import_target(source: str, target: str) -> Any:
         sys.path.insert(0, str(path.resolve().parent))
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:  # the user's file raised on import
+        except (Exception, SystemExit) as exc:  # the user's file raised on import
             sys.modules.pop(spec.name, None)
             raise ModelcostError(f"{source}: importing {target} raised {one_line(exc)[:400]}") from exc
         finally:
@@ -331,7 +333,7 @@ def _import_target(source: str, target: str) -> Any:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
         raise ModelcostError(f"{source}: cannot import module {target!r} ({exc}); is it installed or on PYTHONPATH?") from exc
-    except Exception as exc:  # the user's module raised on import
+    except (Exception, SystemExit) as exc:  # the user's module raised on import
         raise ModelcostError(f"{source}: importing {target} raised {one_line(exc)[:400]}") from exc
 
 
@@ -383,7 +385,7 @@ def _example_specs(source: str, fn: Callable[..., Any], names: list[str], option
     def at(batch_size: int | None) -> tuple[list[TensorSpec], dict[str, int], dict[str, Any]]:
         try:
             raw = fn(batch_size=batch_size or 1) if takes_batch else fn()
-        except Exception as exc:  # the user's example_inputs raised
+        except (Exception, SystemExit) as exc:  # the user's example_inputs raised
             raise ModelcostError(f"{source}: example_inputs() raised {one_line(exc)[:400]}") from exc
         items = list(raw.items()) if isinstance(raw, dict) else list(zip(names, raw, strict=False))
         if not isinstance(raw, dict) and len(raw) > len(names):
