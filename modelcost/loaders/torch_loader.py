@@ -369,8 +369,8 @@ def zip_kind(path: Path) -> str | None:
     try:
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
-    except (zipfile.BadZipFile, OSError):
-        return None
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError, ValueError, EOFError, NotImplementedError):
+        return None  # not a zip, or a damaged one (a member name that is not UTF-8, a bad header): not an archive
     if any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
         return "torchscript"
     return "pickle" if any(n.endswith("data.pkl") for n in names) else None
