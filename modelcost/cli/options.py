@@ -39,7 +39,7 @@ TargetGpu = Annotated[Optional[str], typer.Option(
     "--target-gpu", help="Also estimate the lower-bound latency on this GPU (see 'modelcost gpu --list').")]
 
 
-def _plot_suffix(path: Optional[Path]) -> Optional[Path]:
+def _plot_suffix(path: Path | None) -> Path | None:
     """The roofline plot is PNG or SVG by its suffix; anything else would be a PNG under a misleading name."""
     if path is not None and path.suffix.lower() not in (".png", ".svg"):
         raise typer.BadParameter(f"{path}: the plot is written as .png or .svg; name the file so")
