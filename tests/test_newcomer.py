@@ -71,8 +71,8 @@ def test_a_batch_whose_inputs_cannot_fit_is_refused_with_its_size() -> None:
 
 
 def _python(code: str) -> str:
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-                            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            check=False, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     return result.stdout + result.stderr
 
 
