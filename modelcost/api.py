@@ -13,17 +13,8 @@ from typing import Any
 
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
-from modelcost.core.types import (
-    BenchResult,
-    CostReport,
-    DeviceInfo,
-    GpuSpec,
-    LayerProfile,
-    LayerRoofline,
-    RooflinePoint,
-    RunReport,
-    WhatIf,
-)
+from modelcost.core.types import BenchResult, CostReport, DeviceInfo
+from modelcost.core.types import GpuSpec, LayerProfile, LayerRoofline, RooflinePoint, RunReport, WhatIf
 from modelcost.loaders.base import LoadOptions, check_source, source_kind
 from modelcost.loaders.shapes import parse_input_specs
 
