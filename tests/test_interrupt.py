@@ -144,8 +144,8 @@ def test_sigterm_while_stuck_in_native_code(tmp_path: Path) -> None:
 
 
 def test_sigint_during_start_up_is_one_line(tmp_path: Path) -> None:
-    child = Child("analyze", RESNET_TINY, "--static")
-    time.sleep(0.8)  # after the handlers are installed, while the command's modules are still importing
+    child = Child("analyze", "zoo:resnet18", "--static")
+    time.sleep(0.8)  # after the handlers are installed, while torch (seconds) is still importing
     child.signal_and_wait(signal.SIGINT)
     if child.proc.returncode == 0:
         pytest.skip("the command finished before the signal (a very fast machine)")
