@@ -27,7 +27,7 @@ from modelcost.core.types import (
     RunReport,
     WhatIf,
 )
-from modelcost.loaders.base import source_kind
+from modelcost.loaders.base import check_source, source_kind
 from modelcost.pipeline import PROFILED, LoadedModel, RunOptions, load, run
 
 __all__ = [
@@ -265,6 +265,8 @@ def compare(
         backends, batch_sizes, config = options.backends, options.batch_sizes, options.bench
         input_shapes, trust_pickle = options.input_shapes, options.trust_pickle
     (b_src, b_prec), (c_src, c_prec) = parse_side(base), parse_side(candidate)
+    for src in (b_src, c_src):
+        check_source(src)  # a typo in either is said at once, not after the other's analysis
     batches = list(batch_sizes or [1])
     config = config or BenchConfig()
     options = _options(batches[0], input_shapes, trust_pickle, bench=config)
@@ -329,7 +331,7 @@ def recommend(
 
 def add_rooflines(run: Any) -> None:
     """Fill ``roofline`` of every measured GPU result that lacks it (needs ``run.cost`` and ``run.gpu``)."""
-    if run.cost is None or run.gpu is None:
+    if run.cost is None or run.gpu is None or not run.cost.compute.complete:
         return
     from modelcost.analysis.roofline import roofline_point
 
@@ -338,15 +340,16 @@ def add_rooflines(run: Any) -> None:
             r.roofline = roofline_point(run.cost, r, run.gpu)
 
 
-def write_report(run: Any, out_dir: str | None = None, samples_csv: str | None = None) -> Any:
+def write_report(run: Any, out_dir: str | None = None, samples_csv: str | None = None, plots: bool = True) -> Any:
     """The report folder of an analyze / bench run (``out_dir`` or reports/<model>-<time>), with a
-    recommendation section (no constraints: best throughput, and the Pareto front) when configs were measured."""
+    recommendation section (no constraints: best throughput, and the Pareto front) when configs were measured.
+    ``plots=False``: no plots (an interrupted run writes quickly)."""
     from modelcost.decide.recommend import recommend as pick
     from modelcost.report.folder import write_report_folder
 
     add_rooflines(run)
     rec = pick(run.benchmarks) if any(r.status == "ok" for r in run.benchmarks) else None
-    return write_report_folder(run, out_dir, samples_csv, recommendation=rec)
+    return write_report_folder(run, out_dir, samples_csv, recommendation=rec, plots=plots)
 
 
 def quantize(

@@ -41,7 +41,7 @@ from modelcost.core.errors import ModelcostError
 from modelcost.core.text import utc_timestamp
 from modelcost.core.types import CostReport, LayerTable, RunReport, WhatIf
 from modelcost.loaders.base import LoadOptions
-from modelcost.loaders.shapes import parse_input_shapes
+from modelcost.loaders.shapes import parse_input_specs
 
 Progress = Callable[[str, RunReport], None]
 
@@ -70,9 +70,14 @@ class RunOptions:
     bench_progress: bool = False  # the benchmark runner's live progress bar on stderr
 
     def load_options(self) -> LoadOptions:
+        """``input_shapes``: 'NAME=1x3x224x224' or 'NAME=1x128:int64' strings, or a {name: shape} dict."""
         shapes = self.input_shapes
-        parsed = dict(shapes) if isinstance(shapes, dict) else parse_input_shapes(shapes)
-        return LoadOptions(batch_size=self.batch_size, input_shapes=parsed, trust_pickle=self.trust_pickle)
+        if isinstance(shapes, dict):
+            parsed, dtypes = dict(shapes), {}
+        else:
+            parsed, dtypes = parse_input_specs(shapes)
+        return LoadOptions(batch_size=self.batch_size, input_shapes=parsed, input_dtypes=dtypes,
+                           trust_pickle=self.trust_pickle)
 
     def sweep(self) -> list[int]:
         return list(self.batch_sizes or [self.batch_size or 1])
@@ -131,13 +136,13 @@ def load(source: Any, options: RunOptions | None = None) -> LoadedModel:
     TorchScript), an ``nn.Module`` (inputs from ``options.example_inputs`` or ``options.input_shapes``) or an
     ``onnx.ModelProto``."""
     from modelcost.loaders import objects
-    from modelcost.loaders.base import source_kind
+    from modelcost.loaders.base import check_source
 
     options = options or RunOptions()
     seed = options.bench.seed
     load_opts = options.load_options()
     if isinstance(source, str):
-        if source_kind(source) == "onnx":
+        if check_source(source) == "onnx":  # a typo (zoo:nope) is said before torch is imported
             from modelcost.loaders.onnx_loader import load_onnx
 
             return LoadedModel(source, "onnx", load_onnx(source, load_opts), Path(source).stem, seed)
@@ -184,8 +189,9 @@ def run(source: Any, options: RunOptions | None = None, progress: Progress | Non
             attach_layer_profiles(model.bench_model(), report, backends=tuple(PROFILED), runs=options.profile_runs,
                                   config=options.bench)
             tell("layers", report)
-        report.layer_tables = layer_tables(report)
-        if options.target_gpu and report.cost is not None:
+        complete = report.cost is not None and report.cost.compute.complete
+        report.layer_tables = layer_tables(report) if complete else []
+        if options.target_gpu and complete:
             report.what_if = what_if_rows(report, options.target_gpu)
             tell("what-if", report)
         return report
@@ -253,6 +259,10 @@ def attach_gpu(report: RunReport, target_gpu: str | None = None, gpu: Any = None
     report.gpu = gpu or report.gpu
     if report.cost is None:
         report.notes.append("roofline: no static analysis (FLOPs) to place the benchmarks on the roofline")
+        return report
+    if not report.cost.compute.complete:
+        why = "; ".join(report.cost.compute.incomplete_reasons) or "incomplete"
+        report.notes.append(f"roofline: the static counts are incomplete ({why}), so no config is placed on it")
         return report
     for result in report.benchmarks:
         result.roofline = roofline_point(report.cost, result, report.gpu)  # type: ignore[arg-type]

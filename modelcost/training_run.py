@@ -25,14 +25,15 @@ def check_precisions(precisions: Sequence[str]) -> list[str]:
 
 def load(source: str, batch_size: int | None, input_shapes: Any, trust_pickle: bool) -> Any:
     from modelcost.loaders.base import LoadOptions, source_kind
-    from modelcost.loaders.shapes import parse_input_shapes
+    from modelcost.loaders.shapes import parse_input_specs
     from modelcost.loaders.torch_loader import load_torch
 
     if source_kind(source) == "onnx":
         raise ModelcostError(f"{source}: training needs a PyTorch model (zoo:, file.py:factory, "
                              "package.module:factory, .pt2 or TorchScript), not ONNX")
-    shapes = dict(input_shapes) if isinstance(input_shapes, dict) else parse_input_shapes(input_shapes)
-    return load_torch(source, LoadOptions(batch_size=batch_size, input_shapes=shapes, trust_pickle=trust_pickle))
+    shapes, dtypes = (dict(input_shapes), {}) if isinstance(input_shapes, dict) else parse_input_specs(input_shapes)
+    return load_torch(source, LoadOptions(batch_size=batch_size, input_shapes=shapes, input_dtypes=dtypes,
+                                          trust_pickle=trust_pickle))
 
 
 def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int | None, str | None]:

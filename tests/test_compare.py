@@ -71,7 +71,21 @@ def test_equal_speed_is_no_significant_difference():
     base, cand = _blocks(10, 5.0, 5.0, 0.03, seed=3)
     ci = speedup_ci(base, cand)
     if not ci.significant:
-        assert verdict(ci).startswith("no significant difference (")
+        assert verdict(ci).startswith("no significant difference (estimate ")
+
+
+def test_verdicts_use_one_convention_in_words():
+    """A candidate 2.2x slower (ratio 1 / 2.2 = 0.4545) is '120.0% slower' whether significant or not; the signed
+    throughput change (0.4545 - 1) x 100 = -54.5% is never printed."""
+    from modelcost.decide.speedup import SpeedupCI, in_words
+
+    assert in_words(1 / 2.2) == "120.0% slower" and in_words(1.25) == "25.0% faster"
+    wide = SpeedupCI(1 / 2.2, 1 / 4.0, 1.1, 4, "t")  # the interval crosses 1: not significant
+    text = verdict(wide)
+    # ends: 1 / 0.25 - 1 = 300% slower; 1.1 - 1 = 10% faster
+    assert text == "no significant difference (estimate 120.0% slower, 95% CI from 300.0% slower to 10.0% faster)"
+    assert "-" not in text.replace("95% CI", "")
+    assert verdict(SpeedupCI(1 / 2.2, 1 / 2.3, 1 / 2.1, 10, "t")).startswith("slower by 120.0% (95% CI 110.0–130.0%)")
 
 
 def test_drift_cancels_in_pairs():
@@ -291,6 +305,14 @@ def test_cli_compare(models, tmp_path):
     assert "accuracy on ort-cpu: cosine" in r.output and f"report: {out}" in r.output
     assert sorted(p.name for p in out.iterdir()) == ["benchmarks.csv", "plots", "report.html", "report.json",
                                                      "report.md"]
+
+
+def test_cli_compare_writes_no_folder_unasked(models, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = _cli(["compare", str(models["small"]), str(models["small"]), "--backends", "ort-cpu", "--device", "cpu",
+              "--rounds", "2", "--runs-per-block", "2", "--warmup-max-s", "0.1"])
+    assert r.exit_code == 0, r.output
+    assert not (tmp_path / "reports").exists() and "report:" not in r.output
 
 
 def test_cli_compare_bad_input(models, tmp_path):

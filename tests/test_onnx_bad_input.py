@@ -103,6 +103,40 @@ def test_escaping_external_location(tmp_path: Path, location: str) -> None:
     assert "refusing" in message and repr(location) in message
 
 
+def test_external_location_symlinked_out_of_the_folder(tmp_path: Path) -> None:
+    """Security: a location that is a symlink (to a file, or through a linked folder) leaving the model's folder
+    is refused like '..', although its text is a plain relative path."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.bin"
+    secret.write_bytes(b"\0" * 100_000)  # long enough for every tensor: only the symlink check can refuse it
+    inside = tmp_path / "model"
+    inside.mkdir()
+    (inside / "linked.data").symlink_to(secret)
+    (inside / "linkdir").symlink_to(outside, target_is_directory=True)
+    for location in ("linked.data", "linkdir/secret.bin"):
+        model = _with_location(inside, location)
+        with pytest.raises(ModelcostError) as err:
+            api.analyze_static(str(model))
+        message = _one_line(err)
+        assert "refusing" in message and "symlink" in message and repr(location) in message
+
+
+def test_external_location_symlink_inside_the_folder_is_fine(tmp_path: Path) -> None:
+    model, data = _copy_mlp(tmp_path)
+    (tmp_path / "weights").mkdir()
+    data.rename(tmp_path / "weights" / data.name)
+    data.symlink_to(Path("weights") / data.name)  # a relative link that stays inside the folder
+    assert api.analyze_static(str(model)).params.total > 0
+
+
+def test_external_location_with_nul_byte(tmp_path: Path) -> None:
+    model = _with_location(tmp_path, "mlp_external.onnx.data\0/etc/passwd")
+    with pytest.raises(ModelcostError) as err:
+        api.analyze_static(str(model))
+    assert "NUL byte" in _one_line(err)
+
+
 def test_external_length_shorter_than_dims(tmp_path: Path) -> None:
     model, _ = _copy_mlp(tmp_path)
     proto = onnx.load(str(model), load_external_data=False)

@@ -115,9 +115,41 @@ def test_unmeasured_configs_are_listed_not_ranked():
     bad.reason = "TensorRT not installed"
     rec = recommend([A, bad])
     assert rec.best is A
-    assert rec.skipped == ["tensorrt fp16 b1: unavailable (TensorRT not installed)"]
+    assert rec.skipped == ["tensorrt (fp16): unavailable — TensorRT not installed"]
     empty = recommend([bad])
     assert empty.best is None and empty.failing == ["no measured config"]
+
+
+def test_unavailable_backends_are_one_line_per_reason():
+    """A backend that cannot run has one entry per precision: 5 entries, 2 reasons -> 2 lines (and a failure)."""
+    def unavailable(backend: str, precision: str, reason: str) -> BenchResult:
+        return BenchResult(backend, precision, 0, "unavailable", reason=reason)
+
+    torch_only = "PyTorch backends need a PyTorch model"
+    results = [unavailable("torch-eager", "fp32", torch_only), unavailable("torch-eager", "tf32", torch_only),
+               unavailable("torch-half", "fp16", torch_only), unavailable("tensorrt", "fp16", "not installed"),
+               unavailable("tensorrt", "int8", "not installed"),
+               BenchResult("ort-cpu", "fp32", 8, "failed", reason="batch fixed at 1"), A]
+    assert recommend(results).skipped == [
+        "ort-cpu fp32 b8: failed (batch fixed at 1)",
+        f"torch-eager (fp32, tf32), torch-half (fp16): unavailable — {torch_only}",
+        "tensorrt (fp16, int8): unavailable — not installed",
+    ]
+
+
+def test_unstable_configs_are_neither_recommended_nor_rejected():
+    """D has the best throughput but noisy timings: the recommendation is made from the stable ones (C is then
+    the best at 3200 ips), D is listed as not decided on, and it is not on the Pareto front."""
+    noisy = res("ort-cuda", "fp16", 64, 16.0, 18.0, mem_gb=2.0, top1=0.99)
+    noisy.unstable = ["spread: CV 396% (limit 25%)"]
+    rec = recommend([A, B, C, noisy, E])
+    assert rec.best is C and noisy not in rec.pareto and rec.considered == 4
+    assert rec.skipped == [("ort-cuda fp16 b64: unstable timings, not decided on (spread: CV 396% (limit 25%)); "
+                            "re-run it on a quiet machine")]
+    # With a limit only the noisy p99 would break, nothing is rejected on it: all noisy -> no decision at all.
+    only_noisy = recommend([noisy], Constraints(max_latency_ms=1))
+    assert only_noisy.best is None and only_noisy.failing == ["no config with stable timings"]
+    assert "unstable timings" in only_noisy.reasons[0] and not only_noisy.checks
 
 
 def test_bad_options_are_user_errors():

@@ -36,7 +36,7 @@ def test_complete_folder(tmp_path):
     assert "Recommended: ort-cuda fp16 b8" in md
     assert "![Throughput vs batch size per backend](plots/throughput.png)" in md
     assert "tiny<net>|x" not in md and "tiny\\<net\\>\\|x" in md  # escaped, so the table does not break
-    assert "tensorrt fp16 b1: unavailable — TensorRT not installed" in md
+    assert "tensorrt (fp16): unavailable — TensorRT not installed" in md  # grouped by reason
     html = (out / "report.html").read_text()
     assert html.count('src="data:image/png;base64,') == 6  # roofline (report/roofline_plot.py) included
     assert "http://" not in html and "https://" not in html  # nothing to fetch

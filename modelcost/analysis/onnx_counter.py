@@ -29,7 +29,7 @@ from modelcost.analysis.summary import DTYPE_BYTES, build_report, param_and_stor
 from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
 from modelcost.loaders.onnx_loader import LoadedOnnx
 from modelcost.loaders.onnx_shape_rules import scan_trip_count
-from modelcost.loaders.onnx_shapes import InferredOnnx, Scope, TensorInfo, infer
+from modelcost.loaders.onnx_shapes import InferredOnnx, Scope, TensorInfo, infer, loop_trip_count
 from modelcost.loaders.onnx_skeleton import implicit_inputs
 
 LOOP_UNBOUNDED_M = 1 << 31  # a Loop "forever until cond" exported with M = INT64_MAX: taken as 1 iteration
@@ -190,8 +190,8 @@ class _Walker:
         m_name = node.input[0] if node.input else ""
         value = self.inferred.values.get(m_name) if m_name and not scope else None
         cond = len(node.input) > 1 and node.input[1] != ""
-        if value is not None and value.size == 1 and 0 <= int(value.reshape(-1)[0]) < LOOP_UNBOUNDED_M:
-            m = int(value.reshape(-1)[0])
+        m = loop_trip_count(value)  # None unless one non-negative integer (a fuzzed file may hold anything)
+        if m is not None and m < LOOP_UNBOUNDED_M:
             extra = "; it may stop earlier on its condition" if cond else ""
             tally.notes.append(f"Loop {name!r}: trip count M = {m} (a constant){extra}")
             return m

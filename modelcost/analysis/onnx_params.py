@@ -6,7 +6,10 @@ Every initializer (of the main graph or of a subgraph) is exactly one of:
   those as buffers, not parameters, and so do we (``params.buffers``, not in the total);
 * a **constant** when it holds at most one element (epsilon, a scale, a zero point, an exponent), or when every
   use is a *non-weight slot*: a shape, axes, indices, pads, starts/ends, a clip bound, or the scale / zero
-  point of a quantize / dequantize / QLinear op (``NON_WEIGHT_SLOTS``);
+  point of a quantize / dequantize / QLinear op (``NON_WEIGHT_SLOTS``), or when its dtype is never a weight's:
+  bool (attention masks), int64 / uint64 (position and index tables), strings, and 16/32-bit integers other
+  than a quantized weight or bias (``DequantizeLinear`` input 0, ``QLinearConv`` bias) - the report says how
+  many such tables were set apart;
 * a **parameter** otherwise - weights, biases, embeddings, an int8 weight feeding DequantizeLinear and its
   int32 bias. An initializer used by no node is a parameter too (it is stored) and the report says so.
 
@@ -60,6 +63,9 @@ NON_WEIGHT_SLOTS: dict[str, frozenset[int]] = {
     "RotaryEmbedding": frozenset({3}),
 }
 BUFFER_SLOTS: dict[str, frozenset[int]] = {"BatchNormalization": frozenset({3, 4})}
+NEVER_WEIGHT_DTYPES = frozenset({"bool", "string", "int64", "uint64"})
+INT_DTYPES = frozenset({"int32", "uint32", "int16", "uint16"})  # weights only where quantized weights / biases go
+INT_WEIGHT_SLOTS = frozenset({("DequantizeLinear", 0), ("QLinearConv", 8)})
 
 
 @dataclass
@@ -109,15 +115,20 @@ def classify(root: Any) -> ParamSplit:
     uses = _uses(root)
     split = ParamSplit()
     unused = 0
+    tables: dict[str, list[int]] = defaultdict(list)  # dtype -> element counts of non-weight-dtype initializers
     for graph in _graphs(root):
         tensors = [(t.name, tuple(int(d) for d in t.dims), t.data_type) for t in graph.initializer]
         tensors += [
             (s.values.name, tuple(int(d) for d in s.dims), s.values.data_type) for s in graph.sparse_initializer
         ]
         for name, dims, elem_type in tensors:
+            dtype = onnx_dtype_name(elem_type)
             kind = _kind(uses.get(name, []), numel(dims))
+            if kind == "param" and not _weight_dtype(dtype, uses.get(name, [])):
+                kind = "constant"
+                tables[dtype].append(numel(dims))
             split.kind[name] = kind
-            tensor = ParamTensor(name, dims, onnx_dtype_name(elem_type))
+            tensor = ParamTensor(name, dims, dtype)
             if kind == "constant":
                 split.constants += tensor.numel
             elif kind == "buffer":
@@ -130,7 +141,20 @@ def classify(root: Any) -> ParamSplit:
         split.constants += sum(_constant_node_elements(n) for n in graph.node if n.op_type == "Constant")
     if unused:
         split.notes.append(f"{unused} initializer(s) are read by no node; counted as parameters (they are stored)")
+    if tables:
+        what = ", ".join(f"{dtype} x{len(sizes)} ({sum(sizes):,} elements)" for dtype, sizes in sorted(tables.items()))
+        split.notes.append(f"initializers of a dtype weights never have ({what}: masks, index and position tables) "
+                           "are counted as constants, not parameters")
     return split
+
+
+def _weight_dtype(dtype: str, uses: list[tuple[str, int, int]]) -> bool:
+    """Can an initializer of ``dtype``, read at ``uses``, be a weight? (see the module docstring)"""
+    if dtype in NEVER_WEIGHT_DTYPES:
+        return False
+    if dtype in INT_DTYPES:
+        return any((op, slot) in INT_WEIGHT_SLOTS for op, slot, _ in uses)
+    return True
 
 
 def _kind(uses: list[tuple[str, int, int]], n: int) -> str:

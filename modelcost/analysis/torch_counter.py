@@ -312,29 +312,38 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str)
         if key is not None:
             rec.static_storages.add(key)
     problems: list[str] = []
+    failure = None
     out = None
     with torch.no_grad(), torch.device(device), _module_hooks(rec), _CompositeMode(rec), _CountingMode(rec):
         try:
             out = module(*inputs)
-        except Exception as exc:  # noqa: BLE001 - the user's model failed: report what ran, say why
-            problems.append(_forward_failure(loaded, exc))
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's model failed: report what ran, say why
+            failure = _forward_failure(loaded, exc)
+            problems.append(f"{loaded.source}: {failure}")
     keep = [k for k in map(_storage_key, _tensors(out)) if k is not None]
     layers = [layer.to_cost() for layer in rec.layers.values()]
     pstats, sstats = param_and_storage_stats(params, shared, buffers)
     info = ModelInfo(loaded.name, loaded.source, loaded.format, loaded.file_size_bytes)
-    return build_report(
+    report = build_report(
         info, list(loaded.inputs), _output_specs(out), layers, pstats, sstats, dict(rec.uncounted),
         dict(rec.zero_cost), rec.activation_bytes, peak_live_bytes(rec.steps, keep),
         notes=_notes(loaded, rec, module, shared), problems=problems, batch_size=loaded.batch_size,
     )
+    if failure is not None:  # the model could not be traced: what ran before the failure is not its cost
+        report.compute.complete = False
+        report.compute.incomplete_reasons.append(failure)
+    return report
 
 
-def _forward_failure(loaded: LoadedTorch, exc: Exception) -> str:
+def _forward_failure(loaded: LoadedTorch, exc: BaseException) -> str:
+    """'the forward pass failed on meta inputs (x=1x3:float32): Error: message' (the source is not named)."""
     message = " ".join(str(exc).split()) or exc.__class__.__name__
     shapes = ", ".join(f"{s.name}={'x'.join(map(str, s.shape))}:{s.dtype}" for s in loaded.inputs)
     hint = ""
     if "meta" in message.lower() and ("item" in message.lower() or "data-dependent" in message.lower()):
         hint = " (the model reads tensor values, which meta tensors do not have)"
+    elif "indices" in message and ("Long" in message or "Int" in message):
+        hint = " (an input holds token ids? give its dtype: --input-shape NAME=DIMS:int64)"
     if env_flag("MODELCOST_DEBUG"):
         raise exc
-    return f"{loaded.source}: the forward pass failed on meta inputs ({shapes}){hint}: {exc.__class__.__name__}: {message[:300]}"
+    return f"the forward pass failed on meta inputs ({shapes}){hint}: {exc.__class__.__name__}: {message[:300]}"

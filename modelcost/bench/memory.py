@@ -16,7 +16,24 @@ from typing import Any
 from modelcost.core.types import DeviceInfo
 
 
+def no_nvidia_device() -> bool:
+    """True when this machine certainly has no NVIDIA GPU, told without importing torch (1.7 s of a command's
+    start): Linux without the driver's device nodes and /proc entry (or WSL's /dev/dxg), or macOS."""
+    import os
+    import sys
+
+    if sys.platform == "darwin":
+        return True
+    if not sys.platform.startswith("linux"):
+        return False
+    return not any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia", "/dev/dxg"))
+
+
 def cuda_available() -> bool:
+    import sys
+
+    if "torch" not in sys.modules and no_nvidia_device():
+        return False
     try:
         import torch
     except ImportError:
@@ -78,3 +95,21 @@ def device_info(kind: str, nvml: Any = None, handle: Any = None) -> DeviceInfo:
     return DeviceInfo(kind="cuda", name=props.name, driver=driver, cuda=torch.version.cuda,
                       compute_capability=f"{props.major}.{props.minor}", memory_bytes=int(props.total_memory),
                       sm_count=int(props.multi_processor_count))
+
+
+def available_host_bytes() -> int | None:
+    """Host memory available to new allocations: /proc/meminfo's MemAvailable, else physical memory; None when
+    the OS tells neither."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return None

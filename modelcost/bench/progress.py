@@ -19,7 +19,7 @@ def progress_bar(total: int) -> Iterator[Callable[[str, int], None]]:
         TimeElapsedColumn,
     )
 
-    console = Console(file=sys.stderr)
+    console = Console(file=sys.stderr, emoji=False)
     columns = (TextColumn("[bold]benchmarking[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.description}"))
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:

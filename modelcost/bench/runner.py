@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.bench import registry
+from modelcost.bench import registry, stability
 from modelcost.bench.accuracy import compare
 from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.memory import (
+    available_host_bytes,
     cuda_available,
     cuda_uuid,
     device_info,
@@ -35,6 +36,7 @@ from modelcost.bench.timing import (
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import first_line
 from modelcost.core.types import BenchResult, DeviceInfo
+from modelcost.core.units import binary_bytes
 
 
 @dataclass
@@ -245,6 +247,7 @@ class Sweep:
             else:
                 summary["s"] = sampler.stop()
 
+        load = stability.CpuLoad().start()
         with pinned_to_one_cpu(self.config.pin_cpu and torch is not None) as cpu:
             m = measure(clock, session.run, self.config, on_timed)
         if cpu is not None:
@@ -270,6 +273,9 @@ class Sweep:
             "host wall time (perf_counter) from host inputs to host outputs: host->device input copies, the forward, "
             "device->host output copies, synchronised" if torch is not None else
             "host wall time (perf_counter) from fresh host inputs to outputs on the CPU")
+        load.stop()
+        result.unstable = stability.instability(result.latency_ms, result.e2e_latency_ms, load)
+        result.extra.update({"other_cpu_share": load.other_share, "load_avg_1m": load.load_avg_1m})
         self._memory(session, result, summary.get("s"), baseline)
         self._power(result, summary.get("s"), len(m.samples_ms), sampler)
 
@@ -335,6 +341,8 @@ def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, 
     if not batch_sizes or any(int(b) < 1 for b in batch_sizes):
         raise ModelcostError("batch sizes must be positive integers, e.g. --batch-sizes 1,8,32")
     plan = make_plan(model, backends, precisions, config)
+    if plan.runnable:
+        refuse_impossible_batches(model, batch_sizes)
     total = len(plan.runnable) * len(batch_sizes)
     if not progress or total == 0:
         sweep = Sweep(model, plan, batch_sizes, config, results)
@@ -346,3 +354,28 @@ def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, 
         sweep = Sweep(model, plan, batch_sizes, config, results, advance)
         sweep.run()
     return results, sweep.device_info
+
+
+def refuse_impossible_batches(model: BenchModel, batch_sizes: Sequence[int]) -> None:
+    """Refuse, before anything runs, a batch size whose host inputs alone exceed the memory available (a typo such
+    as --batch-sizes 1000000000000 would otherwise try to allocate them)."""
+    import math
+
+    available = available_host_bytes()
+    if available is None:
+        return
+    for batch in batch_sizes:
+        need = sum(math.prod(s.shape) * _itemsize(s.dtype) for s in model.specs(batch)
+                   if all(isinstance(d, int) for d in s.shape))
+        if need > available:
+            raise ModelcostError(f"batch size {batch}: its inputs alone need {binary_bytes(need)}, more than the "
+                                 f"{binary_bytes(available)} of memory available here; choose a smaller batch size")
+
+
+def _itemsize(dtype: str) -> int:
+    import numpy as np
+
+    try:
+        return int(np.dtype(dtype).itemsize)
+    except TypeError:  # bfloat16 and other names numpy does not know: 2 bytes is the smallest float
+        return 2

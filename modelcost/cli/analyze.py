@@ -44,17 +44,25 @@ def analyze(
     from modelcost.cli import flow
 
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
+    o.lock_out(out)
     config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
     options = flow.run_options(
         o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
         tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static, bench=config,
         target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True)
     printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers)
-    run = flow.run_and_print(model, options, printer)
-    flow.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv,
-                       roofline_plot=roofline_plot)
+    run = flow.new_run(options)
+    outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,
+               "roofline_plot": roofline_plot}
+    with o.interruptible(run, **outputs):
+        flow.run_and_print(model, options, printer, run=run)
+    if not run.complete:  # the pipeline stopped the benchmarks on Ctrl-C / SIGTERM: say which
+        o.mark_interrupted(run)
+    flow.write_outputs(run, **outputs)
+    if not run.complete:
+        flow.exit_status(run)  # interrupted: 130 / 143 before anything else
     assert run.cost is not None
-    if run.cost.problems:
+    if run.cost.problems and run.cost.compute.complete:  # a partial result exits 3 (below), whatever else it met
         more = len(run.cost.problems) - 1
         raise ModelcostError(run.cost.problems[0] + (f" (and {more} more, listed above)" if more else ""))
     flow.exit_status(run, allow_partial)
@@ -74,7 +82,7 @@ def zoo() -> None:
     table.add_column("description")
     for name, entry in ZOO.items():
         table.add_row(f"zoo:{name}", _describe_inputs(entry), getattr(entry, "description", ""))
-    Console().print(table)
+    Console(emoji=False).print(table)
 
 
 def _describe_inputs(entry: object) -> str:

@@ -29,7 +29,8 @@ def fail(message: str) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}", markup=True)
+    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(f"[bold red]error:[/] {escape(message)}",
+                                                                             markup=True)
 
 
 def user_errors(fn: F) -> F:
@@ -42,6 +43,11 @@ def user_errors(fn: F) -> F:
         except ModelcostError as exc:
             fail(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__)
             raise typer.Exit(1) from None
+        except KeyboardInterrupt:  # Ctrl-C / SIGTERM where the command keeps nothing: one line, 130 / 143
+            from modelcost.cli import signals
+
+            fail(f"interrupted ({signals.name()})")
+            raise typer.Exit(signals.exit_code()) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -77,8 +83,16 @@ _register_commands()
 
 
 def main() -> None:
+    """The ``modelcost`` command: SIGINT / SIGTERM handling first (cli/signals.py), then the app."""
+    from modelcost.cli import signals
+
+    signals.install()
     try:
         app()
     except KeyboardInterrupt:
-        fail("interrupted")
-        sys.exit(130)
+        fail(f"interrupted ({signals.name()})")
+        sys.exit(signals.exit_code())
+    except SystemExit:
+        if signals.received() is not None:  # reports written: skip the seconds torch's teardown takes
+            signals.exit_fast()
+        raise

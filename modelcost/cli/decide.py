@@ -11,12 +11,16 @@ import typer
 from rich.markup import escape
 
 from modelcost.cli import options as o
+from modelcost.cli import signals
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.options import lock_out
 from modelcost.core.errors import ModelcostError
 from modelcost.report.console import stderr_console
 
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (default "
                                                               "reports/<model>-<time>).")]
+ReportOpt = Annotated[bool, typer.Option("--report", help="Write the report folder reports/<base>-vs-<candidate>-<time>/ "
+                                                          "(--out DIR writes it there; without either, none).")]
 RoundsOpt = Annotated[int, typer.Option(min=2, help="Pairs of interleaved blocks (A B, B A, ...) per backend and "
                                                     "batch size.")]
 RunsOpt = Annotated[Optional[int], typer.Option("--runs-per-block", min=1, help="Timed calls per block (default: "
@@ -34,7 +38,8 @@ def _command() -> str:
 def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None:
     """The closing lines of compare and recommend: what was not measured (with why) and where the report is."""
     for line in skipped:
-        con.print(f"[yellow]not measured[/]: {escape(line)}", markup=True)
+        what = "not decided on" if "unstable timings" in line else "not measured"
+        con.print(f"[yellow]{what}[/]: {escape(line)}", markup=True)
     if folder is not None:
         con.print(f"report: {folder}", markup=False)
 
@@ -42,11 +47,11 @@ def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None
 def _console() -> Any:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, emoji=False)
 
 
 def _progress(message: str) -> None:
-    stderr_console().print(f"[dim]… {message}[/]", markup=True)
+    stderr_console().print(f"[dim]… {escape(message)}[/]", markup=True)
 
 
 def _batches(text: str | None, single: int | None = None) -> list[int] | None:
@@ -105,25 +110,28 @@ def compare(
     device: o.Device = "auto",
     warmup_max_s: WarmupOpt = 10.0,
     out: OutOpt = None,
+    report: ReportOpt = False,
     trust_pickle: o.TrustPickle = False,
 ) -> None:
     """Is CANDIDATE really faster than BASE, and still accurate? Static differences, speed with a 95% confidence
-    interval from interleaved runs, accuracy on the same inputs; writes a report folder."""
+    interval from interleaved runs, accuracy on the same inputs; a report folder with --report or --out."""
     from modelcost import api
     from modelcost.cli.flow import run_options
 
     if method not in ("t", "bootstrap"):
         raise ModelcostError(f"--method {method!r}: use t or bootstrap")
+    lock_out(out)
     options = run_options(_command(), backends=backends, batch_sizes=batch_sizes, tuple_shapes=input_shape,
                           trust_pickle=trust_pickle, bench=_config(device, warmup_max_s))
     run, cmp, folder = api.compare(
         base, candidate, rounds=rounds, runs_per_block=runs_per_block, data=str(data) if data else None,
-        method=method, out=str(out) if out else None, progress=_progress, command=_command(), options=options)
+        method=method, out=str(out) if out else None, write=report or out is not None, progress=_progress,
+        command=_command(), options=options)
     print_comparison(cmp, folder)
     if not run.complete:
         stderr_console().print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
                                     markup=True)
-        raise typer.Exit(130)
+        raise typer.Exit(signals.exit_code())
     if not cmp.speed:
         raise ModelcostError("no backend could run both models (the reasons are listed above)")
 
@@ -149,18 +157,21 @@ def quantize(
     device: o.Device = "auto",
     warmup_max_s: WarmupOpt = 10.0,
     out: OutOpt = None,
+    report: ReportOpt = False,
 ) -> None:
-    """Make an INT8 (--int8) and/or FP16 (--fp16) copy of an ONNX model, then compare each with the model."""
+    """Make an INT8 (--int8) and/or FP16 (--fp16) copy of an ONNX model, then compare each with the model (a report
+    folder per comparison with --report or --out)."""
     from modelcost import api
     from modelcost.bench.registry import parse_backends
 
     batches = _batches(batch_sizes) or [1]
+    lock_out(out)
     made = api.quantize(
         model, int8=int8, fp16=fp16, calib_data=str(calib_data) if calib_data else None,
         out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
         input_shapes=input_shape, backends=parse_backends(backends), batch_sizes=batches, rounds=rounds,
         runs_per_block=runs_per_block, data=str(data) if data else None, config=_config(device, warmup_max_s),
-        out=str(out) if out else None, progress=_progress, command=_command())
+        out=str(out) if out else None, write=report or out is not None, progress=_progress, command=_command())
     incomplete = False
     for q, result in made:
         _console().print(f"made {q.path} ({q.precision}); " + "; ".join(q.notes), markup=False)
@@ -171,7 +182,7 @@ def quantize(
             print_comparison(cmp, folder)
             incomplete |= not run.complete
     if incomplete:
-        raise typer.Exit(130)
+        raise typer.Exit(signals.exit_code())
 
 
 def print_recommendation(rec: Any, folder: Path | None) -> None:
@@ -243,11 +254,12 @@ def recommend(
     options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
                           trust_pickle=trust_pickle, bench=config)
     options = dataclasses.replace(options, batch_sizes=tuple(only or [1, 8, 32]))
+    lock_out(out)
     run, rec, folder = api.recommend(
         model, constraints=constraints, objective=objective, out=str(out) if out else None,
         write=report or out is not None, progress=True, command=_command(), options=options)
     print_recommendation(rec, folder)
     if not run.complete:
-        raise typer.Exit(130)
+        raise typer.Exit(signals.exit_code())
     if rec.best is None:
         raise typer.Exit(1)

@@ -88,13 +88,21 @@ class Printer:
                 stderr_console().print("[dim]profiling per layer ...[/]")
 
 
-def run_and_print(model: str, options: Any, printer: Printer) -> RunReport:
-    """``api.run`` with the printer; then the roofline, per-layer and what-if tables of the finished run."""
+def new_run(options: Any) -> RunReport:
+    """The RunReport a command fills: made before the work starts, so an interrupted run still has one."""
+    from modelcost.core.text import utc_timestamp
+
+    return RunReport(command=options.command, created=utc_timestamp())
+
+
+def run_and_print(model: str, options: Any, printer: Printer, run: RunReport | None = None) -> RunReport:
+    """``api.run`` with the printer (into ``run`` when given: results land there as they finish); then the
+    roofline, per-layer and what-if tables of the finished run."""
     from modelcost import api
     from modelcost.report.console import stdout_console
     from modelcost.report.console_gpu import print_run_gpu
 
-    run = api.run(model, options, progress=printer)
+    run = api.run(model, options, progress=printer, run=run)
     if run.complete and (run.benchmarks or run.what_if):
         print_run_gpu(run, stdout_console(160, highlight=False))
     return run
@@ -121,9 +129,14 @@ def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_d
         say(f"JSON report: {json_path}")
     if report or out_dir is not None:
         from modelcost import api
+        from modelcost.cli import signals
 
+        interrupted = signals.received() is not None  # stop within seconds: no plotting library to import
+        if interrupted and "plots left out: the run was interrupted" not in run.notes:
+            run.notes.append("plots left out: the run was interrupted")
         folder = api.write_report(run, str(out_dir) if out_dir else None,
-                                  str(samples_csv) if samples_csv and samples_csv.exists() else None)
+                                  str(samples_csv) if samples_csv and samples_csv.exists() else None,
+                                  plots=not interrupted)
         say(f"report folder: {folder}")
     if samples_csv is not None:
         if samples_csv.exists():
@@ -163,12 +176,22 @@ EXIT_PARTIAL = 3  # exit codes: 0 ok, 1 bad input, 2 usage error, 3 partial resu
 def exit_status(run: RunReport, allow_partial: bool = False) -> None:
     """130 for an interrupted run (its report is written first); 1 when nothing at all could be measured;
     3 when the static analysis is partial (``run.cost.compute.complete`` is False) unless ``allow_partial``."""
+    from modelcost.cli import signals
+
     if not run.complete:
-        raise typer.Exit(130)
+        raise typer.Exit(signals.exit_code())  # 130 (Ctrl-C) / 143 (SIGTERM)
     if run.benchmarks and not any(r.status == "ok" for r in run.benchmarks):
         raise ModelcostError("no configuration could be measured (the reasons are listed above)")
     if run.cost is not None and not run.cost.compute.complete and not allow_partial:
         from modelcost.report.console import stderr_console
+        from modelcost.report.sections import not_counted
+
+        untraced = not_counted(run.cost.compute)
+        if untraced:  # the model could not be traced: no counts at all, not lower bounds
+            from modelcost.cli.app import fail
+
+            fail(f"not counted: {untraced}")
+            raise typer.Exit(EXIT_PARTIAL)
 
         stderr_console().print(
             "[yellow]partial result[/]: some ops were not counted, the totals are lower bounds; exit code "

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from modelcost.cli.app import app, user_errors
 from modelcost.core.errors import ModelcostError
@@ -53,7 +54,7 @@ def gpu(
     print_gpu(spec, console)
     if json_path is not None:
         _write_gpu_json(spec, json_path)
-        console.print(f"wrote {json_path}")
+        console.print(f"wrote {escape(str(json_path))}")
 
 
 def _write_gpu_json(spec: GpuSpec, path: Path) -> None:

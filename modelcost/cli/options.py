@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from modelcost.core.errors import ModelcostError
+from modelcost.core.types import RunReport
 
 ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
                                               "model.pt2, TorchScript .pt, or zoo:NAME.")]
 BatchSize = Annotated[Optional[int], typer.Option(
     "--batch-size", "-b", min=1, help="Bind the batch (first symbolic) dimension of every input.")]
 InputShape = Annotated[Optional[list[str]], typer.Option(
-    "--input-shape", "-s", help="NAME=1x3x224x224: the shape of one input (repeatable).")]
+    "--input-shape", "-s", help="NAME=1x3x224x224[:DTYPE]: the shape (and dtype, e.g. input_ids=1x128:int64) of one "
+    "input (repeatable).")]
 TrustPickle = Annotated[bool, typer.Option(
     "--trust-pickle", help="Allow loading a pickled PyTorch module. Unpickling runs code: only for files you trust.")]
 JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write the versioned JSON report (docs/REPORT_SCHEMA.md) here.")]
@@ -32,7 +36,17 @@ SamplesCsv = Annotated[Optional[Path], typer.Option(help="Write the NVML samples
 Device = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]
 TargetGpu = Annotated[Optional[str], typer.Option(
     "--target-gpu", help="Also estimate the lower-bound latency on this GPU (see 'modelcost gpu --list').")]
-RooflinePlot = Annotated[Optional[Path], typer.Option("--roofline-plot", help="Write the roofline plot (.png or .svg).")]
+
+
+def _plot_suffix(path: Path | None) -> Path | None:
+    """The roofline plot is PNG or SVG by its suffix; anything else would be a PNG under a misleading name."""
+    if path is not None and path.suffix.lower() not in (".png", ".svg"):
+        raise typer.BadParameter(f"{path}: the plot is written as .png or .svg; name the file so")
+    return path
+
+
+RooflinePlot = Annotated[Optional[Path], typer.Option("--roofline-plot", callback=_plot_suffix,
+                                                      help="Write the roofline plot (.png or .svg).")]
 ProfileLayers = Annotated[bool, typer.Option(
     "--profile-layers", help="Measure per-layer time (eager PyTorch / ONNX Runtime fp32): where the time goes vs where the FLOPs are.")]
 Report = Annotated[bool, typer.Option(
@@ -65,3 +79,81 @@ def check_writable(files: tuple[Path | None, ...] = (), folders: tuple[Path | No
             probe = probe.parent
         if not probe.is_dir() or not os.access(probe, os.W_OK):
             raise ModelcostError(f"cannot write {path}: {probe} is not a writable folder; choose another path")
+
+
+def lock_out(folder: Path | None) -> None:
+    """Refuse a second run writing the same --out folder while this one lives: an exclusive ``flock`` on the
+    folder itself (no lock file in it), held until the process ends. A folder made here and left empty (a run
+    that failed before writing) is removed at exit."""
+    if folder is None:
+        return
+    import atexit
+    import os
+
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return
+    made = not folder.exists()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as exc:
+        raise ModelcostError(f"cannot write {folder}: {exc.strerror}; choose another --out") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise ModelcostError(f"{folder} is being written by another modelcost run; wait for it to finish or choose "
+                             "another --out") from None
+    _HELD.append(fd)
+    if made:
+        atexit.register(_remove_if_empty, folder)
+
+
+_HELD: list[int] = []  # descriptors of the locked --out folders (the lock lasts as long as the process)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()  # only succeeds when empty
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def interruptible(run: RunReport, **outputs: Any) -> Iterator[None]:
+    """Around a command's work: Ctrl-C or SIGTERM at any point (loading, counting, benchmarking) marks ``run``
+    incomplete, writes what it holds to ``outputs`` (``write_outputs``' keywords) and exits 130 / 143. If the
+    main thread is stuck in native code, the signal watcher writes the same from its thread (cli/signals.py)."""
+    from modelcost.cli import signals
+
+    from modelcost.cli.flow import write_outputs
+
+    def flush() -> None:
+        mark_interrupted(run)
+        write_outputs(run, **outputs)
+
+    signals.on_stuck(flush)
+    try:
+        yield
+    except KeyboardInterrupt:
+        signals.on_stuck(None)
+        mark_interrupted(run)
+        _stderr_line(f"[yellow]interrupted[/] ({signals.name()}): writing what was measured, marked incomplete")
+        write_outputs(run, **outputs)
+        raise typer.Exit(signals.exit_code()) from None
+
+
+def mark_interrupted(run: RunReport) -> None:
+    from modelcost.cli import signals
+
+    if not any(n.startswith("interrupted by") for n in run.notes):
+        run.notes.append(f"interrupted by {signals.name()}: this report holds what finished before it stopped")
+    run.complete = False
+
+
+def _stderr_line(markup: str) -> None:
+    from rich.console import Console
+
+    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(markup)

@@ -241,6 +241,7 @@ class BenchResult:
     budget_hit: bool = False  # the time budget ended the run before the median settled to +-1%
     role: str = ""  # comparison runs: "base" | "candidate"; "" otherwise
     model: str = ""  # comparison runs: the name of the model this result timed; "" otherwise
+    unstable: list[str] = field(default_factory=list)  # why the timings are too noisy to decide on (bench/stability.py)
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -6,6 +6,8 @@ Definitions, used everywhere the recommendation is shown:
 - throughput: ``BenchResult.throughput_ips`` (batch / median latency).
 - memory: ``gpu_memory_peak_bytes`` in GB of 10^9 bytes. Not measured (CPU backends) -> the memory
   constraint cannot be shown to hold, and the config fails it ("not measured").
+- unstable timings (``BenchResult.unstable``: large spread or tail, a busy machine): such a config is neither
+  recommended nor rejected; it is listed as skipped with its reasons.
 - accuracy drop, in percent: (1 - top-1 agreement with the FP32 reference) x 100 when the output looks like
   class scores, else (1 - cosine similarity) x 100. An FP32 config without accuracy figures is the reference
   (drop 0); a reduced-precision config without them fails the constraint ("not measured").
@@ -131,6 +133,22 @@ def _score(r: BenchResult, objective: str, stat: str) -> tuple[float, float]:
     return (-thr, lat) if objective == "throughput" else (lat, -thr)
 
 
+def not_measured_lines(results: list[BenchResult]) -> list[str]:
+    """One line per failed / out-of-memory config, and one per reason for the unavailable ones (a backend that
+    cannot run here has one entry per precision: 25 such lines say four things)."""
+    lines: list[str] = []
+    unavailable: dict[str, dict[str, list[str]]] = {}
+    for r in results:
+        if r.status == "unavailable":
+            unavailable.setdefault(r.reason or "", {}).setdefault(r.backend, []).append(r.precision)
+        else:
+            lines.append(f"{label(r)}: {r.status}" + (f" ({r.reason})" if r.reason else ""))
+    for reason, backends in unavailable.items():
+        names = ", ".join(f"{b} ({', '.join(ps)})" for b, ps in backends.items())
+        lines.append(f"{names}: unavailable" + (f" — {reason}" if reason else ""))
+    return lines
+
+
 def recommend(results: list[BenchResult], constraints: Constraints | None = None,
               objective: str = "throughput") -> Recommendation:
     """The measured config that meets every constraint with the best ``objective``, with reasons; the Pareto
@@ -140,12 +158,19 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
         raise ModelcostError(f"latency statistic must be one of {', '.join(LATENCY_STATS)}, not {c.latency_stat!r}")
     if objective not in OBJECTIVES:
         raise ModelcostError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
-    measured = [r for r in results if r.status == "ok" and r.latency_ms is not None]
+    ok = [r for r in results if r.status == "ok" and r.latency_ms is not None]
+    measured = [r for r in ok if not r.unstable]  # noisy timings decide nothing, either way
     rec = Recommendation(objective=objective, latency_stat=c.latency_stat, constraints=c.as_dict(),
                          pareto=pareto_front(measured, c.latency_stat), considered=len(measured))
-    rec.skipped = [f"{label(r)}: {r.status}" + (f" ({r.reason})" if r.reason else "")
-                   for r in results if r not in measured]
+    rec.skipped = not_measured_lines([r for r in results if r not in ok])
+    rec.skipped += [f"{label(r)}: unstable timings, not decided on ({'; '.join(r.unstable)}); re-run it on a quiet "
+                    "machine" for r in ok if r.unstable]
     if not measured:
+        if ok:
+            rec.reasons.append(f"all {len(ok)} measured configs had unstable timings (listed as skipped), so "
+                               "nothing is recommended or rejected; re-run on a quiet machine")
+            rec.failing.append("no config with stable timings")
+            return rec
         rec.reasons.append("no config was measured successfully, so there is nothing to recommend")
         rec.failing.append("no measured config")
         return rec

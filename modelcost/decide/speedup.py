@@ -13,7 +13,8 @@ percentile bootstrap of the median of the ``d_i`` (fixed seed, 10,000 resamples)
 Words. ``ratio`` = base latency / candidate latency (geometric mean over pairs). The candidate is
 "faster by X%" with X = (ratio - 1) x 100: the base takes X% longer (equivalently, X% more throughput).
 It is "slower by Y%" with Y = (1 / ratio - 1) x 100: the candidate takes Y% longer. The verdict is
-"no significant difference" when the 95% interval contains 0.
+"no significant difference" when the 95% interval contains 0, with its estimate and ends in the same words
+(a 2.2x slower candidate is "120% slower", never "-54.9%": the JSON's signed ``percent`` is the throughput change).
 """
 
 from __future__ import annotations
@@ -112,11 +113,20 @@ def _median(xs: Sequence[float]) -> float:
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
+def in_words(ratio: float) -> str:
+    """A base / candidate latency ratio in the verdict's one convention: '25.0% faster' (the base takes 25% longer)
+    or '150.3% slower' (the candidate takes 150.3% longer); never a signed throughput change like -54.9%."""
+    if ratio >= 1.0:
+        return f"{(ratio - 1.0) * 100:.1f}% faster"
+    return f"{(1.0 / ratio - 1.0) * 100:.1f}% slower"
+
+
 def verdict(ci: SpeedupCI) -> str:
-    """'faster by 31.2% (95% CI 28.0–34.5%)', 'slower by ...' or 'no significant difference (...)'."""
+    """'faster by 31.2% (95% CI 28.0–34.5%)', 'slower by ...' or 'no significant difference (estimate 4.1%
+    slower, 95% CI from 2.0% faster to 10.6% slower)': one convention, in words (see the module docstring)."""
     if not ci.significant:
-        return (f"no significant difference ({ci.percent:+.1f}%, 95% CI {ci.percent_low:+.1f}% to "
-                f"{ci.percent_high:+.1f}%)")
+        return (f"no significant difference (estimate {in_words(ci.ratio)}, 95% CI from {in_words(ci.ratio_low)} "
+                f"to {in_words(ci.ratio_high)})")
     if ci.ratio_low > 1.0:
         return f"faster by {ci.percent:.1f}% (95% CI {ci.percent_low:.1f}–{ci.percent_high:.1f}%)"
     slow, slow_lo, slow_hi = ((1 / r - 1) * 100 for r in (ci.ratio, ci.ratio_high, ci.ratio_low))

@@ -5,7 +5,8 @@ initializers, in the main graph and in every subgraph) we check, from the ``exte
 ``onnx.external_data_helper.ExternalDataInfo`` parses:
 
 * the location is a relative path that stays inside the model's folder: an absolute path, a drive letter or a
-  ``..`` component is refused (the rule onnx itself applies when it loads external data);
+  ``..`` component is refused (the rule onnx itself applies when it loads external data), and so is a location
+  whose real path (symlinks followed) lies outside the model's real folder, or one holding a NUL byte;
 * the file exists and is a regular file;
 * ``offset + length`` fits in the file, and ``length`` (when given) is at least what the tensor's dims and
   dtype need; without ``length`` the needed bytes are computed from the dims.
@@ -66,6 +67,10 @@ def check_location(location: str, tensor_name: str, model_name: str) -> None:
     """Refuse an external-data location that is empty, absolute or climbs out of the model's folder."""
     if not location:
         raise ModelcostError(f"{model_name}: tensor {tensor_name!r} is marked external but names no data file")
+    if "\0" in location:
+        raise ModelcostError(
+            f"{model_name}: external data location {location!r} of tensor {tensor_name!r} holds a NUL byte; refusing it"
+        )
     posix, windows = PurePosixPath(location), PureWindowsPath(location)
     if posix.is_absolute() or windows.is_absolute() or location.startswith(("/", "\\")) or _DRIVE.match(location):
         raise ModelcostError(
@@ -76,6 +81,18 @@ def check_location(location: str, tensor_name: str, model_name: str) -> None:
         raise ModelcostError(
             f"{model_name}: external data location {location!r} of tensor {tensor_name!r} escapes the model's "
             "folder ('..'); refusing it"
+        )
+
+
+def check_real_path(folder: Path, location: str, tensor_name: str, model_name: str) -> None:
+    """Refuse a location that leaves the model's folder through a symlink (a linked file or a linked folder on
+    the way): its real path, symlinks followed, must lie inside the real path of the model's folder."""
+    real_folder = os.path.realpath(folder)
+    real = os.path.realpath(folder / location)
+    if os.path.commonpath([real_folder, real]) != real_folder:
+        raise ModelcostError(
+            f"{model_name}: external data location {location!r} of tensor {tensor_name!r} leads outside the "
+            f"model's folder through a symlink (to {real}); refusing it"
         )
 
 
@@ -104,6 +121,7 @@ def check_external_data(model: Any, model_path: Path) -> ExternalDataSummary:
         check_location(location, tensor.name, name)
         size = summary.files.get(location)
         if size is None:
+            check_real_path(folder, location, tensor.name, name)
             size = _file_size(folder / location, location, tensor.name, name)
             summary.files[location] = size
         needed = packed_nbytes(tensor.dims, tensor.data_type)

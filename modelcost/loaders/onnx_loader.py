@@ -53,6 +53,7 @@ def load_onnx(source: str, options: LoadOptions) -> LoadedOnnx:
         raise ModelcostError(f"{source}: not a file")
     model_bytes = path.stat().st_size
     model = _parse(path, model_bytes)
+    _check_text(model, path.name)
     _check_graph(model.graph, path.name)
     external = check_external_data(model, path)
     declared = declared_inputs(model)
@@ -127,6 +128,29 @@ def _parse_lean(onnx: Any, path: Path) -> Any | None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else exc.__class__.__name__
+
+
+def _check_text(model: Any, model_name: str) -> None:
+    """Op types, domains and node names are UTF-8 text by the format; protobuf hands over raw bytes when a damaged
+    or crafted file holds anything else, which no schema lookup accepts. Main graph, subgraphs and functions."""
+    def graphs(graph: Any) -> Any:
+        yield graph
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.HasField("g"):
+                    yield from graphs(attr.g)
+                for sub in attr.graphs:
+                    yield from graphs(sub)
+
+    node_lists = [g.node for g in graphs(model.graph)] + [f.node for f in model.functions]
+    for nodes in node_lists:
+        for i, node in enumerate(nodes):
+            for what in ("op_type", "domain", "name"):
+                value = getattr(node, what)
+                if not isinstance(value, str):
+                    field = "an op type" if what == "op_type" else f"a {what}"
+                    raise ModelcostError(f"{model_name}: node #{i} has {field} that is not UTF-8 text "
+                                         f"({value[:40]!r}); the file is damaged or malformed")
 
 
 def _check_graph(graph: Any, model_name: str) -> None:
@@ -229,6 +253,7 @@ def bind_inputs(
             raise ModelcostError(
                 f"--input-shape {name}: the model has no input {name!r}; its inputs are {', '.join(names) or '(none)'}"
             )
+    _check_dtypes(declared, loaded.options.input_dtypes)
     bound: dict[str, int] = {}
     for spec in declared:
         if spec.name in given:
@@ -254,6 +279,16 @@ def bind_inputs(
                 )
         result.append(bind_shape(spec, batch_size, given, bound))
     return result
+
+
+def _check_dtypes(declared: list[TensorSpec], dtypes: dict[str, str]) -> None:
+    """An ONNX file declares its input dtypes: a dtype given with --input-shape must agree (it cannot change it)."""
+    for spec in declared:
+        if spec.name in dtypes and dtypes[spec.name] != spec.dtype:
+            raise ModelcostError(
+                f"--input-shape {spec.name}: the model declares this input as {spec.dtype}, not {dtypes[spec.name]}; "
+                f"drop the dtype or give :{spec.dtype}"
+            )
 
 
 def _batched(spec: TensorSpec, shape: tuple[int, ...], batch_size: int | None) -> tuple[int, ...]:

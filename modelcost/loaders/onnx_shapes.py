@@ -107,7 +107,11 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
     if len(sk.functions):
         from onnx import inliner
 
-        sk = inliner.inline_local_functions(sk)
+        try:
+            sk = inliner.inline_local_functions(sk)
+        except Exception as exc:  # noqa: BLE001 - onnx's ValidationError: recursive or duplicate local functions
+            first = " ".join(str(exc).split())[:300]
+            raise ModelcostError(f"the model's local functions cannot be inlined ({first}); the model is malformed") from None
         notes.append(f"{len(model.functions)} model-local function(s) inlined before counting")
     inferred, table, values = _refined(sk, run_onnx_inference(sk), opset or 1)
     if _unshaped(inferred.graph):
@@ -203,6 +207,17 @@ def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dic
     return values, hints
 
 
+def loop_trip_count(value: Any) -> int | None:
+    """A Loop's trip count M when it is one non-negative integer; None for anything else a malformed file may hold
+    there (several values, a [[3]] block, strings, bools, floats: M is an int64 scalar by the spec)."""
+    if value is None or getattr(value, "size", 0) != 1 or getattr(value, "dtype", None) is None:
+        return None
+    if value.dtype.kind not in "iu":
+        return None
+    n = int(value.reshape(()))
+    return n if n >= 0 else None
+
+
 def _loop_output_shape(
     node: Any, i: int, table: ShapeTable, values: dict[str, Any], opsets: Any
 ) -> tuple[int, ...] | None:
@@ -217,8 +232,7 @@ def _loop_output_shape(
     if node.op_type == "Loop":
         n_state = len(node.input) - 2
         j = i + 1  # body outputs: condition, states, scan outputs
-        trip = values.get(node.input[0]) if node.input and node.input[0] else None
-        trip = int(trip) if trip is not None and trip.size == 1 else None
+        trip = loop_trip_count(values.get(node.input[0]) if node.input and node.input[0] else None)
         axis = 0
     else:
         n_state = len(node.input) - next((int(a.i) for a in node.attribute if a.name == "num_scan_inputs"), 0)

@@ -1,4 +1,4 @@
-"""Parse and apply the user's shape options: ``--input-shape NAME=1x3x224x224`` and ``--batch-size N``."""
+"""Parse and apply the user's shape options: ``--input-shape NAME=1x3x224x224[:DTYPE]`` and ``--batch-size N``."""
 
 from __future__ import annotations
 
@@ -10,21 +10,45 @@ from modelcost.core.types import TensorSpec
 BATCH_DIM_NAMES = {"batch", "batch_size", "n", "b", "N", "B", "batch_dim", "unk__0"}
 
 
+# dtype names --input-shape accepts after a colon (NAME=1x128:int64), with common aliases -> torch / numpy name
+DTYPES = {
+    "float32": "float32", "fp32": "float32", "float": "float32", "float16": "float16", "fp16": "float16",
+    "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16", "float64": "float64", "fp64": "float64",
+    "double": "float64", "int64": "int64", "long": "int64", "int32": "int32", "int": "int32", "int16": "int16",
+    "int8": "int8", "uint8": "uint8", "bool": "bool",
+}
+
+
 def parse_input_shapes(items: Iterable[str] | None) -> dict[str, tuple[int, ...]]:
-    """['x=1x3x224x224', 'ids=2,128'] -> {'x': (1, 3, 224, 224), 'ids': (2, 128)}."""
+    """['x=1x3x224x224', 'ids=2,128:int64'] -> {'x': (1, 3, 224, 224), 'ids': (2, 128)} (dtypes dropped)."""
+    return parse_input_specs(items)[0]
+
+
+def parse_input_specs(items: Iterable[str] | None) -> tuple[dict[str, tuple[int, ...]], dict[str, str]]:
+    """['x=1x3x224x224', 'ids=2,128:int64'] -> ({'x': (1, 3, 224, 224), 'ids': (2, 128)}, {'ids': 'int64'}):
+    the shapes, and the dtypes given after a colon (canonical names, see ``DTYPES``)."""
     shapes: dict[str, tuple[int, ...]] = {}
+    dtypes: dict[str, str] = {}
     for item in items or ():
         name, sep, dims = item.partition("=")
         if not sep or not name or not dims:
-            raise ModelcostError(f"--input-shape {item!r}: expected NAME=DIMS such as input=1x3x224x224")
+            raise ModelcostError(f"--input-shape {item!r}: expected NAME=DIMS[:DTYPE] such as input=1x3x224x224 or "
+                                 "input_ids=1x128:int64")
+        dims, colon, dtype = dims.partition(":")
+        if colon:
+            if dtype.strip().lower() not in DTYPES:
+                raise ModelcostError(f"--input-shape {item!r}: unknown dtype {dtype!r}; use one of "
+                                     f"{', '.join(sorted(set(DTYPES.values())))}")
+            dtypes[name.strip()] = DTYPES[dtype.strip().lower()]
         try:
             shape = tuple(int(d) for d in dims.replace(",", "x").split("x"))
         except ValueError:
-            raise ModelcostError(f"--input-shape {item!r}: dimensions must be integers such as 1x3x224x224") from None
+            raise ModelcostError(f"--input-shape {item!r}: dimensions must be integers such as 1x3x224x224 "
+                                 "(a dtype goes after a colon: input_ids=1x128:int64)") from None
         if any(d <= 0 for d in shape):
             raise ModelcostError(f"--input-shape {item!r}: dimensions must be positive")
         shapes[name.strip()] = shape
-    return shapes
+    return shapes, dtypes
 
 
 def bind_shape(

@@ -6,8 +6,9 @@ Sources (``load_torch(source, options)``):
 * ``zoo:NAME`` - the built-in zoo (``modelcost.loaders.zoo.ZOO``);
 * ``torchvision:NAME`` - ``torchvision.models.get_model(NAME, weights=None)``, input 3x224x224;
 * ``path/to/file.py:factory`` and ``package.module:factory`` - a callable returning an ``nn.Module``, called
-  under ``torch.device("meta")``. Inputs come from ``--input-shape NAME=1x3x224x224`` (float32, names as in
-  ``forward``) or from an ``example_inputs`` function beside the factory::
+  under ``torch.device("meta")``. Inputs come from ``--input-shape NAME=1x3x224x224[:DTYPE]`` (names as in
+  ``forward``; float32 unless a dtype is given, int64 for token ids - see ``guess_dtype``) or from an
+  ``example_inputs`` function beside the factory::
 
       def example_inputs(batch_size: int = 1):      # the batch_size parameter is optional
           return [torch.randn(batch_size, 3, 32, 32),              # a tensor: its shape, dtype and values
@@ -16,7 +17,7 @@ Sources (``load_torch(source, options)``):
   It may also return a dict {forward argument name: item}. Without a ``batch_size`` parameter, dim 0 of each
   input is taken as the batch dim and set to ``--batch-size``. ``--input-shape`` overrides a shape.
 * TorchScript files (``.pt``, ``.pth``, ``.ts``, ...): ``torch.jit.load(path, map_location="meta")``;
-  inputs from ``--input-shape`` (float32);
+  inputs from ``--input-shape`` (dtypes as for factories);
 * ``.pt2`` programs from ``torch.export.save``: inputs as exported (re-export with dynamic shapes to change the
   batch size);
 * pickled whole modules (``torch.save(model)``): only with ``trust_pickle`` (``--trust-pickle``), because
@@ -41,6 +42,7 @@ from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.base import LoadOptions, source_kind
+from modelcost.loaders.input_dtypes import guess_dtype, token_high, with_dtypes
 from modelcost.loaders.shapes import bind_shape
 
 
@@ -141,7 +143,7 @@ def bind_inputs(source: str, specs: list[TensorSpec], options: LoadOptions, dims
         raise ModelcostError(f"{source}: no input named {', '.join(unknown)}; its inputs are {', '.join(names)}")
     bound = dict(dims or {})
     batch = options.batch_size if options.batch_size is not None else default_batch
-    return [bind_shape(s, batch, options.input_shapes, bound) for s in specs]
+    return with_dtypes([bind_shape(s, batch, options.input_shapes, bound) for s in specs], options)
 
 
 def forward_names(module: Any) -> list[str]:
@@ -157,15 +159,27 @@ def forward_names(module: Any) -> list[str]:
     return [p.name for p in params if p.kind in kinds]
 
 
-def shapes_from_options(source: str, module: Any, options: LoadOptions, why: str) -> list[TensorSpec]:
-    """Inputs given only by --input-shape: every forward argument without a default needs one (float32)."""
+def shapes_from_options(source: str, module: Any, options: LoadOptions, why: str,
+                        notes: list[str] | None = None, high: dict[str, int] | None = None) -> list[TensorSpec]:
+    """Inputs given only by --input-shape: every forward argument without a default needs one. Its dtype is the
+    one given (NAME=DIMS:DTYPE), else ``guess_dtype`` (int64 for token ids, said in ``notes``), else float32."""
     names = forward_names(module)
     required = _required_names(module, names)
     missing = [n for n in required if n not in options.input_shapes]
     if missing:
-        example = " ".join(f"--input-shape {n}=1x3x224x224" for n in missing)
+        example = " ".join(f"--input-shape {n}={'1x128:int64' if guess_dtype(module, n)[1] else '1x3x224x224'}"
+                           for n in missing)
         raise ModelcostError(f"{source}: {why}; give the input shapes, e.g. {example}")
-    specs = [TensorSpec(n, options.input_shapes[n], "float32") for n in names if n in options.input_shapes]
+    specs = []
+    for n in (n for n in names if n in options.input_shapes):
+        dtype, reason = guess_dtype(module, n)
+        if n not in options.input_dtypes and reason is not None:
+            if notes is not None:
+                notes.append(f"input {n!r} taken as int64 token ids ({reason}); give another dtype with "
+                             f"--input-shape {n}=DIMS:float32")
+            if high is not None and (vocab := token_high(module, n)):
+                high[n] = vocab
+        specs.append(TensorSpec(n, options.input_shapes[n], dtype))
     specs = bind_inputs(source, specs, options)
     if options.batch_size is not None:
         specs = [_rebatch(s, options.batch_size) for s in specs]
@@ -188,6 +202,8 @@ def _required_names(module: Any, names: list[str]) -> list[str]:
 
 
 def one_line(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):  # the user's code called sys.exit(): say so, never exit with its code silently
+        return f"sys.exit({exc.code!r})"
     text = " ".join(str(exc).split())
     return f"{exc.__class__.__name__}: {text}" if text else exc.__class__.__name__
 
@@ -200,7 +216,7 @@ def build_on(factory: Callable[[], Any], device: str, source: str) -> Any:
             module = factory()
     except ModelcostError:
         raise
-    except Exception as exc:  # the user's factory raised: say so in one line
+    except (Exception, SystemExit) as exc:  # the user's factory raised: say so in one line
         raise ModelcostError(f"{source}: the factory raised {one_line(exc)[:400]}") from exc
     if not isinstance(module, torch.nn.Module):
         raise ModelcostError(f"{source}: the factory returned {type(module).__name__}, not a torch.nn.Module")
@@ -267,7 +283,7 @@ def _import_target(source: str, target: str) -> Any:
         sys.path.insert(0, str(path.resolve().parent))
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:  # the user's file raised on import
+        except (Exception, SystemExit) as exc:  # the user's file raised on import
             sys.modules.pop(spec.name, None)
             raise ModelcostError(f"{source}: importing {target} raised {one_line(exc)[:400]}") from exc
         finally:
@@ -277,7 +293,7 @@ def _import_target(source: str, target: str) -> Any:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
         raise ModelcostError(f"{source}: cannot import module {target!r} ({exc}); is it installed or on PYTHONPATH?") from exc
-    except Exception as exc:  # the user's module raised on import
+    except (Exception, SystemExit) as exc:  # the user's module raised on import
         raise ModelcostError(f"{source}: importing {target} raised {one_line(exc)[:400]}") from exc
 
 
@@ -297,7 +313,8 @@ def _load_factory(source: str, options: LoadOptions) -> LoadedTorch:
         specs_at = _example_specs(source, examples_fn, forward_names(module), options)
         inputs, high, examples = specs_at(options.batch_size)
     else:
-        inputs, high, examples = shapes_from_options(source, module, options, "it has no example_inputs()"), {}, {}
+        high, examples = {}, {}
+        inputs = shapes_from_options(source, module, options, "it has no example_inputs()", notes, high)
         specs_at = None
     batch = inputs[0].shape[0] if inputs and inputs[0].shape else None
     return LoadedTorch(
@@ -312,8 +329,8 @@ def zip_kind(path: Path) -> str | None:
     try:
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
-    except (zipfile.BadZipFile, OSError):
-        return None
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError, ValueError, EOFError, NotImplementedError):
+        return None  # not a zip, or a damaged one (a member name that is not UTF-8, a bad header): not an archive
     if any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
         return "torchscript"
     return "pickle" if any(n.endswith("data.pkl") for n in names) else None
@@ -328,7 +345,7 @@ def _example_specs(source: str, fn: Callable[..., Any], names: list[str], option
     def at(batch_size: int | None) -> tuple[list[TensorSpec], dict[str, int], dict[str, Any]]:
         try:
             raw = fn(batch_size=batch_size or 1) if takes_batch else fn()
-        except Exception as exc:  # the user's example_inputs raised
+        except (Exception, SystemExit) as exc:  # the user's example_inputs raised
             raise ModelcostError(f"{source}: example_inputs() raised {one_line(exc)[:400]}") from exc
         items = list(raw.items()) if isinstance(raw, dict) else list(zip(names, raw, strict=False))
         if not isinstance(raw, dict) and len(raw) > len(names):
@@ -356,14 +373,17 @@ def _example_specs(source: str, fn: Callable[..., Any], names: list[str], option
                 shape = (batch_size, *shape[1:])
             specs.append(TensorSpec(name, shape, str(dtype).removeprefix("torch.")))
         given = options.input_shapes  # examples are examples: --input-shape replaces them freely
-        unknown = sorted(set(given) - {s.name for s in specs})
+        unknown = sorted((set(given) | set(options.input_dtypes)) - {s.name for s in specs})
         if unknown:
             raise ModelcostError(f"{source}: no input named {', '.join(unknown)}; its inputs are "
                                  f"{', '.join(s.name for s in specs)}")
         specs = [TensorSpec(s.name, given[s.name], s.dtype) if s.name in given else s for s in specs]
+        specs = with_dtypes(specs, options)
         if batch_size is not None:
             specs = [_rebatch(s, batch_size) if s.name in given else s for s in specs]
-        examples = {n: t for n, t in examples.items() if any(s.name == n and s.shape == tuple(t.shape) for s in specs)}
+        examples = {n: t for n, t in examples.items()
+                    if any(s.name == n and s.shape == tuple(t.shape) and s.dtype == str(t.dtype).removeprefix("torch.")
+                           for s in specs)}
         return specs, high, examples
 
     return at
@@ -410,7 +430,7 @@ def _load_script_or_pickle(source: str, options: LoadOptions) -> LoadedTorch:
             return obj
 
     module = build("meta").eval()
-    inputs = shapes_from_options(source, module, options, "a saved model does not record its input shapes")
+    inputs = shapes_from_options(source, module, options, "a saved model does not record its input shapes", notes)
     return LoadedTorch(path.stem, source, fmt, module, inputs, inputs[0].shape[0] if inputs else None,
                        file_size_bytes=path.stat().st_size, notes=notes, build=build)
 

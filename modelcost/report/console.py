@@ -5,9 +5,11 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from modelcost.core.types import CostReport, LayerCost
 from modelcost.core.units import binary_bytes, si
+from modelcost.report.sections import not_counted
 
 
 def _shape(shape: tuple[object, ...] | list[object]) -> str:
@@ -16,7 +18,8 @@ def _shape(shape: tuple[object, ...] | list[object]) -> str:
 
 def _totals_table(cost: CostReport) -> Table:
     p, s, c, m = cost.params, cost.storage, cost.compute, cost.memory
-    table = Table(title=f"{cost.model.name}  ({cost.model.format})", show_header=False, title_justify="left")
+    table = Table(title=Text(f"{cost.model.name}  ({cost.model.format})", style="table.title"), show_header=False,
+                  title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value", justify="right")
     table.add_column("detail", style="dim")
@@ -29,6 +32,10 @@ def _totals_table(cost: CostReport) -> Table:
     on_disk = f"file {binary_bytes(s.file_size_bytes)}" if s.file_size_bytes is not None else "in memory"
     table.add_row("weight storage", binary_bytes(s.bytes), on_disk)
     table.add_row("  at fp16 / int8 / int4", "", " / ".join(binary_bytes(b) for b in (s.fp16_bytes, s.int8_bytes, s.int4_bytes)))
+    if not_counted(c):  # the model could not be traced: no counts exist, never zeros shown as a result
+        for what in ("MACs", "FLOPs", "activations"):
+            table.add_row(what, "[red]not counted[/]", "the forward pass failed (below)")
+        return table
     ge = "" if c.complete else "≥ "  # a partial result: the totals are lower bounds
     table.add_row("MACs", f"{ge}{c.macs:,}", f"{ge}{si(c.macs)}")
     if len(c.macs_by_dtype) > 1 or (c.macs_by_dtype and "float32" not in c.macs_by_dtype):
@@ -52,7 +59,7 @@ def _layers_table(layers: list[LayerCost], total_flops: int, top: int | None) ->
         share = 100.0 * layer.flops / total_flops if total_flops else 0.0
         outs = ", ".join(_shape(s) for s in layer.output_shapes[:2])
         unknown = layer.status == "uncounted"  # not counted: its cost is unknown, not zero
-        table.add_row(escape(layer.name), escape(layer.op), "?" if unknown else si(layer.macs),
+        table.add_row(Text(layer.name), Text(layer.op), "?" if unknown else si(layer.macs),
                       "?" if unknown else si(layer.flops), f"{share:.1f}", si(layer.params), outs)
     return table
 
@@ -63,8 +70,8 @@ def stdout_console(width_when_piped: int = 160, **kwargs: object) -> Console:
     import sys
 
     if sys.stdout.isatty():
-        return Console(**kwargs)  # type: ignore[arg-type]
-    return Console(width=width_when_piped, **kwargs)  # type: ignore[arg-type]
+        return Console(emoji=False, **kwargs)  # type: ignore[arg-type]
+    return Console(width=width_when_piped, emoji=False, **kwargs)  # type: ignore[arg-type]
 
 
 def stderr_console() -> Console:
@@ -82,17 +89,22 @@ def partial_warning(cost: CostReport) -> str:
 def print_cost(cost: CostReport, top: int | None = 10, console: Console | None = None) -> None:
     console = console or stdout_console(120)
     inputs = ", ".join(f"{t.name} {_shape(t.shape)} {t.dtype}" for t in cost.inputs)
-    console.print(f"[bold]inputs:[/] {inputs}")
+    console.print(f"[bold]inputs:[/] {escape(inputs)}", emoji=False)
     console.print(_totals_table(cost))
-    if top != 0 and cost.layers:
+    untraced = not_counted(cost.compute)
+    if top != 0 and cost.layers and not untraced:
         console.print(_layers_table(cost.layers, cost.compute.flops, top))
-    if not cost.compute.complete:
-        console.print(f"[bold yellow]{escape(partial_warning(cost))}[/]")
+    if untraced:
+        console.print(f"[bold red]not counted:[/] {escape(untraced)}", highlight=False, emoji=False)
+    elif not cost.compute.complete:
+        console.print(f"[bold yellow]{escape(partial_warning(cost))}[/]", emoji=False)
         for reason in cost.compute.incomplete_reasons:
-            console.print(f"[yellow]  not counted:[/] {escape(reason)}")
+            console.print(f"[yellow]  not counted:[/] {escape(reason)}", emoji=False)
     else:
         console.print("[green]every op counted[/] (or known to cost nothing)")
     for note in cost.notes:
-        console.print(f"[dim]note:[/] {note}")
+        console.print(f"[dim]note:[/] {escape(note)}", emoji=False)
     for problem in cost.problems:
-        console.print(f"[red]problem:[/] {problem}")
+        if untraced and problem.endswith(untraced):
+            continue  # said above as "not counted"
+        console.print(f"[red]problem:[/] {escape(problem)}", emoji=False)

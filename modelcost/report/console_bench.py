@@ -46,19 +46,21 @@ def timing_lines(results: Sequence[BenchResult]) -> list[str]:
 
 
 def bench_table(results: Sequence[BenchResult], title: str = "benchmarks") -> Any:
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=title, title_justify="left", show_lines=False)
+    table = Table(title=Text(title, style="table.title"), title_justify="left", show_lines=False)  # no markup, emoji
     for col, justify in (("backend", "left"), ("precision", "left"), ("batch", "right"), ("p50 ms", "right"),
                          ("p99 ms", "right"), ("IPS", "right"), ("e2e p50 ms", "right"), ("memory", "right"),
                          ("power W", "right"), ("accuracy vs fp32", "left"), ("status", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     ordered = sorted(results, key=lambda r: (r.backend, _PRECISION_ORDER.get(r.precision, 9), r.batch_size))
     for r in ordered:
-        status = r.status if r.status == "ok" else f"[red]{r.status}[/]: {escape(r.reason or '')}"
+        status = Text(r.status) if r.status == "ok" else Text.assemble((r.status, "red"), f": {r.reason or ''}")
         if r.status == "ok" and r.budget_hit:
-            status = "ok [yellow](budget hit)[/]"
+            status = Text.assemble("ok ", ("(budget hit)", "yellow"))
+        if r.status == "ok" and r.unstable:
+            status = Text.assemble(("unstable", "bold yellow"), (" (budget hit)" if r.budget_hit else "", "yellow"))
         lat = r.latency_ms
         table.add_row(
             r.backend, r.precision, str(r.batch_size), _num(lat.p50 if lat else None), _num(lat.p99 if lat else None),
@@ -76,7 +78,7 @@ def print_benchmarks(results: Sequence[BenchResult], *, title: str = "benchmarks
     from rich.console import Console
     from rich.markup import escape
 
-    console = console or Console()
+    console = console or Console(emoji=False)
     measured = [r for r in results if r.status != "unavailable"]
     unavailable = [r for r in results if r.status == "unavailable"]
     if device is not None:
@@ -84,21 +86,28 @@ def print_benchmarks(results: Sequence[BenchResult], *, title: str = "benchmarks
     if measured:
         console.print(bench_table(measured, title))
     elif results:
-        console.print(f"[bold]{title}[/]: nothing was measured")
+        console.print(f"[bold]{escape(title)}[/]: nothing was measured", emoji=False)
     if unavailable:
         by_backend: dict[tuple[str, str], list[str]] = {}
         for r in unavailable:
             by_backend.setdefault((r.backend, r.reason or ""), []).append(r.precision)
         console.print("[bold]not measured[/]:")
         for (backend, reason), precisions in by_backend.items():
-            console.print(f"  {backend} ({', '.join(precisions)}): unavailable — {escape(reason)}", highlight=False)
+            console.print(f"  {backend} ({', '.join(precisions)}): unavailable — {escape(reason)}", highlight=False,
+                          emoji=False)
     lines = timing_lines(results)
     if lines:
         console.print("[bold]what the timings include[/] (p50/p99/IPS; IPS = batch / p50):")
         for line in lines:
-            console.print(f"  {escape(line)}", highlight=False)
+            console.print(f"  {escape(line)}", highlight=False, emoji=False)
         console.print("  e2e: host wall time from host inputs to host outputs (on a GPU: host<->device copies included)",
                       highlight=False)
+    unstable = [r for r in results if r.status == "ok" and r.unstable]
+    if unstable:
+        console.print("[bold yellow]unstable timings[/] (too noisy to decide on; re-run on a quiet machine):")
+        for r in unstable:
+            console.print(f"  {r.backend} {r.precision} b{r.batch_size}: {escape('; '.join(r.unstable))}",
+                          highlight=False, emoji=False)
     if any(r.budget_hit for r in results):
         console.print("[yellow]budget hit[/]: the time budget (--max-time-s) ended the run before the median was "
                       "known to +-1%", highlight=False)

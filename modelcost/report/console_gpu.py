@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from modelcost.core.types import (
@@ -139,7 +140,7 @@ def layer_table(rows: Sequence[LayerRoofline], title: str, profile: LayerProfile
     for col in cols:
         t.add_column(col, justify="left" if col in ("layer", "op", "bound") else "right")
     for row in rows[:top]:
-        cells = [row.name, row.op, _pct(row.flops_share), _f(row.intensity, 1), row.bound]
+        cells = [escape(row.name), escape(row.op), _pct(row.flops_share), _f(row.intensity, 1), row.bound]
         if timed:
             cells += [_pct(row.time_share), _f(row.time_ms, 3), _f(row.achieved_tflops, 2)]
         else:
@@ -183,7 +184,7 @@ def what_if_table(estimates: Sequence[WhatIf]) -> Table:
 
 
 def print_gpu(spec: GpuSpec, console: Console | None = None, show_notes: bool = True) -> None:
-    console = console or Console()
+    console = console or Console(emoji=False)
     console.print(gpu_table(spec))
     if spec.peak_tflops:
         console.print(peaks_table(spec))
@@ -191,7 +192,7 @@ def print_gpu(spec: GpuSpec, console: Console | None = None, show_notes: bool = 
         console.print(ceilings_table(spec))
     if show_notes:
         for note in spec.notes:
-            console.print(f"[dim]note: {note}[/]", highlight=False)
+            console.print(f"[dim]note: {escape(note)}[/]", highlight=False)
 
 
 def print_run_gpu(run: RunReport, console: Console | None = None, top_layers: int = 15) -> None:

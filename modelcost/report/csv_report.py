@@ -24,7 +24,7 @@ COLUMNS = (
        "accuracy_cosine", "accuracy_top1_agreement", "accuracy_reference", "roofline_achieved_tflops",
        "roofline_peak_tflops", "roofline_mfu", "roofline_achieved_gbps", "roofline_peak_gbps",
        "roofline_intensity", "roofline_bound", "roofline_lower_bound_ms", "roofline_measured_over_bound",
-       "device", "timing", "budget_hit", "notes"]
+       "device", "timing", "budget_hit", "unstable", "notes"]
 )
 
 
@@ -47,7 +47,8 @@ def row(r: BenchResult, run: RunReport) -> dict[str, Any]:
         "gpu_memory_peak_bytes": r.gpu_memory_peak_bytes, "power_w_mean": r.power_w_mean,
         "energy_j_per_inference": r.energy_j_per_inference, "gpu_util_mean": r.gpu_util_mean,
         "sm_clock_mhz_mean": r.sm_clock_mhz_mean, "throttle_reasons": ";".join(r.throttle_reasons),
-        "device": r.device, "timing": r.timing, "budget_hit": r.budget_hit, "notes": " | ".join(r.notes),
+        "device": r.device, "timing": r.timing, "budget_hit": r.budget_hit,
+        "unstable": " | ".join(r.unstable), "notes": " | ".join(r.notes),
     }
     if r.latency_ms is not None:
         d.update({f"latency_ms_{k}": getattr(r.latency_ms, k) for k in _LAT})

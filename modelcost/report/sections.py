@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from modelcost.core.decisions import Comparison, Recommendation
-from modelcost.core.types import CostReport, RunReport
+from modelcost.core.types import ComputeStats, CostReport, RunReport
 from modelcost.core.units import binary_bytes, si
 
 
@@ -58,6 +58,17 @@ INCOMPLETE = "INCOMPLETE"
 def incomplete_text(run: RunReport) -> str:
     return (f"{INCOMPLETE}: the run was interrupted or a backend crashed; this report holds only what finished "
             "before it stopped (see the run notes). Configs that did not run are missing, not zero.")
+
+
+UNTRACED = "the forward pass failed"  # how analysis.torch_counter starts the reason when it could not trace
+
+
+def not_counted(compute: ComputeStats) -> str | None:
+    """Why a model has no MAC / FLOP counts at all (its forward pass could not be traced), else None. Zeros then
+    are not a result: every renderer says "not counted" with this reason instead."""
+    if compute.complete:
+        return None
+    return next((r for r in compute.incomplete_reasons if r.startswith(UNTRACED)), None)
 
 
 def report_title(run: RunReport, comparison: Comparison | None = None) -> str:
@@ -122,6 +133,9 @@ def summary_blocks(cost: CostReport) -> list[Block]:
         ["peak live activations", binary_bytes(m.peak_activation_bytes)],
         ["arithmetic intensity", f"{m.arithmetic_intensity:.2f} FLOPs/byte"],
     ]
+    untraced = not_counted(c)
+    if untraced:  # no counts exist: never zeros that read as a result
+        rows[4:8] = [["MACs", f"not counted: {untraced}"], ["FLOPs", "not counted"]]
     if s.file_size_bytes is not None:
         rows.insert(4, ["file size on disk", binary_bytes(s.file_size_bytes)])
     if cost.batch_size is not None:
@@ -144,6 +158,9 @@ def _by(d: dict[str, int], fmt) -> str:  # type: ignore[no-untyped-def]
 def static_blocks(cost: CostReport, top: int = 15) -> list[Block]:
     c = cost.compute
     blocks: list[Block] = [Heading("Static analysis")]
+    if not_counted(c):
+        blocks.append(Para(f"not counted: {not_counted(c)}", strong=True))
+        return blocks + _notes_blocks(cost)
     ops = sorted(set(c.flops_by_op) | set(c.macs_by_op), key=lambda o: -c.flops_by_op.get(o, 0))
     if ops:
         total = c.flops or 1
@@ -167,6 +184,11 @@ def static_blocks(cost: CostReport, top: int = 15) -> list[Block]:
         ["outputs", binary_bytes(m.output_bytes)], ["all intermediate activations", binary_bytes(m.activation_bytes)],
         ["peak of live activations (topological order)", binary_bytes(m.peak_activation_bytes)],
     ])]
+    return blocks + _notes_blocks(cost)
+
+
+def _notes_blocks(cost: CostReport) -> list[Block]:
+    blocks: list[Block] = []
     if cost.notes:
         blocks += [Heading("Assumptions", 3), Bullets(list(cost.notes))]
     if cost.problems:

@@ -42,11 +42,17 @@ def benchmark_blocks(results: list[BenchResult]) -> list[Block]:
                 config_label(r), str(r.batch_size), _f(lat.p50), _f(lat.p90), _f(lat.p99),
                 f"{lat.mean:.3f} ± {lat.std:.3f}", f"{lat.cv * 100:.1f}%", str(lat.count), _g(r.throughput_ips),
                 _f(e2e), binary_bytes(r.gpu_memory_peak_bytes), _f(r.power_w_mean, 1),
-                _g(r.energy_j_per_inference, 3), accuracy_text(r) + (" (budget hit)" if r.budget_hit else ""),
+                _g(r.energy_j_per_inference, 3), accuracy_text(r) + (" (budget hit)" if r.budget_hit else "")
+                + (" (UNSTABLE)" if r.unstable else ""),
             ])
         headers = ["config", "batch", "p50 ms", "p90 ms", "p99 ms", "mean ± std ms", "cv", "runs", "IPS",
                    "e2e p50 ms", "GPU mem peak", "power W", "J / inference", "accuracy vs reference"]
         blocks.append(Table(headers, rows, [False] + [True] * 12 + [False]))
+    unstable = [r for r in ok if r.unstable]
+    if unstable:
+        blocks += [Heading("Unstable timings", 3),
+                   Para("Too noisy to decide on (recommendations leave them out); re-run on a quiet machine:"),
+                   Bullets([f"{config_label(r)}: {'; '.join(r.unstable)}" for r in unstable])]
     extra = [r for r in ok if r.build_s is not None or r.first_inference_ms is not None]
     if extra:
         blocks += [Heading("Build and first inference", 3),
@@ -55,14 +61,28 @@ def benchmark_blocks(results: list[BenchResult]) -> list[Block]:
                          [False, True, True])]
     bad = [r for r in results if r not in ok]
     if bad:
-        blocks += [Heading("Not measured", 3),
-                   Bullets([f"{config_label(r)}: {r.status}" + (f" — {r.reason}" if r.reason else "") for r in bad])]
+        blocks += [Heading("Not measured", 3), Bullets(_not_measured(bad))]
     notes = sorted({f"{config_label(r)}: {n}" for r in results for n in r.notes})
     throttled = [f"{config_label(r)}: throttle reasons seen: {', '.join(r.throttle_reasons)}"
                  for r in ok if r.throttle_reasons]
     if notes or throttled:
         blocks += [Heading("Benchmark notes", 3), Bullets(throttled + notes)]
     return blocks
+
+
+def _not_measured(bad: list[BenchResult]) -> list[str]:
+    """A line per failed config; unavailable backends grouped by reason (one entry per precision otherwise)."""
+    lines = [f"{config_label(r)}: {r.status}" + (f" — {r.reason}" if r.reason else "")
+             for r in bad if r.status != "unavailable"]
+    grouped: dict[str, dict[str, list[str]]] = {}
+    for r in bad:
+        if r.status == "unavailable":
+            head = f"{r.extra['role']}: " if r.extra.get("role") else ""
+            grouped.setdefault(r.reason or "", {}).setdefault(head + r.backend, []).append(r.precision)
+    for reason, backends in grouped.items():
+        names = ", ".join(f"{b} ({', '.join(ps)})" for b, ps in backends.items())
+        lines.append(f"{names}: unavailable" + (f" — {reason}" if reason else ""))
+    return lines
 
 
 def roofline_blocks(results: list[BenchResult]) -> list[Block]:

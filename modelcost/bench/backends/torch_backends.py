@@ -28,11 +28,13 @@ def make(entry: BackendInfo) -> TorchBackend:
 
 
 def cuda_unavailable_reason() -> str | None:
-    try:
-        import torch
-    except ImportError:
+    import importlib.util
+
+    from modelcost.bench.memory import cuda_available
+
+    if importlib.util.find_spec("torch") is None:  # without importing it (seconds): `modelcost backends` is quick
         return f"torch is not installed — {INSTALL_HINTS['torch']}"
-    if not torch.cuda.is_available():
+    if not cuda_available():
         return "no CUDA device"
     return None
 
@@ -84,11 +86,9 @@ class TorchBackend:
 
     def unavailable_reason(self) -> str | None:
         if self.entry.device == "cpu":
-            try:
-                import torch  # noqa: F401
-            except ImportError:
-                return f"torch is not installed — {INSTALL_HINTS['torch']}"
-            return None
+            import importlib.util
+
+            return f"torch is not installed — {INSTALL_HINTS['torch']}" if importlib.util.find_spec("torch") is None else None
         return cuda_unavailable_reason()
 
     def precision_reason(self, precision: str) -> str | None:

@@ -1,0 +1,102 @@
+"""Is a measurement stable enough to decide on? The checks behind ``BenchResult.unstable``.
+
+A latency figure from a machine that was busy with other work is not the model's: on a loaded 2-core CPU one
+config read CV 396% and p99 150x its p50, and ``recommend`` then rejected every config on p99. A config is
+flagged *unstable*, with the reasons, when
+
+* the spread is large: coefficient of variation above ``CV_LIMIT`` (std / mean of the timed samples);
+* the tail is far from the median: p99 / p50 above ``TAIL_LIMIT``;
+* other processes used more than ``OTHER_CPU_LIMIT`` of the machine's CPU time while it was timed (from
+  ``/proc/stat`` minus this process's own CPU time; the 1-minute load average is quoted beside it; where
+  ``/proc/stat`` is missing, a load average above the CPU count is the sign);
+* the end-to-end median is below the latency median it contains (``E2E_SLACK``): end-to-end is timed in a
+  second, shorter loop after the latency loop, so when the load changes between the two loops the two figures
+  see different machines - the cause of "e2e p50 1,004 ms below latency p50 2,108 ms" on a loaded CPU. Both
+  loops time the same forward, so the difference is the load, not the model.
+
+Thresholds are deliberately loose: a quiet GPU config has CV well under 5% and p99 / p50 under 1.5; a launch-
+bound one at batch 1 up to about 1.8. ``recommend`` does not decide on unstable configs (decide/recommend.py).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from modelcost.core.types import LatencyStats
+
+CV_LIMIT = 0.25
+TAIL_LIMIT = 3.0
+OTHER_CPU_LIMIT = 0.25
+E2E_SLACK = 0.05  # e2e p50 may sit this far (relative) below the latency p50 before it is flagged
+
+
+def _proc_stat() -> tuple[float, float, int] | None:
+    """(busy seconds of all CPUs, total seconds of all CPUs, CPU count) from /proc/stat, or None."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    fields = [float(x) for x in lines[0].split()[1:]]
+    cpus = sum(1 for line in lines if line.startswith("cpu") and line[3:4].isdigit())
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest time is inside user)
+    return (total - idle) / tick, total / tick, max(cpus, 1)
+
+
+def _own_cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+@dataclass
+class CpuLoad:
+    """How much of the machine's CPU time other processes took between ``start()`` and ``stop()``."""
+
+    other_share: float | None = None  # 0..1 of all CPUs' time; None where /proc/stat is missing
+    load_avg_1m: float | None = None
+    cpus: int = 1
+    measured: bool = False  # False where /proc/stat is missing (then the load average is the only sign)
+    _start: tuple[float, float, int] | None = None
+    _own0: float = 0.0
+
+    def start(self) -> CpuLoad:
+        self._start, self._own0 = _proc_stat(), _own_cpu_s()
+        return self
+
+    def stop(self) -> CpuLoad:
+        end, own = _proc_stat(), _own_cpu_s() - self._own0
+        self.cpus = os.cpu_count() or 1
+        if self._start is not None and end is not None:
+            busy, total = end[0] - self._start[0], end[1] - self._start[1]
+            self.cpus, self.measured = end[2], True
+            if total >= 0.5 * self.cpus:  # at least half a second per CPU: shorter windows are ticks, not load
+                self.other_share = min(1.0, max(0.0, (busy - own) / total))
+        try:
+            self.load_avg_1m = os.getloadavg()[0]
+        except (OSError, AttributeError):
+            self.load_avg_1m = None
+        return self
+
+
+def instability(latency: LatencyStats, e2e: LatencyStats | None = None, load: CpuLoad | None = None) -> list[str]:
+    """Why these timings are not stable enough to decide on ([] when they are). Each reason is one phrase."""
+    reasons: list[str] = []
+    if latency.cv > CV_LIMIT:
+        reasons.append(f"spread: CV {latency.cv * 100:.0f}% (limit {CV_LIMIT * 100:.0f}%)")
+    if latency.p50 > 0 and latency.p99 / latency.p50 > TAIL_LIMIT:
+        reasons.append(f"tail: p99 {latency.p99 / latency.p50:.1f}x p50 (limit {TAIL_LIMIT:g}x)")
+    if load is not None:
+        avg = f", load average {load.load_avg_1m:.1f}" if load.load_avg_1m is not None else ""
+        if load.other_share is not None and load.other_share > OTHER_CPU_LIMIT:
+            reasons.append(f"busy machine: other processes used {load.other_share * 100:.0f}% of the {load.cpus} "
+                           f"CPUs while it was timed{avg}")
+        elif not load.measured and load.load_avg_1m is not None and load.load_avg_1m > load.cpus:
+            reasons.append(f"busy machine: load average {load.load_avg_1m:.1f} on {load.cpus} CPUs")
+    if e2e is not None and e2e.p50 < latency.p50 * (1 - E2E_SLACK):
+        reasons.append(f"end-to-end p50 {e2e.p50:.4g} ms is below the latency p50 {latency.p50:.4g} ms it contains "
+                       "(the load changed between the two loops)")
+    return reasons

@@ -1,0 +1,183 @@
+"""Interruption with real signals on a child process (``python3 -m modelcost ...``): SIGINT and SIGTERM stop
+within a couple of seconds, write what was measured (or the static part) marked ``complete: false`` and exit
+130 / 143, also when the main thread is stuck in native code; and two runs cannot write one --out folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESNET_TINY = str(ROOT / "sample_models" / "resnet_tiny.onnx")
+# Stop "within a couple of seconds": 2 s on a quiet machine; the limit leaves room for a loaded CI runner.
+STOP_LIMIT_S = 6.0
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+BLOCKER = '''import ctypes, os
+from torch import nn
+
+
+def native_block(seconds):
+    """Block in native code: pthread_join on a thread sleeping in libc (no Python bytecode runs meanwhile, and
+    pthread_join does not return on a signal)."""
+    libc = ctypes.CDLL(None)
+    tid = ctypes.c_ulong()
+    libc.pthread_create(ctypes.byref(tid), None, ctypes.cast(libc.sleep, ctypes.c_void_p), ctypes.c_void_p(seconds))
+    libc.pthread_join(tid, None)
+
+
+class Blocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        print("FORWARD STARTED", flush=True)
+        native_block(60)
+        return self.fc(x)
+
+
+def make():
+    return Blocks()
+'''
+
+
+class Child:
+    """``python3 -m modelcost ARGS`` with this checkout first on the path; stdout read line by line."""
+
+    def __init__(self, *args: str) -> None:
+        env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", COLUMNS="200")
+        self.proc = subprocess.Popen([sys.executable, "-m", "modelcost", *args], cwd=ROOT, env=env, text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines: list[str] = []
+        self.stderr = ""
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def wait_for(self, text: str, timeout_s: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not any(text in line for line in self.lines):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"never printed {text!r}: rc {self.proc.returncode}\n{''.join(self.lines)}\n{self.stderr}")
+            time.sleep(0.05)
+
+    def signal_and_wait(self, sig: int) -> float:
+        """Send ``sig``; the seconds until the process ended."""
+        t0 = time.monotonic()
+        self.proc.send_signal(sig)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail("did not stop within 60 s of the signal")
+        took = time.monotonic() - t0
+        self.finish()
+        return took
+
+    def finish(self) -> None:
+        assert self.proc.stderr is not None
+        self.stderr = self.proc.stderr.read()
+        self.proc.wait(timeout=120)
+        self._reader.join(5)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.finish()
+
+    @property
+    def stdout(self) -> str:
+        return "".join(self.lines)
+
+
+def _long_bench(tmp_path: Path, *extra: str) -> Child:
+    """analyze with a benchmark that would time one config for 60 s."""
+    return Child("analyze", RESNET_TINY, "--backends", "ort-cpu", "--min-time-s", "60", "--max-time-s", "120",
+                 "--json", str(tmp_path / "r.json"), "--out", str(tmp_path / "rep"), *extra)
+
+
+@pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
+def test_signal_during_benchmark_keeps_the_static_part(tmp_path: Path, sig: int, code: int, said: str) -> None:
+    child = _long_bench(tmp_path)
+    child.wait_for("every op counted")  # the static part is printed; the benchmark is starting
+    time.sleep(1.0)
+    took = child.signal_and_wait(sig)
+    assert child.proc.returncode == code, (child.stdout, child.stderr)
+    assert took < STOP_LIMIT_S, took
+    assert "Traceback" not in child.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["complete"] is False
+    assert doc["params"]["total"] == 20_042  # the static part (sample_models/EXPECTED.md) is kept
+    assert any(said in note for note in doc["run_notes"])
+    folder = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert folder["complete"] is False and "INCOMPLETE" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_sigterm_while_stuck_in_native_code(tmp_path: Path) -> None:
+    """The forward blocks in native code for 60 s, so Python cannot run its handler: the signal watcher writes
+    the report (nothing measured yet, marked incomplete) and ends the process."""
+    pytest.importorskip("torch")
+    (tmp_path / "blocker.py").write_text(BLOCKER)
+    child = Child("analyze", f"{tmp_path / 'blocker.py'}:make", "-s", "x=1x4", "--static",
+                  "--json", str(tmp_path / "r.json"))
+    child.wait_for("FORWARD STARTED")
+    took = child.signal_and_wait(signal.SIGTERM)
+    assert child.proc.returncode == 143, (child.stdout, child.stderr)
+    assert took < STOP_LIMIT_S, took
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["complete"] is False and any("SIGTERM" in n for n in doc["run_notes"])
+
+
+def test_sigint_during_start_up_is_one_line(tmp_path: Path) -> None:
+    child = Child("analyze", "zoo:resnet18", "--static")
+    time.sleep(0.8)  # after the handlers are installed, while torch (seconds) is still importing
+    child.signal_and_wait(signal.SIGINT)
+    if child.proc.returncode == 0:
+        pytest.skip("the command finished before the signal (a very fast machine)")
+    assert child.proc.returncode == 130, (child.stdout, child.stderr)
+    assert "Traceback" not in child.stderr and "KeyboardInterrupt" not in child.stderr
+    assert "interrupted" in child.stderr
+
+
+def test_second_writer_of_an_out_folder_is_refused(tmp_path: Path) -> None:
+    first = _long_bench(tmp_path)
+    try:
+        first.wait_for("every op counted")
+        second = Child("analyze", RESNET_TINY, "--static", "--out", str(tmp_path / "rep"))
+        second.finish()
+        assert second.proc.returncode == 1
+        assert "being written by another modelcost run" in second.stderr and "Traceback" not in second.stderr
+    finally:
+        first.signal_and_wait(signal.SIGTERM)
+    assert first.proc.returncode == 143
+
+
+def test_out_lock_in_process(tmp_path: Path) -> None:
+    """flock on the folder: a second lock from the same process (another open file) is refused too; an --out
+    folder that the run made and left empty is removed when the process ends."""
+    from modelcost.cli import options
+    from modelcost.core.errors import ModelcostError
+
+    options.lock_out(tmp_path / "rep")
+    try:
+        with pytest.raises(ModelcostError, match="being written by another modelcost run"):
+            options.lock_out(tmp_path / "rep")
+    finally:
+        for fd in options._HELD:
+            os.close(fd)
+        options._HELD.clear()
