@@ -48,18 +48,20 @@ def analyze(
     print_cost(cost, top=None if all_layers else top)
     run = o.new_run("analyze")
     run.cost = cost
-    if not static:
-        from modelcost.cli.bench import bench_config, benchmark_into
+    with o.staged_samples(None if static else samples_csv) as staged_csv:
+        if not static:
+            from modelcost.cli.bench import bench_config, benchmark_into
 
-        config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
-        benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
-                       batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
-                       target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
-    elif target_gpu:
-        from modelcost.cli.gpu import print_roofline
+            config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv)
+            benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+                           batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
+                           target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
+        elif target_gpu:
+            from modelcost.cli.gpu import print_roofline
 
-        print_roofline(run, target_gpu=target_gpu)
-    o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+            print_roofline(run, target_gpu=target_gpu)
+        o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv,
+                        staged_csv=staged_csv)
     if cost.problems:
         more = len(cost.problems) - 1
         raise ModelcostError(cost.problems[0] + (f" (and {more} more, listed above)" if more else ""))

@@ -124,12 +124,14 @@ def bench(
 ) -> None:
     """Measure latency, throughput, memory, power and accuracy on every backend x precision x batch size."""
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
-    config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
     run = o.new_run("bench")
-    benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
-                   batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
-                   target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
-    o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv)
+    with o.staged_samples(samples_csv) as staged_csv:
+        config = bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv)
+        benchmark_into(run, model, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+                       batch_size=batch_size, input_shape=input_shape, trust_pickle=trust_pickle, config=config,
+                       target_gpu=target_gpu, roofline_plot=roofline_plot, profile_layers=profile_layers)
+        o.write_outputs(run, json_path=json_path, report=report, out_dir=out, samples_csv=samples_csv,
+                        staged_csv=staged_csv)
     o.exit_status(run)
 
 

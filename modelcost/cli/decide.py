@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.options import check_writable, publish_samples, staged_samples
 from modelcost.core.errors import ModelcostError
 
 ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
@@ -119,6 +120,7 @@ def compare(
 
     if method not in ("t", "bootstrap"):
         raise ModelcostError(f"--method {method!r}: use t or bootstrap")
+    check_writable(folders=(out,))
     run, cmp, folder = api.compare(
         base, candidate, backends=parse_backends(backends), batch_sizes=_batches(batch_sizes), rounds=rounds,
         runs_per_block=runs_per_block, data=str(data) if data else None, input_shapes=input_shape,
@@ -160,6 +162,7 @@ def quantize(
     from modelcost.bench.registry import parse_backends
 
     batches = _batches(batch_sizes) or [1]
+    check_writable(folders=(model_dir, out))
     made = api.quantize(
         model, int8=int8, fp16=fp16, calib_data=str(calib_data) if calib_data else None,
         out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
@@ -242,14 +245,19 @@ def recommend(
     constraints = Constraints(max_latency_ms=max_latency_ms, min_throughput_ips=min_throughput,
                               max_memory_gb=max_memory_gb, max_accuracy_drop_pct=max_accuracy_drop,
                               batch_sizes=tuple(only) if only else None, latency_stat=latency_stat)
-    config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
-                     samples_csv=samples_csv)
-    run, rec, folder = api.recommend(
-        model, constraints=constraints, objective=objective, backends=parse_backends(backends),
-        precisions=parse_precisions(precisions), batch_sizes=only or [1, 8, 32], input_shapes=input_shape,
-        trust_pickle=trust_pickle, config=config, out=str(out) if out else None, write=report or out is not None,
-        progress=True, command=_command())
+    check_writable(files=(samples_csv,), folders=(out,))
+    with staged_samples(samples_csv) as staged_csv:
+        config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
+                         samples_csv=staged_csv)
+        run, rec, folder = api.recommend(
+            model, constraints=constraints, objective=objective, backends=parse_backends(backends),
+            precisions=parse_precisions(precisions), batch_sizes=only or [1, 8, 32], input_shapes=input_shape,
+            trust_pickle=trust_pickle, config=config, out=str(out) if out else None, write=report or out is not None,
+            progress=True, command=_command())
+        samples_line = publish_samples(staged_csv, samples_csv)
     print_recommendation(rec, folder)
+    if samples_line:
+        _console().print(samples_line, markup=False)
     if not run.complete:
         raise typer.Exit(130)
     if rec.best is None:

@@ -51,8 +51,12 @@ def gpu(
                                         progress=lambda what: status.update(f"measuring: {what}"))
     print_gpu(spec, console)
     if json_path is not None:
+        from modelcost.cli.options import check_writable, wrote
+
+        check_writable(files=(json_path,))
+        existed = json_path.exists()
         _write_gpu_json(spec, json_path)
-        console.print(f"wrote {json_path}")
+        console.print(wrote("GPU spec JSON", json_path, existed), markup=False)
 
 
 def _write_gpu_json(spec: GpuSpec, path: Path) -> None:
@@ -99,9 +103,11 @@ def print_roofline(
             rows = [api.what_if(run.cost, run.gpu, k, batch) for k in keys if k in run.gpu.peak_tflops] + rows
         console.print(what_if_table(rows))
     if plot_path and run.gpu is not None and any(r.roofline for r in run.benchmarks):
+        from modelcost.cli.options import wrote
         from modelcost.report.roofline_plot import plot_roofline
 
-        console.print(f"wrote {plot_roofline(run.gpu, run.benchmarks, plot_path)}")
+        existed = Path(plot_path).exists()
+        console.print(wrote("roofline plot", plot_roofline(run.gpu, run.benchmarks, plot_path), existed), markup=False)
     return run
 
 
