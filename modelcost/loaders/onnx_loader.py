@@ -17,6 +17,7 @@ from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.base import LoadOptions
 from modelcost.loaders.onnx_external import ExternalDataSummary, check_external_data
+from modelcost.loaders.onnx_sanity import check_fields
 from modelcost.loaders.onnx_types import value_info_dtype, value_info_shape
 from modelcost.loaders.shapes import bind_shape
 
@@ -53,6 +54,7 @@ def load_onnx(source: str, options: LoadOptions) -> LoadedOnnx:
         raise ModelcostError(f"{source}: not a file")
     model_bytes = path.stat().st_size
     model = _parse(path, model_bytes)
+    check_fields(model, path.name)
     _check_graph(model.graph, path.name)
     external = check_external_data(model, path)
     declared = declared_inputs(model)
