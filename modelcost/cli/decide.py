@@ -13,6 +13,7 @@ from rich.markup import escape
 from modelcost.cli.app import app, user_errors
 from modelcost.cli.options import check_writable, publish_samples, staged_samples
 from modelcost.core.errors import ModelcostError
+from modelcost.core.units import number
 
 ModelArg = Annotated[str, typer.Argument(help="model.onnx, path/to/file.py:factory, package.module:factory, "
                                               "model.pt2, TorchScript .pt, or zoo:NAME.")]
@@ -90,7 +91,7 @@ def print_comparison(cmp: Any, folder: Path | None) -> None:
             con.print(f"  {s.backend} b{s.batch_size}: {h}", markup=False)
     for backend, a in cmp.accuracy:
         top1 = f", top-1 agreement {a.top1_agreement * 100:.2f}%" if a.top1_agreement is not None else ""
-        con.print(f"accuracy on {backend}: cosine {a.cosine:.6f}, max abs err {a.max_abs_err:.3g}{top1} "
+        con.print(f"accuracy on {backend}: cosine {a.cosine:.6f}, max abs err {number(a.max_abs_err, 3)}{top1} "
                   f"({cmp.data})", markup=False)
     _print_skipped_and_folder(con, cmp.skipped, folder)
 
@@ -199,7 +200,7 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
         for col in ("config", f"{rec.latency_stat} ms", "IPS", "meets constraints"):
             table.add_column(col)
         for r in rec.pareto:
-            table.add_row(label(r), f"{latency_of(r, rec.latency_stat):.3f}", f"{r.throughput_ips:.4g}",
+            table.add_row(label(r), f"{latency_of(r, rec.latency_stat):.3f}", number(r.throughput_ips),
                           "yes" if r in rec.feasible else "no")
         con.print(table)
     _print_skipped_and_folder(con, rec.skipped, folder)
