@@ -44,7 +44,7 @@ def test_number_with_fewer_digits() -> None:
 
 
 def _exponents(text: str) -> list[str]:
-    text = re.sub(r"<(script|style)\b.*?</\1>", "", text, flags=re.S)  # code, not figures
+    text = re.sub(r"<(script|style)\b.*?</\1>", "", text, flags=re.DOTALL)  # code, not figures
     text = re.sub(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+", "", text)  # embedded images
     return EXPONENT.findall(text)
 
