@@ -13,6 +13,9 @@ from modelcost.loaders.onnx_types import onnx_dtype_bits
 
 def check_fields(model: Any, model_name: str) -> None:
     """Raise one ModelcostError line for the first name that is not text or element type that is not ONNX's."""
+    for opset in model.opset_import:
+        if not isinstance(opset.domain, str):
+            raise ModelcostError(f"{model_name}: an opset domain is not valid UTF-8 text; the file is corrupt")
     for where, graph in _graphs(model.graph, ""):
         for what, value in _names(graph):
             if not isinstance(value, str):
@@ -49,6 +52,9 @@ def _names(graph: Any) -> Iterator[tuple[str, Any]]:
         yield "a tensor name", vi.name
     for tensor in graph.initializer:
         yield "an initializer name", tensor.name
+        for entry in tensor.external_data:  # location, offset, length: read as text to find the data file
+            yield f"the external-data {_text(entry.key)!s} of initializer {_text(tensor.name)!r}", entry.value
+            yield f"an external-data key of initializer {_text(tensor.name)!r}", entry.key
     for index, node in enumerate(graph.node):
         for what, value in (("name", node.name), ("op type", node.op_type), ("domain", node.domain)):
             yield f"the {what} of node #{index}", value

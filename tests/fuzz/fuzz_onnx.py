@@ -474,11 +474,15 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     records = fuzz(args.seed, args.mutants, start=args.start, timeout_s=args.timeout_s, mem_mb=args.mem_mb,
                    progress=_progress(args.mutants))
+    import resource
+
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker's peak
     summary = {"seed": args.seed, "start": args.start, "timeout_s": args.timeout_s, "mem_mb": args.mem_mb,
-               "wall_s": round(time.monotonic() - t0, 1), **summarise(records)}
+               "wall_s": round(time.monotonic() - t0, 1), "worker_peak_rss_mb": round(rss_mb, 1),
+               **summarise(records)}
     print(file=sys.stderr)
     print(f"{summary['mutants']:,} mutants (seed {args.seed}) in {summary['wall_s']:,} s, memory limit "
-          f"{args.mem_mb:,} MiB: " + ", ".join(f"{summary['outcomes'].get(k, 0):,} {k}"
+          f"{args.mem_mb:,} MiB (peak RSS of a worker {rss_mb:,.0f} MiB): " + ", ".join(f"{summary['outcomes'].get(k, 0):,} {k}"
                                               for k in ("clean", "analysed", *FAILURES)))
     print(f"{'mutator':<14} " + " ".join(f"{k:>9}" for k in ("clean", "analysed", *FAILURES)))
     for name, counts in summary["by_mutator"].items():
