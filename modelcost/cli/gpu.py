@@ -39,6 +39,10 @@ def gpu(
     from modelcost.report.console_gpu import gpu_list_table, print_gpu
 
     console = _console()
+    if json_path is not None:
+        from modelcost.cli.options import check_writable
+
+        check_writable(files=(json_path,))  # before --measure spends its 30 s
     if list_:
         console.print(gpu_list_table(known_specs()))
         return
@@ -51,9 +55,8 @@ def gpu(
                                         progress=lambda what: status.update(f"measuring: {what}"))
     print_gpu(spec, console)
     if json_path is not None:
-        from modelcost.cli.options import check_writable, wrote
+        from modelcost.cli.options import wrote
 
-        check_writable(files=(json_path,))
         existed = json_path.exists()
         _write_gpu_json(spec, json_path)
         console.print(wrote("GPU spec JSON", json_path, existed), markup=False)
