@@ -19,7 +19,7 @@ SLICE = 400  # about 15 s on 2 cores (about 30 ms a mutant, one worker process)
 
 @pytest.mark.parametrize("path", SEEDS, ids=[p.stem for p in SEEDS])
 def test_regression_seed_is_a_clean_error_or_an_analysis(path: Path) -> None:
-    outcome, detail = fuzz_onnx.run_file(path)
+    outcome, detail = fuzz_onnx.run_file_isolated(path)  # under the memory limit, in a subprocess
     assert outcome in ("clean", "analysed"), detail
 
 

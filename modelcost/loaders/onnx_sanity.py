@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from modelcost.core.errors import ModelcostError
-from modelcost.loaders.onnx_types import onnx_dtype_bits
+from modelcost.loaders.onnx_types import numel, onnx_dtype_bits, packed_nbytes
 
 
 def check_fields(model: Any, model_name: str) -> None:
@@ -22,6 +22,8 @@ def check_fields(model: Any, model_name: str) -> None:
                 raise ModelcostError(f"{model_name}: {what}{where} is not valid UTF-8 text; the file is corrupt")
         for tensor in [*graph.initializer, *(s.values for s in graph.sparse_initializer)]:
             _check_type(tensor.data_type, f"initializer {tensor.name!r}", where, model_name)
+        for tensor, what in _inline_tensors(graph):
+            _check_size(tensor, what, where, model_name)
         for vi in [*graph.input, *graph.output, *graph.value_info]:
             if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type != 0:
                 _check_type(vi.type.tensor_type.elem_type, f"tensor {vi.name!r}", where, model_name)
@@ -33,6 +35,36 @@ def _check_type(elem_type: int, what: str, where: str, model_name: str) -> None:
     if onnx_dtype_bits(elem_type) == 0:
         raise ModelcostError(f"{model_name}: {what}{where} has element type {elem_type}, which is not an ONNX type; "
                              "the file is corrupt or from a newer ONNX")
+
+
+def _inline_tensors(graph: Any) -> Iterator[tuple[Any, str]]:
+    for tensor in graph.initializer:
+        yield tensor, f"initializer {tensor.name!r}"
+    for index, node in enumerate(graph.node):
+        for attr in node.attribute:
+            for tensor in ([attr.t] if attr.HasField("t") else []) + list(attr.tensors):
+                yield tensor, f"the {_text(attr.name)} tensor of node #{index}"
+
+
+def _check_size(tensor: Any, what: str, where: str, model_name: str) -> None:
+    """An inline tensor's shape must fit the data it holds: a corrupt dim (2**40 elements over 16 stored) would
+    otherwise make ONNX's own shape inference try to allocate the declared size (found by the fuzzer: 23 GB)."""
+    if tensor.data_location == 1 or tensor.data_type == 8:  # external data is checked by onnx_external
+        return
+    if any(d < 0 for d in tensor.dims):
+        raise ModelcostError(f"{model_name}: {what}{where} has a negative dim {list(tensor.dims)}; the file is corrupt")
+    declared = numel(tensor.dims)
+    if tensor.raw_data:
+        fits = len(tensor.raw_data) == packed_nbytes(tensor.dims, tensor.data_type)
+        held = f"{len(tensor.raw_data):,} bytes"
+    else:
+        stored = max(len(tensor.float_data), len(tensor.int32_data), len(tensor.int64_data),
+                     len(tensor.double_data), len(tensor.uint64_data))
+        fits = declared <= 8 * stored + 8  # typed fields may pack up to 8 sub-byte values per int32
+        held = f"{stored:,} values"
+    if not fits:
+        raise ModelcostError(f"{model_name}: {what}{where} declares shape {list(tensor.dims)} ({declared:,} elements) "
+                             f"but holds {held}; the file is corrupt")
 
 
 def _graphs(graph: Any, where: str) -> Iterator[tuple[str, Any]]:

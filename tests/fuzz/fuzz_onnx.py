@@ -11,6 +11,8 @@ handling) and is classified:
     traceback  any other exception, or an error that is not one line            -> a bug
     hang       no answer within the per-mutant time limit (the worker is killed) -> a bug
     crash      the worker died (segfault, out of memory under the memory limit)  -> a bug
+    memory     the worker's peak RSS grew by more than GROWTH_MB on this mutant    -> a bug (even if it then
+               ended cleanly: an allocation that the memory limit stopped may be caught and survived)
 
 The worker runs under a memory limit (RLIMIT_AS), so a mutant that makes modelcost allocate without bound shows
 up as a crash or a MemoryError traceback instead of swapping the machine.
@@ -42,11 +44,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SAMPLES = REPO / "sample_models"
 CORPUS = HERE / "corpus"
-FAILURES = ("traceback", "hang", "crash")
+FAILURES = ("traceback", "hang", "crash", "memory")
+GROWTH_MB = 256  # a mutant of a file under 100 KB that grows the worker's peak RSS by more than this is a bug
 # The sample models fuzzed, with the extra CLI arguments each needs to get past its inputs.
 SOURCES: dict[str, tuple[str, ...]] = {
     "resnet_tiny.onnx": (), "conv_float.onnx": (), "control_flow.onnx": (), "qdq_conv.onnx": (),
-    "dynamic_batch.onnx": ("--batch-size", "2"), "mlp_external.onnx": (),
+    "dynamic_batch.onnx": ("--input-shape", "tokens=2x8x16"), "mlp_external.onnx": (),
 }
 
 Mutator = Callable[[random.Random, bytes], bytes]
@@ -330,6 +333,36 @@ def run_file(path: Path, extra: tuple[str, ...] = ()) -> tuple[str, str]:
     return classify(CliRunner().invoke(app, ["analyze", str(path), "--static", *extra]))
 
 
+def run_file_isolated(path: Path, *, timeout_s: float = 60.0, mem_mb: int = 1024) -> tuple[str, str]:
+    """``run_file`` in a subprocess under the memory limit, with a time limit: (outcome, detail). For regression
+    seeds, so that one that regresses to allocating without bound fails the test instead of the machine."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--file", str(path), "--mem-mb", str(mem_mb)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return "hang", f"no answer in {timeout_s:g} s"
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return "crash", f"exit {proc.returncode}: {proc.stderr[-300:]!r}"
+    outcome, detail = json.loads(lines[-1])
+    return outcome, detail
+
+
+def _one_file(path: Path, mem_mb: int) -> None:
+    import resource
+    import warnings
+
+    warnings.simplefilter("ignore")
+    resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
+    before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    outcome, detail = run_file(path)
+    grown_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before_mb
+    if grown_mb > GROWTH_MB:
+        outcome, detail = "memory", f"peak RSS grew {grown_mb:,.0f} MiB ({outcome}: {detail})"
+    print(json.dumps([outcome, detail]), flush=True)
+
+
 def _worker(seed: int, indices: list[int], mem_mb: int) -> None:
     """In the subprocess: announce each mutant, analyse it, answer one JSON line per mutant."""
     import resource
@@ -351,12 +384,16 @@ def _worker(seed: int, indices: list[int], mem_mb: int) -> None:
             source, name, data = mutant(seed, index)
             path = folder / "mutant.onnx"
             path.write_bytes(data)
+            before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             try:
                 outcome, detail = run_file(path, SOURCES[source])
             except MemoryError:
                 outcome, detail = "crash", "MemoryError outside the CLI"
+            peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            if peak_mb - before_mb > GROWTH_MB:  # an allocation the limit stopped can still end in a clean exit
+                outcome, detail = "memory", f"peak RSS grew {peak_mb - before_mb:,.0f} MiB ({outcome}: {detail})"
             print(json.dumps({"index": index, "source": source, "mutator": name, "outcome": outcome,
-                              "detail": detail}), flush=True)
+                              "detail": detail, "peak_rss_mb": round(peak_mb, 1)}), flush=True)
 
 
 def fuzz(seed: int, count: int, *, start: int = 0, timeout_s: float = 20.0, mem_mb: int = 1024,
@@ -460,7 +497,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", type=Path, help="with --replay: also write the mutant here")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--indices", help=argparse.SUPPRESS)
+    ap.add_argument("--file", type=Path, help="analyse this one file under the memory limit; print [outcome, detail]")
     args = ap.parse_args(argv)
+    if args.file:
+        _one_file(args.file, args.mem_mb)
+        return 0
     if args.worker:
         _worker(args.seed, [int(i) for i in args.indices.split(",")], args.mem_mb)
         return 0
