@@ -96,7 +96,8 @@ def test_node_text_that_is_not_utf8(tmp_path: Path, field: bytes) -> None:
     bad = field[:1] + b"\xff" + field[2:]  # same length: the protobuf stays well-formed, the text is not UTF-8
     assert data.count(field) >= 1
     (tmp_path / "bad.onnx").write_bytes(data.replace(field, bad, 1))
-    _one_line_error(str(tmp_path / "bad.onnx"), "not UTF-8 text", "damaged or malformed")
+    # loaders/onnx_sanity.py (issue 12) says it first: "the op type of node #0 is not valid UTF-8 text; the file is corrupt"
+    _one_line_error(str(tmp_path / "bad.onnx"), "UTF-8 text", "node #0")
 
 
 def test_torchscript_member_name_that_is_not_utf8(tmp_path: Path) -> None:

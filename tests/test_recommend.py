@@ -37,9 +37,9 @@ def test_no_constraints_picks_the_highest_throughput():
     rec = recommend(ALL)
     assert rec.best is D  # 4000 ips is the highest
     assert rec.considered == 5 and len(rec.feasible) == 5
-    assert "highest throughput (4000 ips)" in rec.reasons[0]
+    assert "highest throughput (4,000 ips)" in rec.reasons[0]
     # next best is C at 3200 ips: D has 4000/3200 - 1 = 25% more throughput
-    assert "ort-cuda fp32 b64 at 3200 ips (ort-cuda fp16 b64 has 25.0% more)" in rec.reasons[1]
+    assert "ort-cuda fp32 b64 at 3,200 ips (ort-cuda fp16 b64 has 25.0% more)" in rec.reasons[1]
 
 
 def test_latency_limit_uses_p99_by_default():
@@ -89,8 +89,8 @@ def test_nothing_fits_says_which_constraint_and_by_how_much():
     rec = recommend(ALL, Constraints(min_throughput_ips=5000))
     assert rec.best is None
     msg = rec.failing[0]
-    assert msg.startswith("min_throughput_ips 5000 fails for every config; the best is ort-cuda fp16 b64")
-    assert "-1000 ips, -20.0% short" in msg
+    assert msg.startswith("min_throughput_ips 5,000 fails for every config; the best is ort-cuda fp16 b64")
+    assert "-1,000 ips, -20.0% short" in msg
     # max latency 1 ms p99: the lowest is E at 1.2 ms -> 0.2 ms (20%) over.
     rec = recommend(ALL, Constraints(max_latency_ms=1))
     assert "the best is ort-cuda fp16 b1: p99 latency 1.2 ms > 1 ms (+0.2 ms, +20.0% over)" in rec.failing[0]
@@ -101,7 +101,7 @@ def test_each_constraint_met_somewhere_but_not_jointly_names_the_closest():
     rec = recommend(ALL, Constraints(max_latency_ms=3, min_throughput_ips=1500))
     assert rec.best is None
     # E fails throughput by 500/1500 = 33%, A by 1000/1500 = 67%, B fails latency by 2/3 = 67%: E is closest.
-    assert rec.failing[-1].startswith("closest: ort-cuda fp16 b1, which fails throughput 1000 ips < 1500 ips")
+    assert rec.failing[-1].startswith("closest: ort-cuda fp16 b1, which fails throughput 1,000 ips < 1,500 ips")
 
 
 def test_pareto_front():
@@ -186,7 +186,7 @@ def test_cli_recommend_writes_the_report(convnet, tmp_path):
               "--out", str(out), *FAST_BENCH])
     assert r.exit_code == 0, r.output
     assert "recommended: ort-cpu fp32 b" in r.output
-    assert "p99 latency" in r.output and "<= 1000 ms" in r.output
+    assert "p99 latency" in r.output and "<= 1,000 ms" in r.output
     import json
 
     doc = json.loads((out / "report.json").read_text())
@@ -199,7 +199,7 @@ def test_cli_recommend_nothing_fits_exits_1(convnet):
     r = _cli(["recommend", str(convnet), "--backends", "ort-cpu", "--min-throughput", "1e12", *FAST_BENCH])
     assert r.exit_code == 1, r.output
     assert "nothing meets the constraints" in r.output
-    assert "min_throughput_ips 1e+12 fails for every config; the best is ort-cpu fp32 b" in r.output
+    assert "min_throughput_ips 1.00 T fails for every config; the best is ort-cpu fp32 b" in r.output
 
 
 def test_cli_recommend_bad_input_is_one_line(tmp_path):

@@ -162,7 +162,7 @@ class _Walker:
         if node.op_type == "If":
             then = self._sub(node, "then_branch", idx, scope, mult, name)
             other = self._sub(node, "else_branch", idx, scope, mult, name)
-            cond = self.inferred.values.get(node.input[0]) if not scope else None
+            cond = self.inferred.values.get(node.input[0]) if node.input and not scope else None
             if cond is not None and cond.size == 1:
                 chosen, why = (then, "then_branch") if bool(cond.reshape(-1)[0]) else (other, "else_branch")
                 tally.notes.append(f"If {name!r}: condition folds to a constant; counted {why}")

@@ -48,6 +48,10 @@ def user_errors(fn: F) -> F:
 
             fail(f"interrupted ({signals.name()})")
             raise typer.Exit(signals.exit_code()) from None
+        finally:
+            from modelcost.cli.options import release_out_locks
+
+            release_out_locks()
 
     return wrapper  # type: ignore[return-value]
 

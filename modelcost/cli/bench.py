@@ -37,20 +37,22 @@ def bench(
 
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
     o.lock_out(out)
-    config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, samples_csv)
-    # The static analysis (for the roofline) at --batch-size or 1; when it fails the benchmarks still run.
-    options = flow.run_options(
-        o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
-        tuple_shapes=input_shape, batch_size=batch_size or 1, trust_pickle=trust_pickle, static_required=False,
-        bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True)
-    run = flow.new_run(options)
-    outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,
-               "roofline_plot": roofline_plot}
-    with o.interruptible(run, **outputs):
-        flow.run_and_print(model, options, flow.Printer(model, show_cost=False, profiling=profile_layers), run=run)
-    if not run.complete:  # the pipeline stopped the benchmarks on Ctrl-C / SIGTERM: say which
-        o.mark_interrupted(run)
-    flow.write_outputs(run, **outputs)
+    with o.staged_samples(samples_csv) as staged_csv:
+        config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv)
+        # The static analysis (for the roofline) at --batch-size or 1; when it fails the benchmarks still run.
+        options = flow.run_options(
+            o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+            tuple_shapes=input_shape, batch_size=batch_size or 1, trust_pickle=trust_pickle, static_required=False,
+            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True)
+        run = flow.new_run(options)
+        outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,
+                   "staged_csv": staged_csv, "roofline_plot": roofline_plot}
+        with o.interruptible(run, **outputs):
+            flow.run_and_print(model, options, flow.Printer(model, show_cost=False, profiling=profile_layers),
+                               run=run)
+        if not run.complete:  # the pipeline stopped the benchmarks on Ctrl-C / SIGTERM: say which
+            o.mark_interrupted(run)
+        flow.write_outputs(run, **outputs)
     flow.exit_status(run, allow_partial)
 
 

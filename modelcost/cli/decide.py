@@ -13,8 +13,9 @@ from rich.markup import escape
 from modelcost.cli import options as o
 from modelcost.cli import signals
 from modelcost.cli.app import app, user_errors
-from modelcost.cli.options import lock_out
+from modelcost.cli.options import check_writable, lock_out, publish_samples, staged_samples
 from modelcost.core.errors import ModelcostError
+from modelcost.core.units import number
 from modelcost.report.console import stderr_console
 
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (default "
@@ -89,7 +90,7 @@ def print_comparison(cmp: Any, folder: Path | None) -> None:
             con.print(f"  {s.backend} b{s.batch_size}: {h}", markup=False)
     for backend, a in cmp.accuracy:
         top1 = f", top-1 agreement {a.top1_agreement * 100:.2f}%" if a.top1_agreement is not None else ""
-        con.print(f"accuracy on {backend}: cosine {a.cosine:.6f}, max abs err {a.max_abs_err:.3g}{top1} "
+        con.print(f"accuracy on {backend}: cosine {a.cosine:.6f}, max abs err {number(a.max_abs_err, 3)}{top1} "
                   f"({cmp.data})", markup=False)
     _print_skipped_and_folder(con, cmp.skipped, folder)
 
@@ -120,6 +121,7 @@ def compare(
 
     if method not in ("t", "bootstrap"):
         raise ModelcostError(f"--method {method!r}: use t or bootstrap")
+    check_writable(folders=(out,))
     lock_out(out)
     options = run_options(_command(), backends=backends, batch_sizes=batch_sizes, tuple_shapes=input_shape,
                           trust_pickle=trust_pickle, bench=_config(device, warmup_max_s))
@@ -165,6 +167,7 @@ def quantize(
     from modelcost.bench.registry import parse_backends
 
     batches = _batches(batch_sizes) or [1]
+    check_writable(folders=(model_dir, out))
     lock_out(out)
     made = api.quantize(
         model, int8=int8, fp16=fp16, calib_data=str(calib_data) if calib_data else None,
@@ -202,7 +205,7 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
         for col in ("config", f"{rec.latency_stat} ms", "IPS", "meets constraints"):
             table.add_column(col)
         for r in rec.pareto:
-            table.add_row(label(r), f"{latency_of(r, rec.latency_stat):.3f}", f"{r.throughput_ips:.4g}",
+            table.add_row(label(r), f"{latency_of(r, rec.latency_stat):.3f}", number(r.throughput_ips),
                           "yes" if r in rec.feasible else "no")
         con.print(table)
     _print_skipped_and_folder(con, rec.skipped, folder)
@@ -249,16 +252,21 @@ def recommend(
     constraints = Constraints(max_latency_ms=max_latency_ms, min_throughput_ips=min_throughput,
                               max_memory_gb=max_memory_gb, max_accuracy_drop_pct=max_accuracy_drop,
                               batch_sizes=tuple(only) if only else None, latency_stat=latency_stat)
-    config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
-                     samples_csv=samples_csv)
-    options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
-                          trust_pickle=trust_pickle, bench=config)
-    options = dataclasses.replace(options, batch_sizes=tuple(only or [1, 8, 32]))
+    check_writable(files=(samples_csv,), folders=(out,))
     lock_out(out)
-    run, rec, folder = api.recommend(
-        model, constraints=constraints, objective=objective, out=str(out) if out else None,
-        write=report or out is not None, progress=True, command=_command(), options=options)
+    with staged_samples(samples_csv) as staged_csv:
+        config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
+                         samples_csv=staged_csv)
+        options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
+                              trust_pickle=trust_pickle, bench=config)
+        options = dataclasses.replace(options, batch_sizes=tuple(only or [1, 8, 32]))
+        run, rec, folder = api.recommend(
+            model, constraints=constraints, objective=objective, out=str(out) if out else None,
+            write=report or out is not None, progress=True, command=_command(), options=options)
+        samples_line = publish_samples(staged_csv, samples_csv)
     print_recommendation(rec, folder)
+    if samples_line:
+        _console().print(samples_line, markup=False)
     if not run.complete:
         raise typer.Exit(signals.exit_code())
     if rec.best is None:

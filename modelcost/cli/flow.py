@@ -109,24 +109,31 @@ def run_and_print(model: str, options: Any, printer: Printer, run: RunReport | N
 
 
 def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_dir: Path | None,
-                  samples_csv: Path | None = None, roofline_plot: Path | None = None) -> None:
+                  samples_csv: Path | None = None, staged_csv: Path | None = None,
+                  roofline_plot: Path | None = None) -> None:
     """Every output asked for, each written atomically (also for an interrupted run), or one line saying why
-    it was not written."""
+    it was not written; each line says where an output went and whether it replaced an earlier run's file.
+    ``staged_csv``: the NVML samples collected beside ``samples_csv`` (``options.staged_samples``)."""
+    from modelcost.cli.options import publish_samples, wrote
+
     say = typer.echo
+    samples_line = publish_samples(staged_csv, samples_csv)
     if roofline_plot is not None:
         why = roofline_plot_problem(run)
         if why is None:
             from modelcost.report.roofline_plot import plot_roofline
 
             assert run.gpu is not None
-            say(f"wrote {plot_roofline(run.gpu, run.benchmarks, roofline_plot)}")
+            existed = roofline_plot.exists()
+            say(wrote("roofline plot", plot_roofline(run.gpu, run.benchmarks, roofline_plot), existed))
         else:
             say(f"roofline plot not written: {why}")
     if json_path is not None:
         from modelcost.report.json_report import write_json
 
+        existed = json_path.exists()
         write_json(run, json_path)
-        say(f"JSON report: {json_path}")
+        say(wrote("JSON report", json_path, existed))
     if report or out_dir is not None:
         from modelcost import api
         from modelcost.cli import signals
@@ -139,10 +146,10 @@ def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_d
                                   plots=not interrupted)
         say(f"report folder: {folder}")
     if samples_csv is not None:
-        if samples_csv.exists():
-            say(f"NVML samples: {samples_csv}")
+        if samples_line and "header only" not in samples_line:
+            say(samples_line)
         else:
-            say(f"NVML samples not written: {samples_problem(run)}")
+            say((samples_line + "; " if samples_line else "NVML samples not written: ") + samples_problem(run))
 
 
 def roofline_plot_problem(run: RunReport) -> str | None:

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from modelcost.cli.app import app, user_errors
 from modelcost.core.errors import ModelcostError
@@ -41,6 +40,10 @@ def gpu(
     from modelcost.report.console_gpu import gpu_list_table, print_gpu
 
     console = _console()
+    if json_path is not None:
+        from modelcost.cli.options import check_writable
+
+        check_writable(files=(json_path,))  # before --measure spends its 30 s
     if list_:
         console.print(gpu_list_table(known_specs()))
         return
@@ -53,8 +56,11 @@ def gpu(
                                         progress=lambda what: status.update(f"measuring: {what}"))
     print_gpu(spec, console)
     if json_path is not None:
+        from modelcost.cli.options import wrote
+
+        existed = json_path.exists()
         _write_gpu_json(spec, json_path)
-        console.print(f"wrote {escape(str(json_path))}")
+        console.print(wrote("GPU spec JSON", json_path, existed), markup=False)
 
 
 def _write_gpu_json(spec: GpuSpec, path: Path) -> None:

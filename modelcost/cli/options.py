@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,21 +65,67 @@ def command_line(command: str) -> str:
 
 
 def check_writable(files: tuple[Path | None, ...] = (), folders: tuple[Path | None, ...] = ()) -> None:
-    """Refuse an output path that cannot be written before anything is measured, so no result is lost to it:
-    a file path must not be a folder, and the nearest existing folder above each path must be writable."""
-    import os
-
+    """Refuse an output path that cannot be written before anything is measured, so no result is lost to it.
+    A file path must not be a folder; an existing file is replaced (atomically, when the run writes it), so it
+    must itself be writable and its folder must be writable (the new file is renamed over it). A folder path
+    must not be a file and must be writable, or the nearest existing folder above it must be."""
     for path, want_folder in [(p, False) for p in files] + [(p, True) for p in folders]:
         if path is None:
             continue
         if path.exists() and path.is_dir() != want_folder:
             kind = "a file" if want_folder else "a folder"
             raise ModelcostError(f"cannot write {path}: it is {kind}; choose another path")
-        probe = path if path.exists() else path.parent
+        if path.exists() and not want_folder and not os.access(path, os.W_OK):
+            raise ModelcostError(f"cannot write {path}: the file is read-only; choose another path")
+        probe = path if want_folder and path.exists() else path.parent
         while not probe.exists():
             probe = probe.parent
-        if not probe.is_dir() or not os.access(probe, os.W_OK):
+        if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
             raise ModelcostError(f"cannot write {path}: {probe} is not a writable folder; choose another path")
+
+
+def wrote(label: str, path: Path | str, existed: bool, detail: str = "") -> str:
+    """The line that says where an output went, and that it replaced the file of an earlier run."""
+    notes = [n for n in (detail, "replaced the previous file" if existed else "") if n]
+    return f"{label}: {path}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+@contextlib.contextmanager
+def staged_samples(final: Path | None) -> Iterator[Path | None]:
+    """NVML samples are appended while the run goes on. They go to a staged file of the same name in a hidden
+    folder beside ``final`` (header written first), which ``publish_samples`` renames over ``final`` when the run
+    ends: a re-run replaces the last run's samples instead of appending to them, and a run that fails before its
+    outputs are written leaves the old file as it was. The staging folder is removed on the way out."""
+    if final is None:
+        yield None
+        return
+    import csv
+    import shutil
+    import tempfile
+
+    from modelcost.hardware.nvml_sampler import CSV_FIELDS
+
+    final.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".partial", dir=final.parent))
+    staged = folder / final.name
+    try:
+        with staged.open("w", newline="", encoding="utf-8") as fh:
+            csv.DictWriter(fh, fieldnames=CSV_FIELDS).writeheader()
+        yield staged
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def publish_samples(staged: Path | None, final: Path | None) -> str | None:
+    """Rename the staged samples over ``final``; the line to print (None when there is nothing to publish)."""
+    if staged is None or final is None or not staged.exists():
+        return None
+    with staged.open(encoding="utf-8") as fh:
+        rows = max(0, sum(1 for _ in fh) - 1)
+    existed = final.exists()
+    os.replace(staged, final)
+    what = f"{rows:,} rows" if rows else "header only: no GPU was sampled"
+    return wrote("NVML samples", final, existed, what)
 
 
 def lock_out(folder: Path | None) -> None:
@@ -111,7 +158,19 @@ def lock_out(folder: Path | None) -> None:
         atexit.register(_remove_if_empty, folder)
 
 
-_HELD: list[int] = []  # descriptors of the locked --out folders (the lock lasts as long as the process)
+_HELD: list[int] = []  # descriptors of the locked --out folders (held until the command ends)
+
+
+def release_out_locks() -> None:
+    """Drop the --out locks when a command ends (the CLI's wrapper calls it): a process that runs several
+    commands (tests through CliRunner, a notebook) can write the same folder again."""
+    import os
+
+    while _HELD:
+        try:
+            os.close(_HELD.pop())
+        except OSError:
+            pass
 
 
 def _remove_if_empty(folder: Path) -> None:

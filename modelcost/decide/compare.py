@@ -39,6 +39,7 @@ from modelcost.core.types import (
     GpuSpec,
     RunReport,
 )
+from modelcost.core.units import number
 from modelcost.decide import diagnose
 from modelcost.decide.speedup import interleaved_order, speedup_ci, verdict
 
@@ -238,7 +239,7 @@ class Comparer:
         r.extra.update({"runs_per_block": k, "blocks": self.opts.rounds,
                         "warmup_iters": warm.warmup_iters, "warmup_settled": warm.warmup_settled})
         if not warm.warmup_settled:
-            r.notes.append(f"warm-up did not settle within {self.opts.config.warmup_max_s:g} s")
+            r.notes.append(f"warm-up did not settle within {number(self.opts.config.warmup_max_s)} s")
         cost = self.costs[0] if role == "base" else self.costs[1]
         if self.gpu is not None and cost is not None:
             from modelcost.analysis.roofline import roofline_point

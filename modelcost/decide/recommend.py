@@ -21,6 +21,7 @@ from modelcost.core.decisions import ConstraintCheck, Recommendation
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult
+from modelcost.core.units import number
 
 LATENCY_STATS = ("p50", "p90", "p95", "p99", "mean")
 OBJECTIVES = ("throughput", "latency")
@@ -66,15 +67,15 @@ def _excess(value: float, limit: float, unit: str, upper: bool) -> str:
     delta = abs(value - limit)
     sign = "+" if upper else "-"
     rel = f", {sign}{delta / abs(limit) * 100:.1f}%" if limit else ""
-    return f"{sign}{delta:.4g} {unit}{rel}"
+    return f"{sign}{number(delta)} {unit}{rel}"
 
 
 def _check_upper(name: str, what: str, value: float | None, limit: float, unit: str) -> ConstraintCheck:
     if value is None:
-        return ConstraintCheck(name, limit, None, False, f"{what} not measured: cannot show it is <= {limit:g} {unit}")
+        return ConstraintCheck(name, limit, None, False, f"{what} not measured: cannot show it is <= {number(limit)} {unit}")
     ok = value <= limit
     rel = "<=" if ok else ">"
-    detail = f"{what} {value:.4g} {unit} {rel} {limit:g} {unit}"
+    detail = f"{what} {number(value)} {unit} {rel} {number(limit)} {unit}"
     if not ok:
         detail += f" ({_excess(value, limit, unit, True)} over)"
     return ConstraintCheck(name, limit, value, ok, detail)
@@ -97,7 +98,7 @@ def check_config(r: BenchResult, c: Constraints) -> list[ConstraintCheck]:
             checks.append(ConstraintCheck("min_throughput_ips", lim, None, False, "throughput not measured"))
         else:
             ok = v >= lim
-            detail = f"throughput {v:.4g} ips {'>=' if ok else '<'} {lim:g} ips"
+            detail = f"throughput {number(v)} ips {'>=' if ok else '<'} {number(lim)} ips"
             if not ok:
                 detail += f" ({_excess(v, lim, 'ips', False)} short)"
             checks.append(ConstraintCheck("min_throughput_ips", lim, v, ok, detail))
@@ -193,25 +194,25 @@ def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
     stat = c.latency_stat
     lat, thr = latency_of(best, stat), best.throughput_ips or 0.0
     n = len(rec.feasible)
-    head = (f"{label(best)}: the highest throughput ({thr:.4g} ips)" if rec.objective == "throughput"
-            else f"{label(best)}: the lowest {stat} latency ({lat:.4g} ms)")
+    head = (f"{label(best)}: the highest throughput ({number(thr)} ips)" if rec.objective == "throughput"
+            else f"{label(best)}: the lowest {stat} latency ({number(lat)} ms)")
     why = [head + f" of the {n} config{'s' if n != 1 else ''} that meet every constraint "
            f"({rec.considered} measured)"]
     if n > 1:
         nxt = rec.feasible[1]
         if rec.objective == "throughput":
             gain = (thr / nxt.throughput_ips - 1) * 100 if nxt.throughput_ips else float("inf")
-            why.append(f"next best: {label(nxt)} at {nxt.throughput_ips:.4g} ips ({label(best)} has {gain:.1f}% more)")
+            why.append(f"next best: {label(nxt)} at {number(nxt.throughput_ips)} ips ({label(best)} has {gain:.1f}% more)")
         else:
-            why.append(f"next best: {label(nxt)} at {latency_of(nxt, stat):.4g} ms {stat}")
+            why.append(f"next best: {label(nxt)} at {number(latency_of(nxt, stat))} ms {stat}")
     checks = dict(rec.checks)[label(best)]
     why += [ch.detail for ch in checks]
-    why.append(f"{stat} latency {lat:.4g} ms; throughput {thr:.4g} ips; "
+    why.append(f"{stat} latency {number(lat)} ms; throughput {number(thr)} ips; "
                f"{'on' if best in rec.pareto else 'not on'} the latency-throughput Pareto front")
     if best.accuracy is not None:
         drop = accuracy_drop_pct(best)
-        why.append(f"accuracy vs {best.accuracy.reference or 'the reference'}: drop {drop:.3g}% "
-                   f"(cosine {best.accuracy.cosine:.6f}, max abs err {best.accuracy.max_abs_err:.3g})")
+        why.append(f"accuracy vs {best.accuracy.reference or 'the reference'}: drop {number(drop, 3)}% "
+                   f"(cosine {best.accuracy.cosine:.6f}, max abs err {number(best.accuracy.max_abs_err, 3)})")
     return why
 
 
@@ -236,7 +237,7 @@ def _why_nothing(checks: list[tuple[str, list[ConstraintCheck]]], c: Constraints
             continue
         lower_is_better = name != "min_throughput_ips"
         lab, ch = (min if lower_is_better else max)(known, key=lambda p: p[1].value)  # type: ignore[arg-type]
-        out.append(f"{name} {ch.limit:g} fails for every config; the best is {lab}: {ch.detail}")
+        out.append(f"{name} {number(ch.limit)} fails for every config; the best is {lab}: {ch.detail}")
     closest = min(checks, key=lambda p: (sum(not ch.ok for ch in p[1]), _total_excess(p[1])))
     failing = [ch.detail for ch in closest[1] if not ch.ok]
     out.append(f"closest: {closest[0]}, which fails " + "; ".join(failing))

@@ -17,6 +17,7 @@ from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.base import LoadOptions
 from modelcost.loaders.onnx_external import ExternalDataSummary, check_external_data
+from modelcost.loaders.onnx_sanity import check_fields
 from modelcost.loaders.onnx_types import value_info_dtype, value_info_shape
 from modelcost.loaders.shapes import bind_shape
 
@@ -53,7 +54,8 @@ def load_onnx(source: str, options: LoadOptions) -> LoadedOnnx:
         raise ModelcostError(f"{source}: not a file")
     model_bytes = path.stat().st_size
     model = _parse(path, model_bytes)
-    _check_text(model, path.name)
+    check_fields(model, path.name)  # element types, names, sizes (loaders/onnx_sanity.py)
+    _check_text(model, path.name)  # op types and domains too, in functions as well
     _check_graph(model.graph, path.name)
     external = check_external_data(model, path)
     declared = declared_inputs(model)

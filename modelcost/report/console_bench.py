@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from modelcost.core.types import BenchResult, DeviceInfo
-from modelcost.core.units import binary_bytes
+from modelcost.core.units import binary_bytes, number
 
 _PRECISION_ORDER = {"fp32": 0, "tf32": 1, "bf16": 2, "fp16": 3, "int8": 4, "fp8": 5}
 
@@ -28,7 +28,7 @@ def _accuracy(r: BenchResult) -> str:
         return "-"
     if a.max_abs_err == 0.0:
         return "exact"
-    parts = [f"abs {a.max_abs_err:.1e}", f"cos {a.cosine:.6f}"]
+    parts = [f"abs {number(a.max_abs_err, 2)}", f"cos {a.cosine:.6f}"]
     if a.top1_agreement is not None:
         parts.append(f"top1 {a.top1_agreement * 100:.1f}%")
     return " ".join(parts)

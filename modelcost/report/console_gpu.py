@@ -16,7 +16,7 @@ from modelcost.core.types import (
     RunReport,
     WhatIf,
 )
-from modelcost.core.units import binary_bytes, si
+from modelcost.core.units import binary_bytes, number, si
 
 LABELS = {
     "fp64": "FP64 (CUDA cores)", "fp64_tensor": "FP64 tensor", "fp32": "FP32 (CUDA cores, TF32 off)",
@@ -33,11 +33,11 @@ def _f(value: float | None, digits: int = 1, suffix: str = "") -> str:
 def _pct(value: float | None) -> str:
     if value is None:
         return "-"
-    return f"{100 * value:.1f}%" if abs(value) >= 0.01 or value == 0 else f"{100 * value:.2g}%"
+    return f"{100 * value:.1f}%" if abs(value) >= 0.01 or value == 0 else f"{number(100 * value, 2)}%"
 
 
 def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4g}"
+    return number(value)
 
 
 def gpu_table(spec: GpuSpec) -> Table:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, GpuSpec, WhatIf
-from modelcost.core.units import binary_bytes
+from modelcost.core.units import binary_bytes, number
 from modelcost.report.sections import Block, Bullets, Heading, Para, Table
 
 
@@ -13,7 +13,7 @@ def _f(value: float | None, digits: int = 3) -> str:
 
 
 def _g(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}g}"
+    return number(value, digits)
 
 
 def accuracy_text(r: BenchResult) -> str:
@@ -21,7 +21,7 @@ def accuracy_text(r: BenchResult) -> str:
     if a is None:
         return "reference" if r.precision == "fp32" and r.status == "ok" else "-"
     top1 = f", top-1 {a.top1_agreement * 100:.1f}%" if a.top1_agreement is not None else ""
-    return f"cos {a.cosine:.6f}, max abs {a.max_abs_err:.2g}{top1}"
+    return f"cos {a.cosine:.6f}, max abs {number(a.max_abs_err, 2)}{top1}"
 
 
 def benchmark_blocks(results: list[BenchResult]) -> list[Block]:

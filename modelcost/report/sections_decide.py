@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from modelcost.core.decisions import Comparison, ModelSide, Recommendation
 from modelcost.core.text import config_label
-from modelcost.core.units import binary_bytes, si
+from modelcost.core.units import binary_bytes, number, si
 from modelcost.report.sections import Block, Bullets, Heading, Para, Table
 from modelcost.report.sections_bench import accuracy_text
 
@@ -16,7 +16,7 @@ _CONSTRAINT_WORDS = {
 
 def recommendation_blocks(rec: Recommendation) -> list[Block]:
     blocks: list[Block] = [Heading("Recommendation")]
-    given = [f"{_CONSTRAINT_WORDS.get(k, k)}: {v:g}" for k, v in rec.constraints.items()]
+    given = [f"{_CONSTRAINT_WORDS.get(k, k)}: {number(v)}" for k, v in rec.constraints.items()]
     blocks.append(Para(f"Objective: best {rec.objective}; latency figure: {rec.latency_stat}; constraints: "
                        + (", ".join(given) if given else "none")))
     if rec.best is not None:
@@ -29,7 +29,7 @@ def recommendation_blocks(rec: Recommendation) -> list[Block]:
         for r in rec.pareto:
             lat = getattr(r.latency_ms, rec.latency_stat) if r.latency_ms else None
             mark = "yes" if r in rec.feasible else "no"
-            rows.append([config_label(r), "-" if lat is None else f"{lat:.3f}", f"{r.throughput_ips or 0:.4g}",
+            rows.append([config_label(r), "-" if lat is None else f"{lat:.3f}", number(r.throughput_ips or 0),
                          mark, accuracy_text(r)])
         blocks += [Heading("Latency vs throughput: Pareto front", 3),
                    Para(f"Measured configs that no other config beats on both {rec.latency_stat} latency and "
@@ -66,7 +66,7 @@ def comparison_blocks(cmp: Comparison) -> list[Block]:
         blocks += [Para("Ops whose count differs:"), Table(["op", "base", "candidate"], diff, [False, True, True])]
     blocks += speed_blocks(cmp)
     if cmp.accuracy:
-        rows = [[be, f"{a.cosine:.6f}", f"{a.max_abs_err:.3g}", f"{a.max_rel_err:.3g}",
+        rows = [[be, f"{a.cosine:.6f}", number(a.max_abs_err, 3), number(a.max_rel_err, 3),
                  "-" if a.top1_agreement is None else f"{a.top1_agreement * 100:.2f}%"] for be, a in cmp.accuracy]
         blocks += [Heading("Accuracy: candidate vs base on the same inputs", 3), Para(f"Inputs: {cmp.data}"),
                    Table(["backend", "cosine", "max abs err", "max rel err", "top-1 agreement"], rows,
