@@ -33,6 +33,7 @@ from modelcost.bench.timing import (
     pinned_to_one_cpu,
 )
 from modelcost.core.errors import ModelcostError
+from modelcost.core.text import strip_ansi
 from modelcost.core.types import BenchResult, DeviceInfo
 
 
@@ -79,7 +80,7 @@ def make_plan(model: BenchModel, backends: Sequence[str] | None, precisions: Seq
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
+    text = strip_ansi(str(exc)).strip()
     return f"{exc.__class__.__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
+from modelcost.core.text import strip_ansi
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.base import LoadOptions, source_kind
 from modelcost.loaders.shapes import bind_shape
@@ -216,7 +217,7 @@ def _required_names(module: Any, names: list[str]) -> list[str]:
 
 
 def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    text = " ".join(strip_ansi(str(exc)).split())
     return f"{exc.__class__.__name__}: {text}" if text else exc.__class__.__name__
 
 
