@@ -50,10 +50,13 @@ def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
     """(path of the ONNX file, a note saying how it was made)."""
     import torch
 
+    from modelcost.bench.cache import mark_used
+
     key = model.content_hash()[:16]
     final_dir = Path(cache_dir) / "onnx" / f"{_slug(model.name)}-{key}"
     final = final_dir / "model.onnx"
     if final.exists():
+        mark_used(final)
         return final, f"ONNX export reused from the cache ({final})"
     module = model.cpu_module()
     arrays, _ = model.host_inputs(EXPORT_BATCH)

@@ -65,7 +65,7 @@ def _register_commands() -> None:
     # Importing a command module registers its commands on ``app``.
     import importlib
 
-    for name in ("analyze", "bench", "gpu", "decide"):
+    for name in ("analyze", "bench", "gpu", "decide", "cache"):
         try:
             importlib.import_module(f"modelcost.cli.{name}")
         except ModuleNotFoundError as exc:

@@ -52,11 +52,14 @@ def run_and_print_benchmarks(
 ) -> RunReport:
     """Benchmark into ``run`` (``run.benchmarks`` grows as configs finish, ``run.device`` is set) and print the
     table. Ctrl-C stops the sweep: what finished is printed and kept, ``run.complete`` becomes False."""
+    from rich.markup import escape
+
     from modelcost import api
+    from modelcost.bench.cache import run_started, usage_note
     from modelcost.report.console import stdout_console
     from modelcost.report.console_bench import print_benchmarks
 
-    device = None
+    device, started = None, run_started()
     try:
         _, device = api.run_benchmarks(
             model, backends=backends, precisions=precisions, batch_sizes=batch_sizes, batch_size=batch_size,
@@ -67,8 +70,13 @@ def run_and_print_benchmarks(
         run.complete = False
         run.notes.append("interrupted: the benchmarks that finished are reported, the rest were not run")
         _stderr_console().print("[yellow]interrupted[/]: reporting the benchmarks that finished")
+    cache_note = usage_note(getattr(config, "cache_dir", None), started)  # exports / engines made or reused
+    if cache_note:
+        run.notes.append(cache_note)
     wide = stdout_console(160)
     print_benchmarks(run.benchmarks, title=title or f"benchmarks: {model}", device=device, console=wide)
+    if cache_note:
+        wide.print(escape(cache_note), highlight=False)
     return run
 
 
