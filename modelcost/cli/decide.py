@@ -199,6 +199,8 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
             table.add_row(label(r), f"{latency_of(r, rec.latency_stat):.3f}", f"{r.throughput_ips:.4g}",
                           "yes" if r in rec.feasible else "no")
         con.print(table)
+    for line in rec.unranked:
+        con.print(f"[yellow]not ranked[/]: {escape(line)}", markup=True)
     _print_skipped_and_folder(con, rec.skipped, folder)
 
 
@@ -223,7 +225,9 @@ def recommend(
     input_shape: InputShapeOpt = None,
     device: DeviceOpt = "auto",
     min_time_s: Annotated[float, typer.Option(min=0, help="Time each config at least this long (s).")] = 1.0,
-    min_iters: Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")] = 50,
+    min_iters: Annotated[Optional[int], typer.Option(min=1, help="Time each config at least this many calls "
+                                                     "(default: 50, or the samples --latency-stat needs to rank "
+                                                     "on: p90 10, p95 20, p99 100).")] = None,
     max_time_s: Annotated[float, typer.Option(min=0.001, help="Time budget per config (s).")] = 20.0,
     warmup: Annotated[int, typer.Option(min=1, help="Calls per warm-up window.")] = 10,
     samples_csv: Annotated[Optional[Path], typer.Option(help="Write the NVML samples here.")] = None,
@@ -242,6 +246,10 @@ def recommend(
     constraints = Constraints(max_latency_ms=max_latency_ms, min_throughput_ips=min_throughput,
                               max_memory_gb=max_memory_gb, max_accuracy_drop_pct=max_accuracy_drop,
                               batch_sizes=tuple(only) if only else None, latency_stat=latency_stat)
+    from modelcost.core.samples import min_samples
+
+    if min_iters is None:  # enough samples to rank on the latency statistic (core/samples.py)
+        min_iters = max(50, min_samples(latency_stat))
     config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
                      samples_csv=samples_csv)
     run, rec, folder = api.recommend(

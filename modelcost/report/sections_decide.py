@@ -35,6 +35,8 @@ def recommendation_blocks(rec: Recommendation) -> list[Block]:
                         "throughput, fastest first."),
                    Table(["config", f"{rec.latency_stat} ms", "IPS", "meets constraints", "accuracy"], rows,
                          [False, True, True, False, False])]
+    if rec.unranked:
+        blocks += [Heading("Not ranked (too few samples)", 3), Bullets(list(rec.unranked))]
     if rec.skipped:
         blocks += [Heading("Not considered (not measured)", 3), Bullets(list(rec.skipped))]
     return blocks
