@@ -60,16 +60,13 @@ def test_static_count_of_a_whisper_model_without_attention_mask():
 def test_analyze_module_takes_a_mapping():
     from modelcost.analysis.torch_counter import analyze_module
 
-    with torch.device("meta"):
-        module = torch.nn.Linear(4, 3, bias=False)
-    from tests.fixtures.keyword_masked import Masked
-
-    with torch.device("meta"):
-        masked = Masked()
+    masked = load_torch(MASKED, LoadOptions()).module  # built on meta
     inputs = {"x": torch.empty(1, 4, device="meta"), "bias": torch.empty(1, 3, device="meta")}
     r = analyze_module(masked, inputs)
+    assert [s.name for s in r.inputs] == ["x", "bias"]
     assert [layer.name for layer in r.layers] == ["linear", "add"]  # as above: add, not mul
-    assert analyze_module(module, [torch.empty(2, 4, device="meta")]).compute.macs == 2 * 12
+    # a sequence still binds positionally: linear 4->3 on 2 rows = 2 x 12 MACs
+    assert analyze_module(masked, [torch.empty(2, 4, device="meta")]).compute.macs == 2 * 12
 
 
 def test_torch_benchmark_of_bert_binds_token_type_ids_by_keyword():
@@ -126,3 +123,24 @@ def test_a_dict_key_that_forward_does_not_take_is_one_line(tmp_path: Path):
     )
     with pytest.raises(ModelcostError, match=r"forward\(\) has no argument 'msk'; it takes x, mask"):
         api.analyze_static(f"{path}:make")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (none here)")
+def test_every_cuda_backend_binds_bert_by_keyword(tmp_path: Path):
+    # torch.compile and CUDA-graph capture call the module through the same keyword binding; ort-cuda runs the
+    # export. Accuracy against the fp32 reference (torch-eager, keyword-bound) shows they agree.
+    from modelcost.bench.runner import run_benchmarks
+
+    config = BenchConfig(device="cuda", warmup=3, warmup_max_s=0.5, min_time_s=0.05, min_iters=10, max_time_s=0.5,
+                         e2e_min_iters=3, e2e_max_s=0.1, cache_dir=tmp_path / "cache")
+    model = api.bench_model(BERT, batch_size=2)
+    backends = ["torch-eager", "torch-compile", "torch-cudagraph", "ort-cuda"]
+    results, _ = run_benchmarks(model, backends=backends, precisions=["fp32"], batch_sizes=[2], config=config)
+    by_backend = {r.backend: r for r in results}
+    for name in backends:
+        r = by_backend[name]
+        if r.status == "unavailable":
+            continue
+        assert r.status == "ok", (name, r.reason)
+        assert r.accuracy is not None and r.accuracy.cosine > 0.9999, (name, r.accuracy)
