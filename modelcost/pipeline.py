@@ -212,8 +212,10 @@ def _static(model: LoadedModel, options: RunOptions, report: RunReport) -> None:
 
 
 def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell: Progress) -> None:
+    from modelcost.bench.cache import run_started, usage_note
     from modelcost.bench.runner import run_benchmarks
 
+    started = run_started()
     try:
         _, report.device = run_benchmarks(model.bench_model(), backends=options.backends,
                                           precisions=options.precisions, batch_sizes=options.sweep(),
@@ -222,9 +224,18 @@ def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell
     except KeyboardInterrupt:
         report.complete = False
         report.notes.append("interrupted: the benchmarks that finished are reported, the rest were not run")
+        _cache_note(report, options, usage_note, started)
         tell("interrupted", report)
     else:
+        _cache_note(report, options, usage_note, started)
         tell("benchmarks", report)
+
+
+def _cache_note(report: RunReport, options: RunOptions, usage_note: Any, started: float) -> None:
+    """Where the export / engine cache is and how large, when this run wrote or reused a file in it."""
+    note = usage_note(options.bench.cache_dir, started)
+    if note:
+        report.notes.append(note)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,15 +288,22 @@ def analyze_torch(loaded: LoadedTorch) -> CostReport:
     return _analyze(loaded, loaded.meta_inputs(), device="meta")
 
 
-def analyze_module(module: torch.nn.Module, inputs: Sequence[torch.Tensor], name: str = "module") -> CostReport:
+def analyze_module(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapping[str, torch.Tensor],
+                   name: str = "module") -> CostReport:
     """Count an ``nn.Module`` you already have, on the inputs you give (meta tensors cost no memory; real
-    ones run for real). Inputs are named after ``forward``'s arguments."""
-    names = forward_names(module)
-    specs = [TensorSpec(names[i] if i < len(names) else f"input_{i}", tuple(t.shape), _dtype_name(t))
-             for i, t in enumerate(inputs)]
-    loaded = LoadedTorch(name, name, "pytorch", module, specs, specs[0].shape[0] if specs and specs[0].shape else None)
-    device = inputs[0].device.type if inputs else "cpu"
-    return _analyze(loaded, tuple(inputs), device=device)
+    ones run for real). A sequence binds positionally and its inputs are named after ``forward``'s arguments;
+    a mapping {argument name: tensor} binds by keyword."""
+    if isinstance(inputs, Mapping):
+        named = list(inputs.items())
+    else:
+        names = forward_names(module)
+        named = [(names[i] if i < len(names) else f"input_{i}", t) for i, t in enumerate(inputs)]
+    specs = [TensorSpec(n, tuple(t.shape), _dtype_name(t)) for n, t in named]
+    loaded = LoadedTorch(name, name, "pytorch", module, specs, specs[0].shape[0] if specs and specs[0].shape else None,
+                         keyword_inputs=isinstance(inputs, Mapping))
+    tensors = tuple(t for _, t in named)
+    device = tensors[0].device.type if tensors else "cpu"
+    return _analyze(loaded, tensors, device=device)
 
 
 def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str) -> CostReport:
@@ -316,7 +323,7 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str)
     out = None
     with torch.no_grad(), torch.device(device), _module_hooks(rec), _CompositeMode(rec), _CountingMode(rec):
         try:
-            out = module(*inputs)
+            out = loaded.call(module, inputs)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's model failed: report what ran, say why
             failure = _forward_failure(loaded, exc)
             problems.append(f"{loaded.source}: {failure}")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modelcost.core.errors import ModelcostError
+from modelcost.core.text import strip_ansi
 
 if TYPE_CHECKING:
     from modelcost.bench.model import BenchModel
@@ -49,18 +50,23 @@ def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
     """(path of the ONNX file, a note saying how it was made)."""
     import torch
 
+    from modelcost.bench.cache import mark_used
+
     key = model.content_hash()[:16]
     final_dir = Path(cache_dir) / "onnx" / f"{_slug(model.name)}-{key}"
     final = final_dir / "model.onnx"
     if final.exists():
+        mark_used(final)
         return final, f"ONNX export reused from the cache ({final})"
     module = model.cpu_module()
     arrays, _ = model.host_inputs(EXPORT_BATCH)
-    args = tuple(torch.from_numpy(a.copy()) for a in arrays)
+    tensors = tuple(torch.from_numpy(a.copy()) for a in arrays)
     specs = model.specs(EXPORT_BATCH)
     input_names = [s.name for s in specs]
+    call = model.call_args(tensors, EXPORT_BATCH)  # by keyword when example_inputs gave a dict
+    args, kwargs = (call, {}) if isinstance(call, tuple) else ((), call)
     with torch.no_grad():
-        n_out = len(flatten_outputs(module(*args)))
+        n_out = len(flatten_outputs(module(*args, **kwargs)))
     output_names = [f"output_{i}" for i in range(n_out)]
     tmp_dir = final_dir.parent / f".{final_dir.name}.tmp{os.getpid()}"
     shutil.rmtree(tmp_dir, ignore_errors=True)
@@ -69,11 +75,12 @@ def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
     try:
         for exporter in (_export_torchscript, _export_dynamo):
             try:
-                how = exporter(module, args, tmp_dir / "model.onnx", input_names, output_names)
+                how = exporter(module, args, kwargs, tmp_dir / "model.onnx", input_names, output_names)
                 break
             except Exception as exc:  # noqa: BLE001 - try the other exporter, then report both
+                text = strip_ansi(str(exc)).strip()  # torch.onnx colours its step messages
                 errors.append(f"{exporter.__name__.removeprefix('_export_')}: {exc.__class__.__name__}: "
-                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
+                              f"{text.splitlines()[0] if text else ''}")
                 for f in tmp_dir.iterdir():
                     f.unlink()
         else:
@@ -87,27 +94,27 @@ def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
     return final, f"exported to ONNX with the {how} exporter (opset {OPSET}, dynamic batch), cached at {final}"
 
 
-def _export_torchscript(module: Any, args: tuple[Any, ...], path: Path, input_names: list[str],
-                        output_names: list[str]) -> str:
+def _export_torchscript(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], path: Path,
+                        input_names: list[str], output_names: list[str]) -> str:
     import torch
 
     axes = {name: {0: "batch"} for name in [*input_names, *output_names]}
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        torch.onnx.export(module, args, str(path), input_names=input_names, output_names=output_names,
-                          dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True, dynamo=False)
+        torch.onnx.export(module, args, str(path), kwargs=kwargs or None, input_names=input_names,
+                          output_names=output_names, dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True, dynamo=False)
     return "TorchScript-based"
 
 
-def _export_dynamo(module: Any, args: tuple[Any, ...], path: Path, input_names: list[str],
-                   output_names: list[str]) -> str:
+def _export_dynamo(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], path: Path,
+                   input_names: list[str], output_names: list[str]) -> str:
     import torch
 
     batch = torch.export.Dim("batch", min=1, max=65536)
-    shapes = tuple({0: batch} for _ in args)
+    shapes: Any = {name: {0: batch} for name in kwargs} if kwargs else tuple({0: batch} for _ in args)
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        program = torch.onnx.export(module, args, input_names=input_names, output_names=output_names,
+        program = torch.onnx.export(module, args, kwargs=kwargs or None, input_names=input_names, output_names=output_names,
                                     dynamic_shapes=shapes, dynamo=True, verbose=False)
         program.save(str(path), external_data=_big(module))
     return "torch.export-based"

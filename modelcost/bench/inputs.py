@@ -107,9 +107,9 @@ def onnx_int_ranges(model: Any) -> dict[str, int]:
     return ranges
 
 
-def torch_int_ranges(module: Any, specs: Sequence[TensorSpec]) -> dict[str, int]:
-    """Probe ``module`` (on CPU, batch as given) with valid all-ones integer inputs and record which
-    ``nn.Embedding`` / ``nn.EmbeddingBag`` each integer input reaches directly."""
+def torch_int_ranges(module: Any, specs: Sequence[TensorSpec], by_keyword: bool = False) -> dict[str, int]:
+    """Probe ``module`` (on CPU, batch as given; called by keyword with ``by_keyword``) with valid all-ones
+    integer inputs and record which ``nn.Embedding`` / ``nn.EmbeddingBag`` each integer input reaches directly."""
     import torch
 
     tensors = []
@@ -132,7 +132,10 @@ def torch_int_ranges(module: Any, specs: Sequence[TensorSpec]) -> dict[str, int]
                if isinstance(m, (torch.nn.Embedding, torch.nn.EmbeddingBag))]
     try:
         with torch.no_grad():
-            module(*tensors)
+            if by_keyword:
+                module(**{spec.name: t for spec, t in zip(specs, tensors, strict=True)})
+            else:
+                module(*tensors)
     except Exception:  # noqa: BLE001 - a probe only; values fall back to {0, 1} with a note
         pass
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ class BenchModel:
     source: str = ""
     seed: int = 0
     export_note: str = ""
+    keyword_inputs: bool = False  # call as module(**{spec name: tensor}) (example_inputs gave a dict)
     _module: Any = None
     _copies: OrderedDict[tuple[str, str, bool], Any] = field(default_factory=OrderedDict)
     _inputs: dict[int, tuple[list[Any], list[str]]] = field(default_factory=dict)
@@ -67,8 +68,25 @@ class BenchModel:
 
                 self._int_high = inputs.onnx_int_ranges(onnx.load(str(self.onnx_path), load_external_data=False))
             else:
-                self._int_high = inputs.torch_int_ranges(self.cpu_module(), specs)
+                self._int_high = inputs.torch_int_ranges(self.cpu_module(), specs, by_keyword=self.keyword_inputs)
         return self._int_high
+
+    def call_args(self, tensors: Sequence[Any], batch_size: int = 1) -> tuple[Any, ...] | dict[str, Any]:
+        """``tensors`` (in spec order) as the module takes them: a tuple, or a dict by input name."""
+        if not self.keyword_inputs:
+            return tuple(tensors)
+        return {s.name: t for s, t in zip(self.specs(batch_size), tensors, strict=True)}
+
+    def bind(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` (the module, or its compiled form) as a callable of the inputs in spec order."""
+        if not self.keyword_inputs:
+            return fn
+        names = [s.name for s in self.specs(1)]
+
+        def by_keyword(*tensors: Any) -> Any:
+            return fn(**dict(zip(names, tensors, strict=True)))
+
+        return by_keyword
 
     # -- PyTorch weights -----------------------------------------------------------------------------------
     def cpu_module(self) -> Any:
@@ -155,16 +173,20 @@ def hash_module(h: Any, module: Any, specs: list[TensorSpec]) -> None:
         h.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
 
 
-def from_module(module: Any, specs_for: Callable[[int], list[TensorSpec]], name: str = "model", seed: int = 0) -> BenchModel:
-    """A BenchModel of an ``nn.Module`` you already have (library use and tests)."""
-    return BenchModel(name=name, kind="pytorch", specs_for=specs_for, make_cpu_module=lambda: module, seed=seed)
+def from_module(module: Any, specs_for: Callable[[int], list[TensorSpec]], name: str = "model", seed: int = 0,
+                keyword_inputs: bool = False) -> BenchModel:
+    """A BenchModel of an ``nn.Module`` you already have (library use and tests); ``keyword_inputs``: call it
+    as ``module(**{spec name: tensor})``."""
+    return BenchModel(name=name, kind="pytorch", specs_for=specs_for, make_cpu_module=lambda: module, seed=seed,
+                      keyword_inputs=keyword_inputs)
 
 
 def from_loaded_torch(loaded: Any, name: str, source: str = "", seed: int = 0) -> BenchModel:
     """From ``modelcost.loaders.torch_loader.LoadedTorch``: ``instantiate(device, dtype)`` and
     ``input_specs(batch_size)``."""
     model = BenchModel(name=name, kind="pytorch", specs_for=loaded.input_specs,
-                       make_cpu_module=lambda: loaded.instantiate("cpu"), source=source, seed=seed)
+                       make_cpu_module=lambda: loaded.instantiate("cpu"), source=source, seed=seed,
+                       keyword_inputs=bool(getattr(loaded, "keyword_inputs", False)))
     high = dict(getattr(loaded, "input_high", None) or {})
     if high:  # the loader knows the vocab sizes (zoo, example_inputs): no probe needed
         model._int_high = high

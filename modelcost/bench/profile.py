@@ -320,4 +320,4 @@ def _profile_bench_torch(model: Any, arrays: Any, device: str, precision: str, r
         t = (t.to(getattr(torch, dtype)) if t.is_floating_point() else t).to(device)
         inputs.append(t.contiguous(memory_format=torch.channels_last) if channels_last and t.dim() == 4 else t)
     with tf32_mode(precision == "tf32") if device == "cuda" else contextlib.nullcontext():
-        return profile_torch(module, tuple(inputs), runs=runs, warmup=warmup)
+        return profile_torch(module, model.call_args(inputs), runs=runs, warmup=warmup)  # a dict: by keyword

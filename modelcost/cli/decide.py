@@ -208,6 +208,8 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
             table.add_row(label(r), f"{latency_of(r, rec.latency_stat):.3f}", number(r.throughput_ips),
                           "yes" if r in rec.feasible else "no")
         con.print(table)
+    for line in rec.unranked:
+        con.print(f"[yellow]not ranked[/]: {escape(line)}", markup=True)
     _print_skipped_and_folder(con, rec.skipped, folder)
 
 
@@ -232,7 +234,9 @@ def recommend(
     input_shape: o.InputShape = None,
     device: o.Device = "auto",
     min_time_s: o.MinTime = 1.0,
-    min_iters: o.MinIters = 50,
+    min_iters: Annotated[Optional[int], typer.Option(min=1, help="Time each config at least this many calls "
+                                                     "(default: 50, or the samples --latency-stat needs to rank "
+                                                     "on: p90 10, p95 20, p99 100).")] = None,
     max_time_s: o.MaxTime = 20.0,
     warmup: o.Warmup = 10,
     samples_csv: o.SamplesCsv = None,
@@ -252,6 +256,10 @@ def recommend(
     constraints = Constraints(max_latency_ms=max_latency_ms, min_throughput_ips=min_throughput,
                               max_memory_gb=max_memory_gb, max_accuracy_drop_pct=max_accuracy_drop,
                               batch_sizes=tuple(only) if only else None, latency_stat=latency_stat)
+    from modelcost.core.samples import min_samples
+
+    if min_iters is None:  # enough samples to rank on the latency statistic (core/samples.py)
+        min_iters = max(50, min_samples(latency_stat))
     check_writable(files=(samples_csv,), folders=(out,))
     lock_out(out)
     with staged_samples(samples_csv) as staged_csv:

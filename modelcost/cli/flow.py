@@ -84,6 +84,9 @@ class Printer:
                 stderr_console().print("[yellow]interrupted[/]: reporting the benchmarks that finished")
             print_benchmarks(run.benchmarks, title=f"benchmarks: {self.model}", device=run.device,
                              console=stdout_console(160))
+            for note in run.notes:
+                if note.startswith("cache:"):  # where the exports / engines are kept, and how large
+                    stdout_console(160).print(note, markup=False, highlight=False)
             if self.profiling and stage == "benchmarks" and any(r.status == "ok" for r in run.benchmarks):
                 stderr_console().print("[dim]profiling per layer ...[/]")
 

@@ -39,6 +39,7 @@ class Recommendation:
     failing: list[str] = field(default_factory=list)  # when nothing fits: each failing constraint, by how much
     considered: int = 0  # measured ("ok") configs looked at
     skipped: list[str] = field(default_factory=list)  # configs not measured (unavailable / failed), with reason
+    unranked: list[str] = field(default_factory=list)  # measured, but too few samples for a statistic it ranks on
 
 
 @dataclass(frozen=True)

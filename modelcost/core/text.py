@@ -1,14 +1,20 @@
-"""Text helpers every layer shares (standard library only)."""
+"""Text helpers every layer shares (standard library only); and plain text from captured output: terminal
+colour codes and other control characters removed.
+
+Exporters, compilers and runtimes colour their messages for a terminal (torch.onnx prints
+``\\x1b[96mThis is step 1/3\\x1b[0m``); in a JSON, Markdown or HTML report those bytes show up as ``[96m``.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
 def first_line(exc: BaseException, limit: int | None = None) -> str:
     """'ValueError: the first line of its message' (the class alone when the message is empty); the message
     cut to ``limit`` characters when given."""
-    text = str(exc).strip()
+    text = strip_ansi(str(exc)).strip()
     line = text.splitlines()[0] if text else ""
     if limit is not None:
         line = line[:limit]
@@ -27,3 +33,16 @@ def config_label(r: Any) -> str:
     in comparison runs ('base: ort-cuda fp32 b1')."""
     role = getattr(r, "role", "")
     return f"{role + ': ' if role else ''}{r.backend} {r.precision} b{r.batch_size}"
+
+
+# CSI sequences (colours, cursor moves): ESC [ params intermediates final; OSC sequences (titles, links):
+# ESC ] ... BEL or ESC \; other two-byte escapes (ESC followed by one char in @-_)
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # keeps tab and newline
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without ANSI escape sequences or control characters (tab and newline kept)."""
+    if "\x1b" not in text and "\x9b" not in text and not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub("", _ANSI.sub("", text))

@@ -4,6 +4,9 @@ Definitions, used everywhere the recommendation is shown:
 - latency: the ``latency_stat`` percentile of the measured latency (default p99: a latency limit is a tail
   limit); the Pareto front uses the same statistic.
 - throughput: ``BenchResult.throughput_ips`` (batch / median latency).
+- samples: a config is ranked only when its latency has enough samples for the median (throughput) and for
+  ``latency_stat`` (``core/samples.py``: p50 >= 6, p90 >= 10, p95 >= 20, p99 >= 100); otherwise it is listed
+  in ``unranked`` with its sample count, and takes no part in the checks, the ranking or the Pareto front.
 - memory: ``gpu_memory_peak_bytes`` in GB of 10^9 bytes. Not measured (CPU backends) -> the memory
   constraint cannot be shown to hold, and the config fails it ("not measured").
 - unstable timings (``BenchResult.unstable``: large spread or tail, a busy machine): such a config is neither
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from modelcost.core.decisions import ConstraintCheck, Recommendation
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import config_label
+from modelcost.core.samples import too_few_reason
 from modelcost.core.types import BenchResult
 from modelcost.core.units import number
 
@@ -161,8 +165,9 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
         raise ModelcostError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
     ok = [r for r in results if r.status == "ok" and r.latency_ms is not None]
     measured = [r for r in ok if not r.unstable]  # noisy timings decide nothing, either way
+    ranked, rec_unranked = _enough_samples(measured, c.latency_stat)
     rec = Recommendation(objective=objective, latency_stat=c.latency_stat, constraints=c.as_dict(),
-                         pareto=pareto_front(measured, c.latency_stat), considered=len(measured))
+                         pareto=pareto_front(ranked, c.latency_stat), considered=len(measured), unranked=rec_unranked)
     rec.skipped = not_measured_lines([r for r in results if r not in ok])
     rec.skipped += [f"{label(r)}: unstable timings, not decided on ({'; '.join(r.unstable)}); re-run it on a quiet "
                     "machine" for r in ok if r.unstable]
@@ -175,6 +180,13 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
         rec.reasons.append("no config was measured successfully, so there is nothing to recommend")
         rec.failing.append("no measured config")
         return rec
+    if not ranked:
+        rec.reasons.append(f"none of the {len(measured)} measured configs has enough timed samples to be ranked on "
+                           f"{c.latency_stat}; a longer --max-time-s or a larger --min-iters gives more")
+        rec.failing.append("too few samples: " + "; ".join(rec_unranked))
+        rec.reasons += rec.failing
+        return rec
+    measured = ranked
     for r in measured:
         rec.checks.append((label(r), check_config(r, c)))
     rec.feasible = sorted((r for r, (_, ch) in zip(measured, rec.checks) if all(x.ok for x in ch)),
@@ -188,6 +200,18 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
     return rec
 
 
+def _enough_samples(measured: list[BenchResult], stat: str) -> tuple[list[BenchResult], list[str]]:
+    """(configs with enough samples for the median and ``stat``, 'label: why not' for the others)."""
+    ranked, unranked = [], []
+    for r in measured:
+        why = [w for w in dict.fromkeys(too_few_reason(r.latency_ms, s) for s in ("p50", stat)) if w]
+        if why:
+            unranked.append(f"{label(r)}: not ranked, {'; '.join(why)}")
+        else:
+            ranked.append(r)
+    return ranked, unranked
+
+
 def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
     best = rec.best
     assert best is not None
@@ -196,8 +220,9 @@ def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
     n = len(rec.feasible)
     head = (f"{label(best)}: the highest throughput ({number(thr)} ips)" if rec.objective == "throughput"
             else f"{label(best)}: the lowest {stat} latency ({number(lat)} ms)")
+    unranked = f", {len(rec.unranked)} not ranked for too few samples" if rec.unranked else ""
     why = [head + f" of the {n} config{'s' if n != 1 else ''} that meet every constraint "
-           f"({rec.considered} measured)"]
+           f"({rec.considered} measured{unranked})"]
     if n > 1:
         nxt = rec.feasible[1]
         if rec.objective == "throughput":

@@ -14,8 +14,10 @@ Sources (``load_torch(source, options)``):
           return [torch.randn(batch_size, 3, 32, 32),              # a tensor: its shape, dtype and values
                   ((batch_size, 16), torch.int64, 1000)]           # or (shape, dtype[, high]): ints in [0, high)
 
-  It may also return a dict {forward argument name: item}. Without a ``batch_size`` parameter, dim 0 of each
-  input is taken as the batch dim and set to ``--batch-size``. ``--input-shape`` overrides a shape.
+  It may also return a dict {forward argument name: item}: a dict is bound by keyword wherever the model is
+  called, so optional arguments can be left out (a list binds positionally, in ``forward``'s order). Without a
+  ``batch_size`` parameter, dim 0 of each input is taken as the batch dim and set to ``--batch-size``.
+  ``--input-shape`` overrides a shape.
 * TorchScript files (``.pt``, ``.pth``, ``.ts``, ...): ``torch.jit.load(path, map_location="meta")``;
   inputs from ``--input-shape`` (dtypes as for factories);
 * ``.pt2`` programs from ``torch.export.save``: inputs as exported (re-export with dynamic shapes to change the
@@ -40,6 +42,7 @@ from typing import Any
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
+from modelcost.core.text import strip_ansi
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.base import LoadOptions, source_kind
 from modelcost.loaders.input_dtypes import guess_dtype, token_high, with_dtypes
@@ -61,6 +64,13 @@ class LoadedTorch:
     build: Callable[[str], Any] | None = field(default=None, repr=False)  # device -> real module
     specs_at: Callable[[int | None], list[TensorSpec]] | None = field(default=None, repr=False)
     examples: dict[str, Any] = field(default_factory=dict, repr=False)  # real example tensors (CPU)
+    keyword_inputs: bool = False  # call as module(**{name: tensor}): the inputs skip some forward arguments
+
+    def call(self, module: Any, tensors: tuple[Any, ...]) -> Any:
+        """``module`` applied to ``tensors`` (in ``inputs`` order), bound by keyword when the inputs need it."""
+        if self.keyword_inputs:
+            return module(**{s.name: t for s, t in zip(self.inputs, tensors, strict=True)})
+        return module(*tensors)
 
     def instantiate(self, device: str = "cpu", dtype: Any = None) -> Any:
         """A real module with random init (factories, zoo) or the file's weights, on ``device``, eval mode."""
@@ -159,6 +169,25 @@ def forward_names(module: Any) -> list[str]:
     return [p.name for p in params if p.kind in kinds]
 
 
+def needs_keywords(source: str, module: Any, input_names: list[str]) -> bool:
+    """True when ``input_names`` are not the first positional arguments of ``forward`` in order (an optional
+    argument was left out, or the order differs): then the module must be called by keyword. A name that
+    ``forward`` does not take (and no ``**kwargs`` to catch it) is refused in one line."""
+    names = forward_names(module)
+    if input_names == names[:len(input_names)]:
+        return False
+    try:
+        params = inspect.signature(module.forward).parameters
+    except (TypeError, ValueError):
+        return True
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    unknown = [n for n in input_names if n not in params or params[n].kind is inspect.Parameter.POSITIONAL_ONLY]
+    if unknown and not takes_any:
+        raise ModelcostError(f"{source}: forward() has no argument {', '.join(map(repr, unknown))}; it takes "
+                             f"{', '.join(names) or 'none'}")
+    return True
+
+
 def shapes_from_options(source: str, module: Any, options: LoadOptions, why: str,
                         notes: list[str] | None = None, high: dict[str, int] | None = None) -> list[TensorSpec]:
     """Inputs given only by --input-shape: every forward argument without a default needs one. Its dtype is the
@@ -204,7 +233,7 @@ def _required_names(module: Any, names: list[str]) -> list[str]:
 def one_line(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):  # the user's code called sys.exit(): say so, never exit with its code silently
         return f"sys.exit({exc.code!r})"
-    text = " ".join(str(exc).split())
+    text = " ".join(strip_ansi(str(exc)).split())
     return f"{exc.__class__.__name__}: {text}" if text else exc.__class__.__name__
 
 
@@ -321,6 +350,7 @@ def _load_factory(source: str, options: LoadOptions) -> LoadedTorch:
         attr, source, "pytorch", module, inputs, batch, notes=notes, input_high=high, examples=examples,
         build=lambda device: build_on(factory, device, source),
         specs_at=(lambda b: specs_at(b)[0]) if specs_at else None,
+        keyword_inputs=needs_keywords(source, module, [s.name for s in inputs]),
     )
 
 
@@ -432,7 +462,8 @@ def _load_script_or_pickle(source: str, options: LoadOptions) -> LoadedTorch:
     module = build("meta").eval()
     inputs = shapes_from_options(source, module, options, "a saved model does not record its input shapes", notes)
     return LoadedTorch(path.stem, source, fmt, module, inputs, inputs[0].shape[0] if inputs else None,
-                       file_size_bytes=path.stat().st_size, notes=notes, build=build)
+                       file_size_bytes=path.stat().st_size, notes=notes, build=build,
+                       keyword_inputs=needs_keywords(source, module, [s.name for s in inputs]))
 
 
 def _refuse_untrusted_pickle(source: str, path: Path, options: LoadOptions) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from modelcost.core.samples import footnote, marked
 from modelcost.core.types import BenchResult, DeviceInfo
 from modelcost.core.units import binary_bytes, number
 
@@ -50,8 +51,8 @@ def bench_table(results: Sequence[BenchResult], title: str = "benchmarks") -> An
     from rich.text import Text
 
     table = Table(title=Text(title, style="table.title"), title_justify="left", show_lines=False)  # no markup, emoji
-    for col, justify in (("backend", "left"), ("precision", "left"), ("batch", "right"), ("p50 ms", "right"),
-                         ("p99 ms", "right"), ("IPS", "right"), ("e2e p50 ms", "right"), ("memory", "right"),
+    for col, justify in (("backend", "left"), ("precision", "left"), ("batch", "right"), ("n", "right"),
+                         ("p50 ms", "right"), ("p99 ms", "right"), ("IPS", "right"), ("e2e p50 ms", "right"), ("memory", "right"),
                          ("power W", "right"), ("accuracy vs fp32", "left"), ("status", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     ordered = sorted(results, key=lambda r: (r.backend, _PRECISION_ORDER.get(r.precision, 9), r.batch_size))
@@ -63,7 +64,8 @@ def bench_table(results: Sequence[BenchResult], title: str = "benchmarks") -> An
             status = Text.assemble(("unstable", "bold yellow"), (" (budget hit)" if r.budget_hit else "", "yellow"))
         lat = r.latency_ms
         table.add_row(
-            r.backend, r.precision, str(r.batch_size), _num(lat.p50 if lat else None), _num(lat.p99 if lat else None),
+            r.backend, r.precision, str(r.batch_size), str(lat.count) if lat else "-",
+            marked(lat, "p50") if lat else "-", marked(lat, "p99") if lat else "-",
             _ips(r.throughput_ips), _num(r.e2e_latency_ms.p50 if r.e2e_latency_ms else None),
             binary_bytes(r.gpu_memory_peak_bytes) if r.gpu_memory_peak_bytes is not None else "-",
             _num(r.power_w_mean, 0), _accuracy(r), status,
@@ -108,6 +110,9 @@ def print_benchmarks(results: Sequence[BenchResult], *, title: str = "benchmarks
         for r in unstable:
             console.print(f"  {r.backend} {r.precision} b{r.batch_size}: {escape('; '.join(r.unstable))}",
                           highlight=False, emoji=False)
+    note = footnote([r.latency_ms for r in measured if r.latency_ms is not None], ("p50", "p99"))
+    if note:
+        console.print(escape(note), highlight=False)
     if any(r.budget_hit for r in results):
         console.print("[yellow]budget hit[/]: the time budget (--max-time-s) ended the run before the median was "
                       "known to +-1%", highlight=False)

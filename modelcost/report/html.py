@@ -4,9 +4,10 @@ network needed to view it."""
 from __future__ import annotations
 
 import base64
-from html import escape
+from html import escape as _html_escape
 
 from modelcost.core.decisions import Comparison, Recommendation
+from modelcost.core.text import strip_ansi
 from modelcost.core.types import RunReport
 from modelcost.report.sections import Banner, Block, Bullets, Heading, Image, Para, Table, build, report_title
 
@@ -23,6 +24,11 @@ tr:nth-child(even) td { background: #fbfcfd; }
 figure { margin: 1em 0 2em; } figure img, figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #57606a; font-size: .9em; }
 """
+
+
+def escape(text: str) -> str:
+    """HTML-escaped, without terminal colour codes (captured exporter output carries them)."""
+    return _html_escape(strip_ansi(text))
 
 
 def _block(b: Block, images: dict[str, tuple[str, bytes]]) -> str:

@@ -6,12 +6,15 @@ Plots are referenced as ``plots/<name>.png`` beside ``report.md`` (the folder wr
 from __future__ import annotations
 
 from modelcost.core.decisions import Comparison, Recommendation
+from modelcost.core.text import strip_ansi
 from modelcost.core.types import RunReport
 from modelcost.report.sections import Banner, Block, Bullets, Heading, Image, Para, Table, build
 
 
 def _esc(text: str) -> str:
-    """Keep table cells and text literal: escape the characters Markdown would read as markup."""
+    """Keep table cells and text literal: escape the characters Markdown would read as markup; terminal colour
+    codes in captured text are dropped."""
+    text = strip_ansi(text)
     for ch in ("\\", "|", "*", "_", "`", "<", ">"):
         text = text.replace(ch, "\\" + ch)
     return text.replace("\n", " ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from modelcost.core.samples import footnote, marked
 from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, GpuSpec, WhatIf
 from modelcost.core.units import binary_bytes, number
@@ -30,7 +31,7 @@ def benchmark_blocks(results: list[BenchResult]) -> list[Block]:
     timings = sorted({r.timing for r in ok if r.timing})
     if timings:
         blocks += [Para("What the latency figures include:"), Bullets(timings)]
-    blocks.append(Para("Latency in ms over the timed runs (after warm-up); IPS = batch / median latency; "
+    blocks.append(Para("Latency in ms over the n timed runs (after warm-up); IPS = batch / median latency; "
                        "e2e = host-side latency including host<->device copies."))
     if ok:
         rows = []
@@ -39,15 +40,18 @@ def benchmark_blocks(results: list[BenchResult]) -> list[Block]:
             assert lat is not None
             e2e = r.e2e_latency_ms.p50 if r.e2e_latency_ms else None
             rows.append([
-                config_label(r), str(r.batch_size), _f(lat.p50), _f(lat.p90), _f(lat.p99),
-                f"{lat.mean:.3f} ± {lat.std:.3f}", f"{lat.cv * 100:.1f}%", str(lat.count), _g(r.throughput_ips),
+                config_label(r), str(r.batch_size), str(lat.count), marked(lat, "p50"), marked(lat, "p90"),
+                marked(lat, "p99"), f"{lat.mean:.3f} ± {lat.std:.3f}", f"{lat.cv * 100:.1f}%", _g(r.throughput_ips),
                 _f(e2e), binary_bytes(r.gpu_memory_peak_bytes), _f(r.power_w_mean, 1),
                 _g(r.energy_j_per_inference, 3), accuracy_text(r) + (" (budget hit)" if r.budget_hit else "")
                 + (" (UNSTABLE)" if r.unstable else ""),
             ])
-        headers = ["config", "batch", "p50 ms", "p90 ms", "p99 ms", "mean ± std ms", "cv", "runs", "IPS",
+        headers = ["config", "batch", "n", "p50 ms", "p90 ms", "p99 ms", "mean ± std ms", "cv", "IPS",
                    "e2e p50 ms", "GPU mem peak", "power W", "J / inference", "accuracy vs reference"]
         blocks.append(Table(headers, rows, [False] + [True] * 12 + [False]))
+        note = footnote([r.latency_ms for r in ok if r.latency_ms is not None])
+        if note:
+            blocks.append(Para(note))
     unstable = [r for r in ok if r.unstable]
     if unstable:
         blocks += [Heading("Unstable timings", 3),

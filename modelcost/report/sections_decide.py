@@ -36,6 +36,8 @@ def recommendation_blocks(rec: Recommendation) -> list[Block]:
                         "throughput, fastest first."),
                    Table(["config", f"{rec.latency_stat} ms", "IPS", "meets constraints", "accuracy"], rows,
                          [False, True, True, False, False])]
+    if rec.unranked:
+        blocks += [Heading("Not ranked (too few samples)", 3), Bullets(list(rec.unranked))]
     unstable = [line for line in rec.skipped if "unstable timings" in line]
     if unstable:  # the configs that were not measured are listed once, under Benchmarks
         blocks += [Heading("Not decided on (unstable timings)", 3), Bullets(unstable)]

@@ -98,6 +98,9 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
 
     out = Path(cache_dir) / "onnx-fp16" / f"{key}.onnx"
     if out.exists():
+        from modelcost.bench.cache import mark_used
+
+        mark_used(out)
         return out
     try:
         from onnxruntime.transformers.float16 import convert_float_to_float16

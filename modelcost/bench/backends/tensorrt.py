@@ -221,6 +221,9 @@ class TrtRunner:
         """(serialized engine, whether it came from the cache)."""
         path, shapes = self.engine_path(batch_size)
         if path.exists() and not rebuild:
+            from modelcost.bench.cache import mark_used
+
+            mark_used(path)
             return path.read_bytes(), True
         gpu = re.sub(r"[^A-Za-z0-9]+", "_", self.gpu_name)
         data = build_engine(self.trt, self.onnx_path, self.plan, shapes,

@@ -180,10 +180,10 @@ class TorchSession:
             if self.device == "cuda":
                 torch.cuda.reset_peak_memory_stats()
             self.inputs = [self._to_device(a) for a in host_inputs]
-            fn = runner.module
+            fn = runner.model.bind(runner.module)  # positional, or by keyword (example_inputs gave a dict)
             t0 = time.perf_counter()
             if runner.entry.compile:
-                fn = torch.compile(runner.module, mode=runner.compile_mode, dynamic=False)
+                fn = runner.model.bind(torch.compile(runner.module, mode=runner.compile_mode, dynamic=False))
                 self._out = fn(*self.inputs)  # the compile happens here: part of the build
                 torch.cuda.synchronize()
             self._fn = fn

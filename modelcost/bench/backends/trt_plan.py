@@ -143,6 +143,9 @@ def convert_for_plan(plan: TrtPlan, src: Path, cache_dir: Path, key: str,
     kind = plan.onnx_transform.removeprefix("qdq-")
     dst = Path(cache_dir) / f"onnx-qdq-{kind}" / f"{key}.onnx"
     if dst.exists():
+        from modelcost.bench.cache import mark_used
+
+        mark_used(dst)
         return dst
     if not calibration:
         raise Unavailable(f"{kind} needs calibration inputs to make a Q/DQ model")
