@@ -39,6 +39,8 @@ class Recommendation:
     failing: list[str] = field(default_factory=list)  # when nothing fits: each failing constraint, by how much
     considered: int = 0  # measured ("ok") configs looked at
     skipped: list[str] = field(default_factory=list)  # configs not measured (unavailable / failed), with reason
+    tie: list[BenchResult] = field(default_factory=list)  # configs tied with the best within noise, the pick first
+    tie_rule: str = ""  # the rule that broke the tie, in words ("accuracy vs the fp32 reference", ...)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,18 @@ Definitions, used everywhere the recommendation is shown:
 - accuracy drop, in percent: (1 - top-1 agreement with the FP32 reference) x 100 when the output looks like
   class scores, else (1 - cosine similarity) x 100. An FP32 config without accuracy figures is the reference
   (drop 0); a reduced-precision config without them fails the constraint ("not measured").
+- ties: two configs tie when the 95% intervals of the objective overlap (throughput, or the latency statistic,
+  each +- the median's relative 95% CI half-width from the timing loop: a tail percentile gets the median's
+  relative width, a lower bound of its own). Among the configs that tie with the fastest, the pick is decided by,
+  in this order: accuracy vs the FP32 reference (accuracy drop, then max abs error), peak GPU memory, simplicity
+  (eager < CUDA graphs < compiled / engine-built, ``SIMPLICITY``), and only then the objective itself. The
+  reasons name the rule that decided.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from modelcost.core.decisions import ConstraintCheck, Recommendation
@@ -22,6 +30,12 @@ from modelcost.core.types import BenchResult
 LATENCY_STATS = ("p50", "p90", "p95", "p99", "mean")
 OBJECTIVES = ("throughput", "latency")
 GB = 1e9
+# How much machinery a deployment needs, lowest first: plain eager / ORT sessions, then CUDA-graph capture, then a
+# compiler or an engine build, then both. Used only to break a tie within measurement noise.
+SIMPLICITY = {
+    "torch-cpu": 0, "torch-eager": 0, "torch-autocast": 0, "torch-half": 0, "ort-cpu": 0, "ort-cuda": 0,
+    "torch-cudagraph": 1, "torch-compile": 2, "ort-tensorrt": 2, "tensorrt": 2, "torch-compile-cudagraph": 3,
+}
 
 
 @dataclass(frozen=True)
@@ -155,12 +169,106 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
     rec.feasible = sorted((r for r, (_, ch) in zip(measured, rec.checks) if all(x.ok for x in ch)),
                           key=lambda r: _score(r, objective, c.latency_stat))
     if rec.feasible:
+        rec.tie, rec.tie_rule = break_tie(rec.feasible, objective, c.latency_stat)
+        if rec.tie:
+            rec.feasible.remove(rec.tie[0])
+            rec.feasible.insert(0, rec.tie[0])
         rec.best = rec.feasible[0]
         rec.reasons = _why_best(rec, c)
     else:
         rec.failing = _why_nothing(rec.checks, c)
         rec.reasons = [f"none of the {len(measured)} measured configs meets every constraint"] + rec.failing
     return rec
+
+
+def ci_rel(r: BenchResult) -> float | None:
+    """The relative half-width of the 95% CI of the median latency (the timing loop's), or None if unknown."""
+    value = r.extra.get("median_ci95_rel")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def objective_interval(r: BenchResult, objective: str, stat: str) -> tuple[float, float] | None:
+    """The 95% interval of ``r``'s objective figure (see the module docstring), or None when unknown."""
+    rel = ci_rel(r)
+    value = (r.throughput_ips if objective == "throughput" else latency_of(r, stat))
+    if rel is None or value is None:
+        return None
+    return value * (1 - rel), value * (1 + rel)
+
+
+def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
+
+
+_TIE_RULES: tuple[tuple[str, Callable[[BenchResult], tuple[float, ...]]], ...] = (
+    ("accuracy vs the fp32 reference", lambda r: (
+        accuracy_drop_pct(r) if accuracy_drop_pct(r) is not None else math.inf,
+        r.accuracy.max_abs_err if r.accuracy is not None else (0.0 if r.precision == "fp32" else math.inf))),
+    ("peak GPU memory", lambda r: (float(r.gpu_memory_peak_bytes) if r.gpu_memory_peak_bytes is not None
+                                   else math.inf,)),
+    ("simplicity (eager < CUDA graphs < compiled)", lambda r: (float(SIMPLICITY.get(r.backend, 2)),)),
+)
+
+
+def break_tie(ranked: list[BenchResult], objective: str, stat: str) -> tuple[list[BenchResult], str]:
+    """The configs whose objective interval overlaps the best-ranked one's, the pick first, and the rule that
+    decided; ([], "") when the best is ahead beyond the measurement noise (or its interval is unknown).
+
+    The tied configs are sorted by the tie rules in order (then by the objective); the rule named is the first
+    on which the pick differs from the runner-up."""
+    best_iv = objective_interval(ranked[0], objective, stat)
+    tied = [r for r in ranked if r is ranked[0] or _overlap(best_iv, objective_interval(r, objective, stat))]
+    if len(tied) < 2:
+        return [], ""
+    position = {id(r): i for i, r in enumerate(ranked)}
+    tied.sort(key=lambda r: (*(key(r) for _, key in _TIE_RULES), position[id(r)]))
+    pick, runner_up = tied[0], tied[1]
+    rule = next((name for name, key in _TIE_RULES if key(pick) != key(runner_up)),
+                "the objective itself (every tie rule was equal)")
+    return tied, rule
+
+
+def _tie_reason(rec: Recommendation) -> list[str]:
+    if not rec.tie:
+        return []
+    stat = rec.latency_stat
+    unit = "ips" if rec.objective == "throughput" else "ms"
+
+    def show(r: BenchResult) -> str:
+        iv = objective_interval(r, rec.objective, stat)
+        value = r.throughput_ips if rec.objective == "throughput" else latency_of(r, stat)
+        return f"{label(r)} {fmt_num(value)} {unit} (95% CI {fmt_num(iv[0])}-{fmt_num(iv[1])})" if iv else label(r)
+
+    lines = ["tie within measurement noise: " + "; ".join(show(r) for r in rec.tie)]
+    lines.append(f"decided by {rec.tie_rule}: " + "; ".join(_tie_detail(r) for r in rec.tie))
+    return lines
+
+
+def _tie_detail(r: BenchResult) -> str:
+    drop = accuracy_drop_pct(r)
+    acc = ("reference" if r.accuracy is None and r.precision == "fp32" else "accuracy not measured" if drop is None
+           else f"accuracy drop {drop:.3g}%, max abs err {r.accuracy.max_abs_err:.3g}" if r.accuracy is not None
+           else f"accuracy drop {drop:.3g}%")
+    mem = (f"{r.gpu_memory_peak_bytes / GB:.2f} GB" if r.gpu_memory_peak_bytes is not None else "memory not measured")
+    return f"{label(r)}: {acc}, {mem}, simplicity {SIMPLICITY.get(r.backend, 2)}"
+
+
+def fmt_num(value: float | None) -> str:
+    """A figure for a reason line: grouped digits, no exponent (12,345 / 1,234.5 / 12.35 / 0.1235)."""
+    if value is None:
+        return "-"
+    a = abs(value)
+    if a >= 1000:
+        return f"{value:,.0f}"
+    if a >= 100:
+        return f"{value:,.1f}"
+    if a >= 1:
+        return f"{value:.2f}"
+    return f"{value:.4f}"
 
 
 def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
@@ -171,9 +279,13 @@ def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
     n = len(rec.feasible)
     head = (f"{label(best)}: the highest throughput ({thr:.4g} ips)" if rec.objective == "throughput"
             else f"{label(best)}: the lowest {stat} latency ({lat:.4g} ms)")
+    if rec.tie:
+        head = (f"{label(best)}: among the highest throughput ({thr:.4g} ips)" if rec.objective == "throughput"
+                else f"{label(best)}: among the lowest {stat} latency ({lat:.4g} ms)")
     why = [head + f" of the {n} config{'s' if n != 1 else ''} that meet every constraint "
            f"({rec.considered} measured)"]
-    if n > 1:
+    why += _tie_reason(rec)
+    if n > 1 and not rec.tie:
         nxt = rec.feasible[1]
         if rec.objective == "throughput":
             gain = (thr / nxt.throughput_ips - 1) * 100 if nxt.throughput_ips else float("inf")
