@@ -67,14 +67,14 @@ def test_saturating_batch_stops_at_memory_and_at_the_cap():
     assert saturating_batch(lambda b: None).batch == 1
 
 
-def _fast(tmp_path: Path, **kw) -> BenchConfig:  # noqa: ANN003
+def _fast(tmp_path: Path, **kw) -> BenchConfig:
     base = dict(device="cpu", warmup=2, warmup_max_s=0.05, min_time_s=0.02, min_iters=5, max_time_s=0.3,
                 e2e_min_iters=2, e2e_max_s=0.02, cache_dir=tmp_path / "cache")
     base.update(kw)
     return BenchConfig(**base)
 
 
-def _tiny():  # noqa: ANN202
+def _tiny():
     import torch
 
     from modelcost.bench.model import from_module

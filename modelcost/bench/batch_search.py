@@ -106,7 +106,7 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
                 clock = WallClock()
             m = measure(clock, session.run, short)
             return batch / median(m.samples_ms) * 1e3
-        except Exception as exc:  # noqa: BLE001 - out of memory (or any failure) ends the search at this batch
+        except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
             return None
