@@ -70,6 +70,7 @@ def recommendation_to_dict(rec: Recommendation) -> dict[str, Any]:
         "failing": list(rec.failing), "pareto": [_config(r, stat) for r in rec.pareto],
         "feasible": [_config(r, stat) for r in rec.feasible], "considered": rec.considered,
         "checks": {label: to_plain(checks) for label, checks in rec.checks}, "skipped": list(rec.skipped),
+        "tie": [_config(r, stat) for r in rec.tie], "tie_rule": rec.tie_rule,
     }
 
 
