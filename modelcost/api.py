@@ -11,6 +11,7 @@ see ``modelcost.pipeline``. Sources may be paths / names, an ``nn.Module`` or an
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -307,16 +308,22 @@ def recommend(
     if options is not None:
         backends, precisions, batch_sizes = options.backends, options.precisions, options.batch_sizes
         input_shapes, trust_pickle, config = options.input_shapes, options.trust_pickle, options.bench
+    from modelcost.decide.recommend import screening_rejects
+    from modelcost.pipeline import sweep_plan
+
     batches = list(batch_sizes or (constraints.batch_sizes if constraints and constraints.batch_sizes else [1]))
     config = config or BenchConfig()
     report = RunReport(created=utc_timestamp(), command=command)
+    plan_opts = options or _options(batches[0], input_shapes, trust_pickle, bench=config)
     model = load(source, _options(batches[0], input_shapes, trust_pickle, bench=config))
     try:
         report.cost = _static_or_none(model, report.notes)
         try:
+            batches, screen = sweep_plan(model, dataclasses.replace(plan_opts, batch_sizes=tuple(batches)), report)
             _, report.device = run_sweep(model.bench_model(), backends=backends, precisions=precisions,
                                          batch_sizes=batches, config=config, progress=progress,
-                                         results=report.benchmarks)
+                                         results=report.benchmarks, screen=screen,
+                                         rejects=screening_rejects(constraints or Constraints()))
         except KeyboardInterrupt:
             report.complete = False
             report.notes.append("interrupted by the user (Ctrl-C): recommended from the configs that finished")

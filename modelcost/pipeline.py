@@ -68,16 +68,25 @@ class RunOptions:
     profile_layers: bool = False
     profile_runs: int = 10
     bench_progress: bool = False  # the benchmark runner's live progress bar on stderr
+    # Issue 9. batch_search: "gpu" (default without --batch-sizes: on a GPU, batch 1 and the batch at which
+    # throughput saturates, bench/batch_search.py), "on" (--batch-sizes auto: on any device) or "off".
+    batch_search: str = "off"
+    # screen: "gpu" (screen when the plan runs on a GPU), "on" or "off" (--no-screen: every config gets the full
+    # measurement); bench/screening.py. ``rejects``: a constraint check for screening (recommend).
+    screen: str = "gpu"
+    rejects: Any = None
 
     def load_options(self) -> LoadOptions:
-        """``input_shapes``: 'NAME=1x3x224x224' or 'NAME=1x128:int64' strings, or a {name: shape} dict."""
+        """``input_shapes``: 'NAME=1x3x224x224' or 'NAME=1x128:int64' strings, or a {name: shape} dict. The
+        batch dimension is bound to ``batch_size``, else to the first of ``batch_sizes`` (the static analysis is
+        reported at that size; the benchmarks rebind it per size)."""
         shapes = self.input_shapes
         if isinstance(shapes, dict):
             parsed, dtypes = dict(shapes), {}
         else:
             parsed, dtypes = parse_input_specs(shapes)
-        return LoadOptions(batch_size=self.batch_size, input_shapes=parsed, input_dtypes=dtypes,
-                           trust_pickle=self.trust_pickle)
+        batch = self.batch_size or (self.batch_sizes[0] if self.batch_sizes else None)
+        return LoadOptions(batch_size=batch, input_shapes=parsed, input_dtypes=dtypes, trust_pickle=self.trust_pickle)
 
     def sweep(self) -> list[int]:
         return list(self.batch_sizes or [self.batch_size or 1])
@@ -211,16 +220,37 @@ def _static(model: LoadedModel, options: RunOptions, report: RunReport) -> None:
         report.notes.append(f"roofline: static analysis failed ({exc})")
 
 
+def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tuple[list[int], bool]:
+    """The batch sizes to measure and whether to screen (issue 9): ``options.sweep()``, or batch 1 and the batch
+    at which throughput saturates (said in the run notes), and screening on a GPU unless turned off."""
+    from modelcost.bench.runner import make_plan
+
+    batches = options.sweep()
+    if options.batch_search == "off" and options.screen in ("on", "off"):
+        return batches, options.screen == "on"
+    plan = make_plan(model.bench_model(), options.backends, options.precisions, options.bench)
+    screen = options.screen == "on" or (options.screen == "gpu" and plan.device == "cuda")
+    if options.batch_search == "on" or (options.batch_search == "gpu" and plan.device == "cuda"):
+        from modelcost.bench.batch_search import find_throughput_batch
+
+        search = find_throughput_batch(model.bench_model(), plan.runnable, options.bench)
+        if search is not None:
+            report.notes.append(search.describe())
+            batches = sorted({1, search.batch})
+    return batches, screen
+
+
 def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell: Progress) -> None:
     from modelcost.bench.cache import run_started, usage_note
     from modelcost.bench.runner import run_benchmarks
 
     started = run_started()
     try:
+        batches, screen = sweep_plan(model, options, report)
         _, report.device = run_benchmarks(model.bench_model(), backends=options.backends,
-                                          precisions=options.precisions, batch_sizes=options.sweep(),
+                                          precisions=options.precisions, batch_sizes=batches,
                                           config=options.bench, results=report.benchmarks,
-                                          progress=options.bench_progress)
+                                          progress=options.bench_progress, screen=screen, rejects=options.rejects)
     except KeyboardInterrupt:
         report.complete = False
         report.notes.append("interrupted: the benchmarks that finished are reported, the rest were not run")

@@ -39,7 +39,7 @@ def _commands(d: Path) -> dict[str, tuple[list[str], list[Path]]]:
         "quantize": (["quantize", str(model), "--int8", "--fp16", *CPU, *INTERLEAVED, "--out", str(d / "q")],
                      [d / "conv_float.int8.onnx", d / "conv_float.fp16.onnx",
                       d / "q" / "conv_float.int8" / "report.json", d / "q" / "conv_float.fp16" / "report.json"]),
-        "recommend": (["recommend", CONV, *CPU, *TIMING, "--batch-sizes", "1,2", "--out", str(d / "r"),
+        "recommend": (["recommend", CONV, *CPU, *TIMING, "--latency-stat", "p50", "--batch-sizes", "1,2", "--out", str(d / "r"),
                        "--samples-csv", str(d / "r.csv")],
                       [d / "r" / "report.json", d / "r" / "report.md", d / "r.csv"]),
     }

@@ -25,6 +25,7 @@ from modelcost.bench.memory import (
     free_device_memory,
 )
 from modelcost.bench.model import BenchModel
+from modelcost.bench.screening import Rejects, screen_out_reason, screening_config, speed_rank
 from modelcost.bench.stats import block_medians, latency_stats
 from modelcost.bench.timing import (
     CudaEventClock,
@@ -81,6 +82,11 @@ def make_plan(model: BenchModel, backends: Sequence[str] | None, precisions: Seq
     return plan
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True for a backend's out-of-memory error (OutOfMemory, or torch's CUDA OOM)."""
+    return _is_oom(exc)
+
+
 def _is_oom(exc: BaseException) -> bool:
     if isinstance(exc, OutOfMemory):
         return True
@@ -134,9 +140,11 @@ class Sweep:
     """Runs a plan; ``results`` grows as configs finish."""
 
     def __init__(self, model: BenchModel, plan: Plan, batch_sizes: Sequence[int], config: BenchConfig,
-                 results: list[BenchResult], progress: Any = None) -> None:
+                 results: list[BenchResult], progress: Any = None, screen: bool = False,
+                 rejects: Rejects | None = None) -> None:
         self.model, self.plan, self.batch_sizes, self.config = model, plan, list(batch_sizes), config
         self.results, self.progress = results, progress
+        self.screen, self.rejects = screen, rejects  # bench.screening: short measurement first, full for contenders
         self.nvml = self.handle = None
         self.nvml_reason = ""
         if plan.device == "cuda" and plan.runnable:
@@ -157,8 +165,16 @@ class Sweep:
             for batch in self.batch_sizes:
                 self.reference.get(batch)
             self.model.release_device_copies()
-        for backend, precision in self.plan.runnable:
+        order = sorted(self.plan.runnable, key=speed_rank) if self.screen else self.plan.runnable
+        first = len(self.results)
+        for backend, precision in order:
             self._sweep_one(backend, precision)
+        if self.screen:  # report in plan order, whatever order they were measured in
+            rank = {pair: i for i, pair in enumerate(self.plan.runnable)}
+            mine = sorted(self.results[first:], key=lambda r: (rank.get((r.backend, r.precision), -1),
+                                                                 self.batch_sizes.index(r.batch_size)
+                                                                 if r.batch_size in self.batch_sizes else -1))
+            self.results[first:] = mine
 
     def _advance(self, label: str, steps: int = 1) -> None:
         if self.progress is not None:
@@ -214,7 +230,10 @@ class Sweep:
             session = runner.session(batch, arrays)
             result.build_s = runner.build_s + getattr(session, "build_s", 0.0)
             result.notes.extend(getattr(session, "notes", []))
-            self._measure(session, result, arrays, baseline)
+            if self.screen:
+                result = self._screen_then_measure(session, result, arrays, baseline)
+            else:
+                self._measure(session, result, arrays, baseline)
         except Exception as exc:  # noqa: BLE001
             oom = _is_oom(exc)
             result.status = "oom" if oom else "failed"
@@ -230,7 +249,28 @@ class Sweep:
                 free_device_memory()
         return result
 
-    def _measure(self, session: Any, result: BenchResult, arrays: list[Any], baseline: int | None) -> None:
+    def _screen_then_measure(self, session: Any, result: BenchResult, arrays: list[Any],
+                             baseline: int | None) -> BenchResult:
+        """bench.screening: the short measurement; the full one only if the config can still matter."""
+        import dataclasses
+
+        blank = dataclasses.replace(result, notes=list(result.notes), extra=dict(result.extra))
+        self._measure(session, result, arrays, baseline, screening_config(self.config))
+        seen = [r for r in self.results if r.latency_ms is not None and r.status in ("ok", "screened")]
+        why = screen_out_reason(result, seen, rejects=self.rejects)
+        if why is not None:
+            result.status, result.reason = "screened", why
+            result.extra["measurement"] = "screening"
+            return result
+        full = blank
+        self._measure(session, full, arrays, baseline)
+        full.extra["measurement"] = "full (after screening)"
+        full.extra["screening_p50_ms"] = result.latency_ms.p50 if result.latency_ms else None
+        return full
+
+    def _measure(self, session: Any, result: BenchResult, arrays: list[Any], baseline: int | None,
+                 config: BenchConfig | None = None) -> None:
+        config = config or self.config
         torch = None
         if session.device == "cuda":
             import torch
@@ -248,8 +288,8 @@ class Sweep:
                 summary["s"] = sampler.stop()
 
         load = stability.CpuLoad().start()
-        with pinned_to_one_cpu(self.config.pin_cpu and torch is not None) as cpu:
-            m = measure(clock, session.run, self.config, on_timed)
+        with pinned_to_one_cpu(config.pin_cpu and torch is not None) as cpu:
+            m = measure(clock, session.run, config, on_timed)
         if cpu is not None:
             result.extra["pinned_cpu"] = cpu
         result.latency_ms = latency_stats(m.samples_ms)
@@ -263,11 +303,11 @@ class Sweep:
         if m.budget_hit:
             result.notes.append(m.stop_reason)
         if not m.warmup_settled:
-            limit = min(self.config.warmup_max_s, self.config.max_time_s)
+            limit = min(config.warmup_max_s, config.max_time_s)
             result.notes.append(f"warm-up did not settle within {limit:g} s ({m.warmup_iters} calls)")
         self._accuracy(session, result)
         sync = torch.cuda.synchronize if torch is not None else None
-        e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), self.config)
+        e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), config)
         result.e2e_latency_ms = latency_stats(e2e)
         result.extra["e2e_timing"] = (
             "host wall time (perf_counter) from host inputs to host outputs: host->device input copies, the forward, "
@@ -333,9 +373,10 @@ class Sweep:
 
 def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
                    batch_sizes: Sequence[int] = (1,), config: BenchConfig | None = None,
-                   results: list[BenchResult] | None = None,
-                   progress: bool = False) -> tuple[list[BenchResult], DeviceInfo]:
-    """Benchmark ``model``; returns (results, the device). Pass ``results`` to keep partial results on interrupt."""
+                   results: list[BenchResult] | None = None, progress: bool = False, screen: bool = False,
+                   rejects: Rejects | None = None) -> tuple[list[BenchResult], DeviceInfo]:
+    """Benchmark ``model``; returns (results, the device). Pass ``results`` to keep partial results on interrupt.
+    ``screen``: the short measurement first and the full one only for contenders (``bench.screening``)."""
     config = config or BenchConfig()
     results = results if results is not None else []
     if not batch_sizes or any(int(b) < 1 for b in batch_sizes):
@@ -345,13 +386,13 @@ def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, 
         refuse_impossible_batches(model, batch_sizes)
     total = len(plan.runnable) * len(batch_sizes)
     if not progress or total == 0:
-        sweep = Sweep(model, plan, batch_sizes, config, results)
+        sweep = Sweep(model, plan, batch_sizes, config, results, screen=screen, rejects=rejects)
         sweep.run()
         return results, sweep.device_info
     from modelcost.bench.progress import progress_bar
 
     with progress_bar(total) as advance:
-        sweep = Sweep(model, plan, batch_sizes, config, results, advance)
+        sweep = Sweep(model, plan, batch_sizes, config, results, advance, screen=screen, rejects=rejects)
         sweep.run()
     return results, sweep.device_info
 

@@ -29,6 +29,7 @@ def bench(
     target_gpu: o.TargetGpu = None,
     roofline_plot: o.RooflinePlot = None,
     profile_layers: o.ProfileLayers = False,
+    screen: o.Screen = None,
     trust_pickle: o.TrustPickle = False,
     allow_partial: o.AllowPartial = False,
 ) -> None:
@@ -43,7 +44,8 @@ def bench(
         options = flow.run_options(
             o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size or 1, trust_pickle=trust_pickle, static_required=False,
-            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True)
+            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True,
+            screen=flow.screen_mode(screen))
         run = flow.new_run(options)
         outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,
                    "staged_csv": staged_csv, "roofline_plot": roofline_plot}

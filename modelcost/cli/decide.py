@@ -225,8 +225,10 @@ def recommend(
     max_accuracy_drop: Annotated[Optional[float], typer.Option(min=0.0, help="Percent: 100 x (1 - top-1 agreement "
                                                                              "with FP32), or 100 x (1 - cosine).")] = None,
     batch_size: Annotated[Optional[int], typer.Option("--batch-size", "-b", min=1, help="Only this batch size.")] = None,
-    batch_sizes: Annotated[Optional[str], typer.Option("--batch-sizes", help="Batch sizes to measure and choose "
-                                                                             "from (default 1,8,32).")] = None,
+    batch_sizes: Annotated[Optional[str], typer.Option("--batch-sizes", help=(
+        "Batch sizes to measure and choose from, or 'auto' (batch 1 and the batch at which throughput saturates; "
+        "the default on a GPU, 1,8,32 on the CPU)."))] = None,
+    screen: o.Screen = None,
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
     objective: Annotated[str, typer.Option(help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
     backends: o.Backends = None,
@@ -249,10 +251,11 @@ def recommend(
     import dataclasses
 
     from modelcost import api
-    from modelcost.cli.flow import run_options
+    from modelcost.cli.flow import run_options, screen_mode
     from modelcost.decide.recommend import Constraints
 
-    only = _batches(batch_sizes) if batch_sizes else ([batch_size] if batch_size else None)
+    auto = (batch_sizes or "").strip().lower() == "auto"
+    only = None if auto else _batches(batch_sizes) if batch_sizes else ([batch_size] if batch_size else None)
     constraints = Constraints(max_latency_ms=max_latency_ms, min_throughput_ips=min_throughput,
                               max_memory_gb=max_memory_gb, max_accuracy_drop_pct=max_accuracy_drop,
                               batch_sizes=tuple(only) if only else None, latency_stat=latency_stat)
@@ -266,7 +269,9 @@ def recommend(
         config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
                          samples_csv=staged_csv)
         options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
-                              trust_pickle=trust_pickle, bench=config)
+                              trust_pickle=trust_pickle, bench=config, screen=screen_mode(screen),
+                              batch_search="on" if auto else "off" if only else "gpu")
+        # without --batch-sizes: 1, 8, 32 on the CPU; on a GPU the search (batch 1 + the saturating batch)
         options = dataclasses.replace(options, batch_sizes=tuple(only or [1, 8, 32]))
         run, rec, folder = api.recommend(
             model, constraints=constraints, objective=objective, out=str(out) if out else None,

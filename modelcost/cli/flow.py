@@ -55,10 +55,19 @@ def run_options(command: str, *, backends: str | None = None, precisions: str | 
     from modelcost import api
     from modelcost.bench.registry import parse_backends
 
-    chosen, precs, sizes = parse_backends(backends), parse_precisions(precisions), parse_batch_sizes(batch_sizes)
+    auto = batch_sizes is not None and batch_sizes.strip().lower() == "auto"
+    chosen, precs = parse_backends(backends), parse_precisions(precisions)
+    sizes = None if auto else parse_batch_sizes(batch_sizes)
+    # no --batch-sizes: on a GPU, batch 1 and the batch at which throughput saturates; "auto": that on any device
+    kw.setdefault("batch_search", "on" if auto else "off" if sizes else "gpu")
     return api.RunOptions(command=command, backends=tuple(chosen) if chosen else None,
                           precisions=tuple(precs) if precs else None, batch_sizes=tuple(sizes) if sizes else None,
                           input_shapes=tuple(tuple_shapes) if tuple_shapes else None, **kw)
+
+
+def screen_mode(flag: bool | None) -> str:
+    """--screen / --no-screen / neither -> RunOptions.screen ("on" / "off" / "gpu")."""
+    return "gpu" if flag is None else "on" if flag else "off"
 
 
 @dataclass

@@ -27,7 +27,12 @@ JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write the vers
 Backends = Annotated[Optional[str], typer.Option(
     help="Comma list of backends (see 'modelcost backends'); default: every backend of the device.")]
 Precisions = Annotated[Optional[str], typer.Option(help="Comma list: fp32,tf32,fp16,bf16,int8,fp8; default: each backend's own.")]
-BatchSizes = Annotated[Optional[str], typer.Option("--batch-sizes", help="Sweep these batch sizes, e.g. 1,8,32,128.")]
+BatchSizes = Annotated[Optional[str], typer.Option("--batch-sizes", help=(
+    "Sweep these batch sizes, e.g. 1,8,32,128 (the first also binds a symbolic batch dimension), or 'auto': batch 1 "
+    "and the batch at which throughput saturates (the default on a GPU)."))]
+Screen = Annotated[Optional[bool], typer.Option("--screen/--no-screen", help=(
+    "Screen every config with a short measurement and give the full one only to contenders (default: on a GPU); "
+    "--no-screen measures every config in full."))]
 MinTime = Annotated[float, typer.Option(min=0, help="Time each config at least this long (seconds).")]
 MinIters = Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")]
 MaxTime = Annotated[float, typer.Option(min=0.001, help="Time budget per config: stop even if the median is not yet known to +-1%.")]

@@ -40,6 +40,8 @@ class Recommendation:
     considered: int = 0  # measured ("ok") configs looked at
     skipped: list[str] = field(default_factory=list)  # configs not measured (unavailable / failed), with reason
     unranked: list[str] = field(default_factory=list)  # measured, but too few samples for a statistic it ranks on
+    tie: list[BenchResult] = field(default_factory=list)  # configs tied with the best within noise, the pick first
+    tie_rule: str = ""  # the rule that broke the tie, in words ("accuracy vs the fp32 reference", ...)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,18 @@ Definitions, used everywhere the recommendation is shown:
 - accuracy drop, in percent: (1 - top-1 agreement with the FP32 reference) x 100 when the output looks like
   class scores, else (1 - cosine similarity) x 100. An FP32 config without accuracy figures is the reference
   (drop 0); a reduced-precision config without them fails the constraint ("not measured").
+- ties: two configs tie when the 95% intervals of the objective overlap (throughput, or the latency statistic,
+  each +- the median's relative 95% CI half-width from the timing loop: a tail percentile gets the median's
+  relative width, a lower bound of its own). Among the configs that tie with the fastest, the pick is decided by,
+  in this order: accuracy vs the FP32 reference (accuracy drop, then max abs error), peak GPU memory, simplicity
+  (eager < CUDA graphs < compiled / engine-built, ``SIMPLICITY``), and only then the objective itself. The
+  reasons name the rule that decided.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from modelcost.core.decisions import ConstraintCheck, Recommendation
@@ -30,6 +38,12 @@ from modelcost.core.units import number
 LATENCY_STATS = ("p50", "p90", "p95", "p99", "mean")
 OBJECTIVES = ("throughput", "latency")
 GB = 1e9
+# How much machinery a deployment needs, lowest first: plain eager / ORT sessions, then CUDA-graph capture, then a
+# compiler or an engine build, then both. Used only to break a tie within measurement noise.
+SIMPLICITY = {
+    "torch-cpu": 0, "torch-eager": 0, "torch-autocast": 0, "torch-half": 0, "ort-cpu": 0, "ort-cuda": 0,
+    "torch-cudagraph": 1, "torch-compile": 2, "ort-tensorrt": 2, "tensorrt": 2, "torch-compile-cudagraph": 3,
+}
 
 
 @dataclass(frozen=True)
@@ -192,6 +206,10 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
     rec.feasible = sorted((r for r, (_, ch) in zip(measured, rec.checks) if all(x.ok for x in ch)),
                           key=lambda r: _score(r, objective, c.latency_stat))
     if rec.feasible:
+        rec.tie, rec.tie_rule = break_tie(rec.feasible, objective, c.latency_stat)
+        if rec.tie:
+            rec.feasible.remove(rec.tie[0])
+            rec.feasible.insert(0, rec.tie[0])
         rec.best = rec.feasible[0]
         rec.reasons = _why_best(rec, c)
     else:
@@ -212,6 +230,82 @@ def _enough_samples(measured: list[BenchResult], stat: str) -> tuple[list[BenchR
     return ranked, unranked
 
 
+def ci_rel(r: BenchResult) -> float | None:
+    """The relative half-width of the 95% CI of the median latency (the timing loop's), or None if unknown."""
+    value = r.extra.get("median_ci95_rel")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def objective_interval(r: BenchResult, objective: str, stat: str) -> tuple[float, float] | None:
+    """The 95% interval of ``r``'s objective figure (see the module docstring), or None when unknown."""
+    rel = ci_rel(r)
+    value = (r.throughput_ips if objective == "throughput" else latency_of(r, stat))
+    if rel is None or value is None:
+        return None
+    return value * (1 - rel), value * (1 + rel)
+
+
+def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
+
+
+_TIE_RULES: tuple[tuple[str, Callable[[BenchResult], tuple[float, ...]]], ...] = (
+    ("accuracy vs the fp32 reference", lambda r: (
+        accuracy_drop_pct(r) if accuracy_drop_pct(r) is not None else math.inf,
+        r.accuracy.max_abs_err if r.accuracy is not None else (0.0 if r.precision == "fp32" else math.inf))),
+    ("peak GPU memory", lambda r: (float(r.gpu_memory_peak_bytes) if r.gpu_memory_peak_bytes is not None
+                                   else math.inf,)),
+    ("simplicity (eager < CUDA graphs < compiled)", lambda r: (float(SIMPLICITY.get(r.backend, 2)),)),
+)
+
+
+def break_tie(ranked: list[BenchResult], objective: str, stat: str) -> tuple[list[BenchResult], str]:
+    """The configs whose objective interval overlaps the best-ranked one's, the pick first, and the rule that
+    decided; ([], "") when the best is ahead beyond the measurement noise (or its interval is unknown).
+
+    The tied configs are sorted by the tie rules in order (then by the objective); the rule named is the first
+    on which the pick differs from the runner-up."""
+    best_iv = objective_interval(ranked[0], objective, stat)
+    tied = [r for r in ranked if r is ranked[0] or _overlap(best_iv, objective_interval(r, objective, stat))]
+    if len(tied) < 2:
+        return [], ""
+    position = {id(r): i for i, r in enumerate(ranked)}
+    tied.sort(key=lambda r: (*(key(r) for _, key in _TIE_RULES), position[id(r)]))
+    pick, runner_up = tied[0], tied[1]
+    rule = next((name for name, key in _TIE_RULES if key(pick) != key(runner_up)),
+                "the objective itself (every tie rule was equal)")
+    return tied, rule
+
+
+def _tie_reason(rec: Recommendation) -> list[str]:
+    if not rec.tie:
+        return []
+    stat = rec.latency_stat
+    unit = "ips" if rec.objective == "throughput" else "ms"
+
+    def show(r: BenchResult) -> str:
+        iv = objective_interval(r, rec.objective, stat)
+        value = r.throughput_ips if rec.objective == "throughput" else latency_of(r, stat)
+        return f"{label(r)} {number(value)} {unit} (95% CI {number(iv[0])}-{number(iv[1])})" if iv else label(r)
+
+    lines = ["tie within measurement noise: " + "; ".join(show(r) for r in rec.tie)]
+    lines.append(f"decided by {rec.tie_rule}: " + "; ".join(_tie_detail(r) for r in rec.tie))
+    return lines
+
+
+def _tie_detail(r: BenchResult) -> str:
+    drop = accuracy_drop_pct(r)
+    acc = ("reference" if r.accuracy is None and r.precision == "fp32" else "accuracy not measured" if drop is None
+           else f"accuracy drop {number(drop, 3)}%, max abs err {number(r.accuracy.max_abs_err, 3)}"
+           if r.accuracy is not None else f"accuracy drop {number(drop, 3)}%")
+    mem = (f"{r.gpu_memory_peak_bytes / GB:.2f} GB" if r.gpu_memory_peak_bytes is not None else "memory not measured")
+    return f"{label(r)}: {acc}, {mem}, simplicity {SIMPLICITY.get(r.backend, 2)}"
+
+
 def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
     best = rec.best
     assert best is not None
@@ -220,10 +314,14 @@ def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
     n = len(rec.feasible)
     head = (f"{label(best)}: the highest throughput ({number(thr)} ips)" if rec.objective == "throughput"
             else f"{label(best)}: the lowest {stat} latency ({number(lat)} ms)")
+    if rec.tie:
+        head = (f"{label(best)}: among the highest throughput ({number(thr)} ips)" if rec.objective == "throughput"
+                else f"{label(best)}: among the lowest {stat} latency ({number(lat)} ms)")
     unranked = f", {len(rec.unranked)} not ranked for too few samples" if rec.unranked else ""
     why = [head + f" of the {n} config{'s' if n != 1 else ''} that meet every constraint "
            f"({rec.considered} measured{unranked})"]
-    if n > 1:
+    why += _tie_reason(rec)
+    if n > 1 and not rec.tie:
         nxt = rec.feasible[1]
         if rec.objective == "throughput":
             gain = (thr / nxt.throughput_ips - 1) * 100 if nxt.throughput_ips else float("inf")
@@ -280,3 +378,27 @@ def _total_excess(checks: list[ConstraintCheck]) -> float:
         else:
             total += abs(ch.value - ch.limit) / abs(ch.limit)
     return total
+
+
+def screening_rejects(c: Constraints, margin: float = 0.10) -> Callable[[BenchResult], str | None]:
+    """For bench.screening: why a config's short screening figures already fail a constraint by more than
+    ``margin`` (so the full measurement cannot bring it within the limit), else None. Unmeasured figures reject
+    nothing here: the recommendation says so later."""
+    def rejects(r: BenchResult) -> str | None:
+        if c.batch_sizes and r.batch_size not in c.batch_sizes:
+            return f"batch {r.batch_size} is not among the batch sizes asked for"
+        lat = latency_of(r, c.latency_stat)
+        if c.max_latency_ms is not None and lat is not None and lat > c.max_latency_ms * (1 + margin):
+            return f"{c.latency_stat} latency {number(lat)} ms > {number(c.max_latency_ms)} ms"
+        thr = r.throughput_ips
+        if c.min_throughput_ips is not None and thr is not None and thr * (1 + margin) < c.min_throughput_ips:
+            return f"throughput {number(thr)} ips < {number(c.min_throughput_ips)} ips"
+        mem = r.gpu_memory_peak_bytes
+        if c.max_memory_gb is not None and mem is not None and mem / GB > c.max_memory_gb * (1 + margin):
+            return f"peak GPU memory {number(mem / GB)} GB > {number(c.max_memory_gb)} GB"
+        drop = accuracy_drop_pct(r)
+        if c.max_accuracy_drop_pct is not None and drop is not None and drop > c.max_accuracy_drop_pct * (1 + margin):
+            return f"accuracy drop {number(drop, 3)}% > {number(c.max_accuracy_drop_pct)}%"
+        return None
+
+    return rejects

@@ -72,6 +72,7 @@ def recommendation_to_dict(rec: Recommendation) -> dict[str, Any]:
         "feasible": [_config(r, stat) for r in rec.feasible], "considered": rec.considered,
         "checks": {label: to_plain(checks) for label, checks in rec.checks}, "skipped": list(rec.skipped),
         "unranked": list(rec.unranked),
+        "tie": [_config(r, stat) for r in rec.tie], "tie_rule": rec.tie_rule,
     }
 
 

@@ -48,8 +48,9 @@ def _label(r: BenchResult) -> str:
 
 
 def throughput_vs_batch(results: list[BenchResult]) -> bytes | None:
+    """None (no plot) unless at least two batch sizes were measured: one batch is a column of dots."""
     ok = [r for r in _ok(results) if r.throughput_ips]
-    if not ok:
+    if len({r.batch_size for r in ok}) < 2:
         return None
     series: dict[str, list[BenchResult]] = {}
     for r in ok:

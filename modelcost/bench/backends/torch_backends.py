@@ -13,6 +13,7 @@ import contextlib
 import time
 import warnings
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
@@ -107,6 +108,23 @@ class TorchBackend:
         return TorchRunner(self.entry, model, precision, config)
 
 
+def use_compile_cache(cache_dir: Any) -> str:
+    """Point inductor's on-disk caches (FX graph, AOT autograd, autotune) at ``<cache_dir>/inductor`` unless the
+    user chose a folder (TORCHINDUCTOR_CACHE_DIR): a second run, or another batch size / backend with the same
+    graph, loads compiled kernels instead of compiling them again. Returns the folder in use."""
+    import os
+
+    folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if not folder:
+        folder = str(Path(cache_dir) / "inductor")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+    import torch._inductor.config as inductor_config
+
+    inductor_config.fx_graph_cache = True
+    inductor_config.autotune_local_cache = True
+    return folder
+
+
 class TorchRunner:
     """One torch backend at one precision; the device copy of the model is made here (``build_s``)."""
 
@@ -134,7 +152,9 @@ class TorchRunner:
         if entry.compile:
             mode = config.compile_mode
             self.compile_mode = "max-autotune-no-cudagraphs" if mode == "max-autotune" else "default"
-            self.notes.append(f"torch.compile mode={self.compile_mode}, dynamic=False (one compile per batch size)")
+            cache = use_compile_cache(config.cache_dir)
+            self.notes.append(f"torch.compile mode={self.compile_mode}, dynamic=False (one compile per batch size; "
+                              f"inductor's FX-graph and autotune caches in {cache} survive the process)")
 
     def context(self) -> contextlib.AbstractContextManager[Any]:
         """Entered around everything a session does: inference mode, TF32 setting, autocast."""

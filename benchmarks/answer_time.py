@@ -1,0 +1,109 @@
+"""Issue 9: how long the everyday answers take on this GPU, cold (empty caches) and warm (the same caches again).
+
+For one model (default zoo:resnet50): `modelcost analyze MODEL` with the defaults, then `modelcost recommend MODEL
+--batch-sizes 1,64,256`, each as a fresh `python3 -m modelcost` process with its wall time; the first run of each
+starts from an empty cache folder (MODELCOST_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR fresh: no ONNX export, no
+compiled kernels), the second reuses it. With --exhaustive, also the full-length sweep of the same space
+(`--no-screen`) to check the screened pick's throughput against the best config found exhaustively.
+
+    python3 benchmarks/answer_time.py zoo:resnet50 [--exhaustive] [--out DIR]
+
+Prints a table; writes answer_time_<model>.json into --out (default $OUT or .).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def run(args: list[str], cache: Path, json_path: Path, timeout_s: float) -> dict:
+    env = dict(os.environ, MODELCOST_CACHE_DIR=str(cache), TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"),
+               PYTHONUNBUFFERED="1")
+    if args[0] == "recommend":  # recommend writes its report folder; report.json holds the recommendation
+        cmd = [sys.executable, "-m", "modelcost", *args, "--out", str(json_path.with_suffix(""))]
+        json_path = json_path.with_suffix("") / "report.json"
+    else:
+        cmd = [sys.executable, "-m", "modelcost", *args, "--json", str(json_path)]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
+        rc, tail = proc.returncode, (proc.stdout + proc.stderr)[-1500:]
+    except subprocess.TimeoutExpired:
+        rc, tail = 124, f"timed out after {timeout_s:g} s"
+    wall_s = time.perf_counter() - t0
+    data = json.loads(json_path.read_text()) if json_path.exists() else {}
+    return {"command": "modelcost " + " ".join(args), "rc": rc, "wall_s": round(wall_s, 1), "tail": tail,
+            "report": data}
+
+
+def best_ok(report: dict) -> dict | None:
+    ok = [b for b in report.get("benchmarks", []) if b.get("status") == "ok" and b.get("throughput_ips")]
+    return max(ok, key=lambda b: b["throughput_ips"]) if ok else None
+
+
+def pick(report: dict) -> dict | None:
+    rec = report.get("recommendation") or {}
+    return rec.get("best")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model", nargs="?", default="zoo:resnet50")
+    ap.add_argument("--exhaustive", action="store_true")
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--timeout-s", type=float, default=240)
+    a = ap.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache"
+        for what, args in (("analyze", ["analyze", a.model]),
+                           ("recommend", ["recommend", a.model, "--batch-sizes", "1,64,256"])):
+            for temp in ("cold", "warm"):
+                if temp == "cold" and what == "recommend":
+                    cache = Path(tmp) / "cache-recommend"  # cold again: its own empty cache
+                r = run(args, cache, Path(tmp) / f"{what}-{temp}.json", a.timeout_s)
+                r.update(what=what, temp=temp)
+                rows.append(r)
+                print(f"{what:9} {temp:4} rc={r['rc']} {r['wall_s']:7.1f} s  {r['command']}", flush=True)
+        if a.exhaustive:
+            r = run(["recommend", a.model, "--batch-sizes", "1,64,256", "--no-screen"], cache,
+                    Path(tmp) / "exhaustive.json", 560)
+            r.update(what="recommend-exhaustive", temp="warm")
+            rows.append(r)
+            print(f"exhaustive rc={r['rc']} {r['wall_s']:7.1f} s", flush=True)
+    summary = []
+    for r in rows:
+        rep = r.pop("report")
+        p = pick(rep) or best_ok(rep)
+        r["pick"] = None if p is None else {k: p.get(k) for k in ("backend", "precision", "batch_size",
+                                                                   "throughput_ips")}
+        r["batch_sizes"] = sorted({b.get("batch_size") for b in rep.get("benchmarks", []) if b.get("batch_size")})
+        r["screened"] = sum(1 for b in rep.get("benchmarks", []) if b.get("status") == "screened")
+        r["notes"] = [n for n in rep.get("notes", []) if "throughput batch" in n or "screen" in n][:3]
+        summary.append(r)
+    if a.exhaustive:
+        exh = next(r for r in summary if r["what"] == "recommend-exhaustive")
+        warm = next(r for r in summary if r["what"] == "recommend" and r["temp"] == "warm")
+        if exh["pick"] and warm["pick"]:
+            exh["pick_ratio"] = round(warm["pick"]["throughput_ips"] / exh["pick"]["throughput_ips"], 4)
+    name = a.model.replace(":", "_").replace("/", "_")
+    (out / f"answer_time_{name}.json").write_text(json.dumps(summary, indent=1))
+    print("\nwhat                  temp  rc   wall s  batches          screened  pick")
+    for r in summary:
+        p = r["pick"]
+        ps = f"{p['backend']} {p['precision']} b{p['batch_size']} {p['throughput_ips']:,.0f} ips" if p else "-"
+        print(f"{r['what']:21} {r['temp']:4} {r['rc']:3} {r['wall_s']:8.1f}  {str(r['batch_sizes']):16} "
+              f"{r['screened']:8}  {ps}  {r.get('pick_ratio', '')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""The batch at which throughput saturates (issue 9): the default sweep measures batch 1 (latency serving) and
+this batch (throughput serving).
+
+Rule: from batch 1, double the batch while inferences per second grow by more than ``growth`` (5%) and the
+batch runs (no out-of-memory, inputs that fit); the chosen batch is the last one that still grew by more than
+``growth`` over half of it. Each probe is a short screening measurement of one probe backend (``probe_backend``:
+an eager half-precision backend where there is one, since half-precision kernels saturate at the largest batches).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+GROWTH = 0.05
+MAX_BATCH = 4096
+# Preferred probes, first available wins: cheap to prepare at every batch (no compile, no engine build).
+PROBES = (("torch-half", "fp16"), ("ort-cuda", "fp16"), ("torch-eager", "fp32"), ("ort-cuda", "fp32"),
+          ("torch-cpu", "fp32"), ("ort-cpu", "fp32"))
+
+
+@dataclass
+class BatchSearch:
+    batch: int
+    trail: list[tuple[int, float | None]] = field(default_factory=list)  # (batch, IPS or None: did not run)
+    reason: str = ""
+    probe: str = ""  # "torch-half fp16"
+
+    def describe(self) -> str:
+        steps = ", ".join(f"b{b} {'did not run' if ips is None else f'{ips:,.0f} ips'}" for b, ips in self.trail)
+        return f"throughput batch {self.batch} ({self.reason}; probed with {self.probe}: {steps})"
+
+
+def saturating_batch(ips_at: Callable[[int], float | None], *, growth: float = GROWTH, max_batch: int = MAX_BATCH,
+                     time_budget_s: float = 60.0, clock: Callable[[], float] = time.perf_counter) -> BatchSearch:
+    """Double the batch from 1 while IPS grows by more than ``growth``; ``ips_at(b)`` measures batch ``b`` and
+    returns its IPS, or None when it cannot run (out of memory, inputs too large)."""
+    t0 = clock()
+    search = BatchSearch(batch=1)
+    best_ips = ips_at(1)
+    search.trail.append((1, best_ips))
+    if best_ips is None:
+        search.reason = "batch 1 did not run"
+        return search
+    batch = 1
+    while True:
+        if batch * 2 > max_batch:
+            search.reason = f"reached the largest batch searched ({max_batch})"
+            break
+        if clock() - t0 > time_budget_s:
+            search.reason = f"search time budget {time_budget_s:g} s spent"
+            break
+        ips = ips_at(batch * 2)
+        search.trail.append((batch * 2, ips))
+        if ips is None:
+            search.reason = f"batch {batch * 2} did not run (memory)"
+            break
+        gain = ips / best_ips - 1
+        if gain <= growth:
+            search.reason = f"doubling to {batch * 2} added {gain * 100:+.1f}% IPS (<= {growth * 100:.0f}%)"
+            break
+        batch, best_ips = batch * 2, ips
+    search.batch = batch
+    return search
+
+
+def pick_probe(runnable: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The first of ``PROBES`` that the plan can run, else the plan's first config."""
+    for pair in PROBES:
+        if pair in runnable:
+            return pair
+    return runnable[0] if runnable else None
+
+
+def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: Any, *, growth: float = GROWTH,
+                          max_batch: int = MAX_BATCH, time_budget_s: float = 60.0) -> BatchSearch | None:
+    """``saturating_batch`` measured on ``model`` with the probe backend (short screening measurements; the
+    runner is prepared once). None when the plan has nothing runnable."""
+    from modelcost.bench import registry
+    from modelcost.bench.memory import free_device_memory
+    from modelcost.bench.runner import is_out_of_memory
+    from modelcost.bench.screening import screening_config
+    from modelcost.bench.stats import median
+    from modelcost.bench.timing import CudaEventClock, WallClock, measure
+
+    probe = pick_probe(runnable)
+    if probe is None:
+        return None
+    short = screening_config(config)
+    runner = registry.get_backend(probe[0]).prepare(model, probe[1], config)
+
+    def ips_at(batch: int) -> float | None:
+        if model.batch_problem(batch) is not None:
+            return None
+        session = None
+        try:
+            arrays, _ = model.host_inputs(batch)
+            session = runner.session(batch, arrays)
+            if session.device == "cuda":
+                import torch
+
+                clock: Any = CudaEventClock(torch, session.stream)
+            else:
+                clock = WallClock()
+            m = measure(clock, session.run, short)
+            return batch / median(m.samples_ms) * 1e3
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            return None
+        finally:
+            if session is not None:
+                session.close()
+            free_device_memory()
+
+    try:
+        search = saturating_batch(ips_at, growth=growth, max_batch=max_batch, time_budget_s=time_budget_s)
+    finally:
+        runner.close()
+        model.release_device_copies()
+        free_device_memory()
+    search.probe = f"{probe[0]} {probe[1]}"
+    return search

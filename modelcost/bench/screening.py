@@ -1,0 +1,84 @@
+"""Screening: spend the full measurement only on configs that can still matter (issue 9).
+
+Every config first gets a short *screening* measurement (``screening_config``: ~0.25 s of samples after a short
+warm-up, the median to +-3%). It then gets the full measurement (the caller's config: the median to +-1%) only if
+it can still be on the latency-throughput Pareto front or meet the caller's constraints:
+
+* **dominated beyond the noise**: another config already measured (screened or full) has a lower latency AND a
+  higher throughput, each by more than ``margin`` (default 10%, several times the screening interval, so noise
+  cannot make a config look dominated). Such a config cannot be the recommendation, nor tie with it (a tie needs
+  overlapping +-1% intervals);
+* **fails a constraint beyond the noise**: the caller's ``rejects(result)`` says so (recommend passes its latency /
+  throughput / memory / accuracy limits, applied with the same margin).
+
+A dropped config keeps its screening figures, status ``screened`` and the reason, so it is reported, never missing.
+The decision is online (against what has been measured so far), so the sweep measures configs that tend to be fast
+first (``speed_rank``); the order changes how many full measurements are made, never a full figure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+
+from modelcost.bench.base import BenchConfig
+from modelcost.core.types import BenchResult
+
+SCREEN_MARGIN = 0.10
+Rejects = Callable[[BenchResult], "str | None"]
+
+# Likely fastest first; only the order of screening depends on it.
+_BACKEND_RANK = ("tensorrt", "torch-compile-cudagraph", "ort-tensorrt", "torch-cudagraph", "torch-compile",
+                 "ort-cuda", "torch-half", "torch-autocast", "torch-eager", "ort-cpu", "torch-cpu")
+_PRECISION_RANK = ("fp8", "int8", "fp16", "bf16", "tf32", "fp32")
+
+
+def screening_config(config: BenchConfig) -> BenchConfig:
+    """The short measurement every config gets first: never longer than ``config`` asks."""
+    return dataclasses.replace(
+        config, min_time_s=min(config.min_time_s, 0.25), min_iters=min(config.min_iters, 10),
+        max_time_s=min(config.max_time_s, 2.0), target_rel_ci=max(config.target_rel_ci, 0.03),
+        warmup_max_s=min(config.warmup_max_s, 2.0), warmup_min_cuda_s=min(config.warmup_min_cuda_s, 0.3),
+        e2e_min_iters=min(config.e2e_min_iters, 3), e2e_max_s=min(config.e2e_max_s, 0.3))
+
+
+def speed_rank(pair: tuple[str, str]) -> tuple[int, int]:
+    backend, precision = pair
+    b = _BACKEND_RANK.index(backend) if backend in _BACKEND_RANK else len(_BACKEND_RANK)
+    p = _PRECISION_RANK.index(precision) if precision in _PRECISION_RANK else len(_PRECISION_RANK)
+    return b, p
+
+
+def _label(r: BenchResult) -> str:
+    return f"{r.backend} {r.precision} b{r.batch_size}"
+
+
+def dominator(candidate: BenchResult, others: Iterable[BenchResult], margin: float = SCREEN_MARGIN
+              ) -> BenchResult | None:
+    """The first of ``others`` with p50 latency below candidate's / (1 + margin) and throughput above candidate's
+    x (1 + margin); None if there is none."""
+    if candidate.latency_ms is None or not candidate.throughput_ips:
+        return None
+    lat, thr = candidate.latency_ms.p50, candidate.throughput_ips
+    for other in others:
+        if other is candidate or other.latency_ms is None or not other.throughput_ips:
+            continue
+        if other.latency_ms.p50 * (1 + margin) < lat and other.throughput_ips > thr * (1 + margin):
+            return other
+    return None
+
+
+def screen_out_reason(candidate: BenchResult, measured: Iterable[BenchResult], margin: float = SCREEN_MARGIN,
+                      rejects: Rejects | None = None) -> str | None:
+    """Why ``candidate`` (with screening figures) gets no full measurement, or None if it must get one."""
+    if rejects is not None:
+        why = rejects(candidate)
+        if why:
+            return f"screened out: {why} (by more than the {margin * 100:.0f}% screening margin)"
+    other = dominator(candidate, measured, margin)
+    if other is None:
+        return None
+    return (f"screened out: {_label(other)} is faster by more than {margin * 100:.0f}% on both latency "
+            f"({other.latency_ms.p50:.4f} vs {candidate.latency_ms.p50:.4f} ms p50) and throughput "  # type: ignore[union-attr]
+            f"({other.throughput_ips:,.1f} vs {candidate.throughput_ips:,.1f} ips); figures from the short screening "
+            "measurement")

@@ -1,0 +1,119 @@
+"""Issue 9 on the CPU: the screening rule, the saturating-batch search, and both through a real ort-cpu sweep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from modelcost.bench.base import BenchConfig
+from modelcost.bench.batch_search import saturating_batch
+from modelcost.bench.screening import dominator, screen_out_reason, screening_config, speed_rank
+from modelcost.core.types import BenchResult, LatencyStats
+
+
+def res(backend: str, batch: int, p50: float) -> BenchResult:
+    lat = LatencyStats(count=20, p50=p50, p90=p50, p95=p50, p99=p50, mean=p50, std=0.0, min=p50, max=p50)
+    return BenchResult(backend, "fp32", batch, "ok", latency_ms=lat, throughput_ips=batch / p50 * 1e3)
+
+
+def test_screening_config_is_never_longer_than_asked():
+    full = BenchConfig(min_time_s=1.0, min_iters=50, max_time_s=20.0)
+    s = screening_config(full)
+    assert (s.min_time_s, s.min_iters, s.max_time_s, s.target_rel_ci) == (0.25, 10, 2.0, 0.03)
+    short = BenchConfig(min_time_s=0.01, min_iters=3, max_time_s=0.1)
+    s = screening_config(short)
+    assert (s.min_time_s, s.min_iters, s.max_time_s) == (0.01, 3, 0.1)
+
+
+def test_dominated_only_beyond_the_margin():
+    # Same batch: throughput = 1/p50, so 'dominated' = slower by more than 10% on both axes.
+    fast = res("a", 1, 1.0)
+    close = res("b", 1, 1.09)  # 9% slower: inside the 10% margin -> kept for the full measurement
+    slow = res("c", 1, 1.2)  # 1.0 x 1.1 = 1.1 < 1.2 and 1000 > 833.3 x 1.1 = 916.7 -> dominated
+    assert dominator(close, [fast]) is None
+    assert dominator(slow, [fast]) is fast
+    # Another batch: 8/4 ms = 2000 ips beats on throughput but not on latency -> never dominates batch 1.
+    assert dominator(slow, [res("d", 8, 4.0)]) is None
+    why = screen_out_reason(slow, [fast])
+    assert why.startswith("screened out: a fp32 b1 is faster by more than 10%") and "1,000.0 vs 833.3 ips" in why
+
+
+def test_a_constraint_failing_beyond_the_margin_screens_out():
+    r = res("a", 1, 30.0)
+    why = screen_out_reason(r, [], rejects=lambda x: "p99 latency 30 ms > 20 ms" if x.latency_ms.p99 > 22 else None)
+    assert why == "screened out: p99 latency 30 ms > 20 ms (by more than the 10% screening margin)"
+
+
+def test_likely_fast_configs_are_screened_first():
+    pairs = [("torch-eager", "fp32"), ("torch-compile-cudagraph", "bf16"), ("torch-compile-cudagraph", "fp16"),
+             ("ort-cuda", "fp16")]
+    assert sorted(pairs, key=speed_rank)[0] == ("torch-compile-cudagraph", "fp16")
+
+
+def test_saturating_batch_doubles_while_ips_grows_more_than_5_percent():
+    # IPS: b1 100, b2 190 (+90%), b4 350 (+84%), b8 600 (+71%), b16 620 (+3.3% <= 5%): stop, choose 8.
+    table = {1: 100.0, 2: 190.0, 4: 350.0, 8: 600.0, 16: 620.0, 32: 640.0}
+    s = saturating_batch(table.get)
+    assert s.batch == 8 and [b for b, _ in s.trail] == [1, 2, 4, 8, 16]
+    assert "doubling to 16 added +3.3% IPS" in s.reason
+
+
+def test_saturating_batch_stops_at_memory_and_at_the_cap():
+    s = saturating_batch({1: 10.0, 2: 20.0, 4: None}.get)  # b4 out of memory: choose 2
+    assert s.batch == 2 and s.reason == "batch 4 did not run (memory)"
+    s = saturating_batch(lambda b: float(b), max_batch=16)  # linear forever: stops at the cap
+    assert s.batch == 16 and "largest batch searched (16)" in s.reason
+    assert saturating_batch(lambda b: None).batch == 1
+
+
+def _fast(tmp_path: Path, **kw) -> BenchConfig:
+    base = dict(device="cpu", warmup=2, warmup_max_s=0.05, min_time_s=0.02, min_iters=5, max_time_s=0.3,
+                e2e_min_iters=2, e2e_max_s=0.02, cache_dir=tmp_path / "cache")
+    base.update(kw)
+    return BenchConfig(**base)
+
+
+def _tiny():
+    import torch
+
+    from modelcost.bench.model import from_module
+    from modelcost.core.types import TensorSpec
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.LazyLinear(10))
+    net(torch.zeros(1, 3, 16, 16))
+    return from_module(net.eval(), lambda b: [TensorSpec("x", (b, 3, 16, 16), "float32")], name="tiny")
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_screened_sweep_reports_every_config(tmp_path: Path) -> None:
+    # torch-cpu and ort-cpu at batch 1 and 4: every config ends as "ok" (full measurement) or "screened" with its
+    # screening figures and the reason; nothing is silently missing, and the order is the plan's.
+    from modelcost.bench.runner import run_benchmarks
+
+    results, _ = run_benchmarks(_tiny(), backends=["torch-cpu", "ort-cpu"], batch_sizes=[1, 4],
+                                config=_fast(tmp_path), screen=True)
+    assert [(r.backend, r.batch_size) for r in results] == [("torch-cpu", 1), ("torch-cpu", 4), ("ort-cpu", 1),
+                                                            ("ort-cpu", 4)]
+    for r in results:
+        assert r.status in ("ok", "screened") and r.latency_ms is not None
+        if r.status == "screened":
+            assert r.reason.startswith("screened out:") and r.extra["measurement"] == "screening"
+        else:
+            assert r.extra["measurement"] == "full (after screening)" and r.extra["screening_p50_ms"] > 0
+    # A rejects() that refuses batch 4 screens out exactly the batch-4 configs.
+    results, _ = run_benchmarks(_tiny(), backends=["ort-cpu"], batch_sizes=[1, 4], config=_fast(tmp_path),
+                                screen=True, rejects=lambda r: "batch 4 refused" if r.batch_size == 4 else None)
+    assert {r.batch_size: r.status for r in results} == {1: "ok", 4: "screened"}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_throughput_batch_search_on_ort_cpu(tmp_path: Path) -> None:
+    from modelcost.bench.batch_search import find_throughput_batch
+
+    search = find_throughput_batch(_tiny(), [("ort-cpu", "fp32")], _fast(tmp_path), max_batch=64)
+    assert search is not None and search.probe == "ort-cpu fp32"
+    assert search.trail[0][0] == 1 and all(ips and ips > 0 for _, ips in search.trail)
+    assert search.batch in [b for b, _ in search.trail] and search.reason
+    assert "throughput batch" in search.describe()
