@@ -61,7 +61,9 @@ def test_saturating_batch_doubles_while_ips_grows_more_than_5_percent():
 
 def test_saturating_batch_stops_at_memory_and_at_the_cap():
     s = saturating_batch({1: 10.0, 2: 20.0, 4: None}.get)  # b4 out of memory: choose 2
-    assert s.batch == 2 and s.reason == "batch 4 did not run (memory)"
+    assert s.batch == 2 and s.reason == "batch 4 did not run (out of memory)"
+    s = saturating_batch({1: 10.0, 2: "the model's inputs fix the batch dimension at 1"}.get)
+    assert s.batch == 1 and s.reason == "batch 2 did not run (the model's inputs fix the batch dimension at 1)"
     s = saturating_batch(lambda b: float(b), max_batch=16)  # linear forever: stops at the cap
     assert s.batch == 16 and "largest batch searched (16)" in s.reason
     assert saturating_batch(lambda b: None).batch == 1
@@ -117,3 +119,58 @@ def test_throughput_batch_search_on_ort_cpu(tmp_path: Path) -> None:
     assert search.trail[0][0] == 1 and all(ips and ips > 0 for _, ips in search.trail)
     assert search.batch in [b for b, _ in search.trail] and search.reason
     assert "throughput batch" in search.describe()
+
+
+def _dynamic_batch_onnx(path: Path) -> Path:
+    """y = x @ W with x [batch, 4] (batch symbolic), W 4x3: 12 MACs per item."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.ones((4, 3), np.float32), "W")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])], [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+FAST = ("--device", "cpu", "--backends", "ort-cpu", "--min-time-s", "0.02", "--min-iters", "5", "--max-time-s", "0.2",
+        "--warmup", "2")
+
+
+def test_batch_sizes_bind_a_symbolic_batch(tmp_path: Path) -> None:
+    # Issue 9: '--batch-sizes 1,4' on a dynamic-batch export used to stop with "unbound dimension 'batch'".
+    # The static part is reported at the first size (12 MACs per item x 1), each size is benchmarked.
+    import json
+
+    from typer.testing import CliRunner
+
+    from modelcost.cli import app
+
+    model = _dynamic_batch_onnx(tmp_path / "m.onnx")
+    result = CliRunner().invoke(app, ["analyze", str(model), "--batch-sizes", "1,4", *FAST, "--json",
+                                      str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["compute"]["macs"] == 12
+    assert sorted(b["batch_size"] for b in doc["benchmarks"]) == [1, 4]
+
+
+def test_batch_sizes_auto_searches_on_the_cpu(tmp_path: Path) -> None:
+    # '--batch-sizes auto': batch 1 and the saturating batch, the search said in the run notes.
+    import json
+
+    from typer.testing import CliRunner
+
+    from modelcost.cli import app
+
+    model = _dynamic_batch_onnx(tmp_path / "m.onnx")
+    result = CliRunner().invoke(app, ["bench", str(model), "--batch-sizes", "auto", *FAST, "--json",
+                                      str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    notes = [n for n in doc["run_notes"] if n.startswith("throughput batch ")]
+    assert len(notes) == 1 and "probed with ort-cpu fp32" in notes[0]
+    chosen = int(notes[0].split()[2])
+    assert sorted({b["batch_size"] for b in doc["benchmarks"]}) == sorted({1, chosen})

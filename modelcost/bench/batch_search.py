@@ -33,16 +33,18 @@ class BatchSearch:
         return f"throughput batch {self.batch} ({self.reason}; probed with {self.probe}: {steps})"
 
 
-def saturating_batch(ips_at: Callable[[int], float | None], *, growth: float = GROWTH, max_batch: int = MAX_BATCH,
-                     time_budget_s: float = 60.0, clock: Callable[[], float] = time.perf_counter) -> BatchSearch:
+def saturating_batch(ips_at: Callable[[int], float | str | None], *, growth: float = GROWTH,
+                     max_batch: int = MAX_BATCH, time_budget_s: float = 60.0,
+                     clock: Callable[[], float] = time.perf_counter) -> BatchSearch:
     """Double the batch from 1 while IPS grows by more than ``growth``; ``ips_at(b)`` measures batch ``b`` and
-    returns its IPS, or None when it cannot run (out of memory, inputs too large)."""
+    returns its IPS, or why it cannot run (a string; None: out of memory)."""
     t0 = clock()
     search = BatchSearch(batch=1)
-    best_ips = ips_at(1)
+    first = ips_at(1)
+    best_ips = first if isinstance(first, float) else None
     search.trail.append((1, best_ips))
     if best_ips is None:
-        search.reason = "batch 1 did not run"
+        search.reason = f"batch 1 did not run ({first or 'out of memory'})"
         return search
     batch = 1
     while True:
@@ -52,10 +54,11 @@ def saturating_batch(ips_at: Callable[[int], float | None], *, growth: float = G
         if clock() - t0 > time_budget_s:
             search.reason = f"search time budget {time_budget_s:g} s spent"
             break
-        ips = ips_at(batch * 2)
+        got = ips_at(batch * 2)
+        ips = got if isinstance(got, float) else None
         search.trail.append((batch * 2, ips))
         if ips is None:
-            search.reason = f"batch {batch * 2} did not run (memory)"
+            search.reason = f"batch {batch * 2} did not run ({got or 'out of memory'})"
             break
         gain = ips / best_ips - 1
         if gain <= growth:
@@ -91,9 +94,10 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
     short = screening_config(config)
     runner = registry.get_backend(probe[0]).prepare(model, probe[1], config)
 
-    def ips_at(batch: int) -> float | None:
-        if model.batch_problem(batch) is not None:
-            return None
+    def ips_at(batch: int) -> float | str | None:
+        problem = model.batch_problem(batch)
+        if problem is not None:
+            return problem
         session = None
         try:
             arrays, _ = model.host_inputs(batch)
