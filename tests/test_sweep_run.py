@@ -164,7 +164,8 @@ def test_gpu_workers_each_own_one_gpu(tmp_path: Path) -> None:
     from modelcost.sweep.run import run_sweep
 
     n = min(2, len(visible_gpus()))
-    text = (f'[sweep]\nbackends = ["torch-eager"]\nbatch_sizes = [1, 2, 4, 8]\n{TIMING}\n'
+    # torch-eager at fp32 only (its tf32 row would double the configs): 4 batch sizes = 4 configs
+    text = (f'[sweep]\nbackends = ["torch-eager"]\nprecisions = ["fp32"]\nbatch_sizes = [1, 2, 4, 8]\n{TIMING}\n'
             f'[[models]]\nsource = "{ROOT / "tests" / "fixtures" / "tiny_cnn.py"}:make_model"\nname = "tiny_cnn"\n'
             'input_shapes = ["x=1x3x16x16"]\n')
     summary = run_sweep(parse_plan(text), str(tmp_path / "r.sqlite"), workers=n)

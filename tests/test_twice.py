@@ -39,10 +39,17 @@ def _commands(d: Path) -> dict[str, tuple[list[str], list[Path]]]:
         "quantize": (["quantize", str(model), "--int8", "--fp16", *CPU, *INTERLEAVED, "--out", str(d / "q")],
                      [d / "conv_float.int8.onnx", d / "conv_float.fp16.onnx",
                       d / "q" / "conv_float.int8" / "report.json", d / "q" / "conv_float.fp16" / "report.json"]),
-        "recommend": (["recommend", CONV, *CPU, *TIMING, "--latency-stat", "p50", "--batch-sizes", "1,2", "--out", str(d / "r"),
-                       "--samples-csv", str(d / "r.csv")],
+        "recommend": (["recommend", CONV, *CPU, *TIMING, "--latency-stat", "p50", "--batch-sizes", "1,2",
+                       "--out", str(d / "r"), "--samples-csv", str(d / "r.csv")],
                       [d / "r" / "report.json", d / "r" / "report.md", d / "r.csv"]),
+        "train --static": (["train", f"{TINY_CNN}:make_model", "-s", "x=2x3x16x16", "--static", "--json",
+                            str(d / "t.json"), "--out", str(d / "t")], [d / "t.json", d / "t" / "report.json"]),
+        "llm --static": (["llm", "zoo:llama-tiny", "--static", "-p", "16", "-g", "4", "--target-gpu", "H100 SXM",
+                          "--json", str(d / "l.json"), "--out", str(d / "l")], [d / "l.json", d / "l" / "report.json"]),
     }
+
+
+TINY_CNN = Path(__file__).resolve().parent / "fixtures" / "tiny_cnn.py"
 
 
 def _stamp(path: Path) -> tuple[int, int]:

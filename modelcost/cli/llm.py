@@ -3,8 +3,6 @@ Wiring and printing only: ``api.llm`` decides and computes, ``report.llm`` rende
 
 from __future__ import annotations
 
-import datetime as _dt
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -75,10 +73,13 @@ def _write(report: object, json_path: Path | None, out: Path | None) -> None:
     from modelcost.report.atomic import atomic_write_text
     from modelcost.report.llm import to_document, write_llm_folder
 
-    created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    command = "llm " + " ".join(sys.argv[2:])
+    from modelcost.core.text import utc_timestamp
+
+    created = utc_timestamp()
+    command = o.command_line("llm")
     if json_path is not None:
+        existed = json_path.exists()
         atomic_write_text(json_path, json.dumps(to_document(report, created, command), indent=2) + "\n")
-        typer.echo(f"JSON report: {json_path}")
+        typer.echo(o.wrote("JSON report", json_path, existed))
     if out is not None:
         typer.echo(f"report folder: {write_llm_folder(report, out, created, command)}")
