@@ -32,11 +32,15 @@ def run(args: list[str], cache: Path, json_path: Path, timeout_s: float) -> dict
     else:
         cmd = [sys.executable, "-m", "modelcost", *args, "--json", str(json_path)]
     t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
-        rc, tail = proc.returncode, (proc.stdout + proc.stderr)[-1500:]
-    except subprocess.TimeoutExpired:
-        rc, tail = 124, f"timed out after {timeout_s:g} s"
+        out, _ = proc.communicate(timeout=timeout_s)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:  # keep what it printed: which stage the time went to
+        proc.kill()
+        out, _ = proc.communicate()
+        rc, out = 124, (out or "") + f"\n[timed out after {timeout_s:g} s]"
+    tail = (out or "")[-3000:]
     wall_s = time.perf_counter() - t0
     data = json.loads(json_path.read_text()) if json_path.exists() else {}
     return {"command": "modelcost " + " ".join(args), "rc": rc, "wall_s": round(wall_s, 1), "tail": tail,
