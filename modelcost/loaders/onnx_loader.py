@@ -54,8 +54,7 @@ def load_onnx(source: str, options: LoadOptions) -> LoadedOnnx:
         raise ModelcostError(f"{source}: not a file")
     model_bytes = path.stat().st_size
     model = _parse(path, model_bytes)
-    check_fields(model, path.name)  # element types, names, sizes (loaders/onnx_sanity.py)
-    _check_text(model, path.name)  # op types and domains too, in functions as well
+    check_fields(model, path.name)  # element types, names, op types, sizes (loaders/onnx_sanity.py)
     _check_graph(model.graph, path.name)
     external = check_external_data(model, path)
     declared = declared_inputs(model)
@@ -130,29 +129,6 @@ def _parse_lean(onnx: Any, path: Path) -> Any | None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else exc.__class__.__name__
-
-
-def _check_text(model: Any, model_name: str) -> None:
-    """Op types, domains and node names are UTF-8 text by the format; protobuf hands over raw bytes when a damaged
-    or crafted file holds anything else, which no schema lookup accepts. Main graph, subgraphs and functions."""
-    def graphs(graph: Any) -> Any:
-        yield graph
-        for node in graph.node:
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    yield from graphs(attr.g)
-                for sub in attr.graphs:
-                    yield from graphs(sub)
-
-    node_lists = [g.node for g in graphs(model.graph)] + [f.node for f in model.functions]
-    for nodes in node_lists:
-        for i, node in enumerate(nodes):
-            for what in ("op_type", "domain", "name"):
-                value = getattr(node, what)
-                if not isinstance(value, str):
-                    field = "an op type" if what == "op_type" else f"a {what}"
-                    raise ModelcostError(f"{model_name}: node #{i} has {field} that is not UTF-8 text "
-                                         f"({value[:40]!r}); the file is damaged or malformed")
 
 
 def _check_graph(graph: Any, model_name: str) -> None:

@@ -27,6 +27,11 @@ def check_fields(model: Any, model_name: str) -> None:
         for vi in [*graph.input, *graph.output, *graph.value_info]:
             if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type != 0:
                 _check_type(vi.type.tensor_type.elem_type, f"tensor {vi.name!r}", where, model_name)
+    for f_index, function in enumerate(model.functions):  # model-local functions: their nodes are text too
+        where = f" (in model-local function #{f_index})"
+        for what, value in _node_names(function.node):
+            if not isinstance(value, str):
+                raise ModelcostError(f"{model_name}: {what}{where} is not valid UTF-8 text; the file is corrupt")
 
 
 def _check_type(elem_type: int, what: str, where: str, model_name: str) -> None:
@@ -87,7 +92,11 @@ def _names(graph: Any) -> Iterator[tuple[str, Any]]:
         for entry in tensor.external_data:  # location, offset, length: read as text to find the data file
             yield f"the external-data {_text(entry.key)!s} of initializer {_text(tensor.name)!r}", entry.value
             yield f"an external-data key of initializer {_text(tensor.name)!r}", entry.key
-    for index, node in enumerate(graph.node):
+    yield from _node_names(graph.node)
+
+
+def _node_names(nodes: Any) -> Iterator[tuple[str, Any]]:
+    for index, node in enumerate(nodes):
         for what, value in (("name", node.name), ("op type", node.op_type), ("domain", node.domain)):
             yield f"the {what} of node #{index}", value
         for value in [*node.input, *node.output]:
