@@ -39,6 +39,7 @@ from modelcost.bench.model import BenchModel
 from modelcost.bench.registry import profiled
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import utc_timestamp
+from modelcost.core.trace import trace
 from modelcost.core.types import CostReport, LayerTable, RunReport, WhatIf
 from modelcost.loaders.base import LoadOptions
 from modelcost.loaders.shapes import parse_input_specs
@@ -184,15 +185,19 @@ def run(source: Any, options: RunOptions | None = None, progress: Progress | Non
     report = run if run is not None else RunReport(command=options.command, created=utc_timestamp())
     tell = progress or (lambda stage, r: None)
     model = source if isinstance(source, LoadedModel) else load(source, options)
+    trace("model loaded")
     try:
         _static(model, options, report)
+        trace("static analysis done")
         tell("static", report)
         if not options.static_only:
             _benchmarks(model, options, report, tell)
         if not report.complete:
             return report
+        trace("benchmarks done")
         if report.benchmarks or options.target_gpu:
             attach_gpu(report, options.target_gpu)
+            trace("roofline done")
             tell("roofline", report)
         if options.profile_layers and any(r.status == "ok" for r in report.benchmarks):
             attach_layer_profiles(model.bench_model(), report, backends=tuple(PROFILED), runs=options.profile_runs,
@@ -236,6 +241,7 @@ def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tu
         search = find_throughput_batch(model.bench_model(), plan.runnable, options.bench)
         if search is not None:
             report.notes.append(search.describe())
+            trace(f"batch search: {search.describe()}")
             batches = sorted({1, search.batch})
     return batches, screen
 

@@ -87,6 +87,7 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
     from modelcost.bench.screening import screening_config
     from modelcost.bench.stats import median
     from modelcost.bench.timing import CudaEventClock, WallClock, measure
+    from modelcost.core.trace import trace
 
     probe = pick_probe(runnable)
     if probe is None:
@@ -109,6 +110,7 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
             else:
                 clock = WallClock()
             m = measure(clock, session.run, short)
+            trace(f"batch search: b{batch} measured")
             return batch / median(m.samples_ms) * 1e3
         except Exception as exc:
             if not is_out_of_memory(exc):

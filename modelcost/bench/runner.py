@@ -36,6 +36,7 @@ from modelcost.bench.timing import (
 )
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import first_line
+from modelcost.core.trace import trace
 from modelcost.core.types import BenchResult, DeviceInfo
 from modelcost.core.units import binary_bytes
 
@@ -164,6 +165,7 @@ class Sweep:
             self._advance("reference outputs (fp32)", 0)
             for batch in self.batch_sizes:
                 self.reference.get(batch)
+            trace(f"reference outputs for batches {self.batch_sizes}")
             self.model.release_device_copies()
         order = sorted(self.plan.runnable, key=speed_rank) if self.screen else self.plan.runnable
         first = len(self.results)
@@ -188,6 +190,7 @@ class Sweep:
         baseline = self._memory_used()
         try:
             runner = registry.get_backend(backend).prepare(self.model, precision, self.config)
+            trace(f"{backend} {precision}: prepared")
         except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
             status = "oom" if _is_oom(exc) else "unavailable" if isinstance(exc, Unavailable) else "failed"
             reason = str(exc) if status == "unavailable" else first_line(exc)
@@ -228,6 +231,7 @@ class Sweep:
         session = None
         try:
             session = runner.session(batch, arrays)
+            trace(f"{backend} {precision} b{batch}: session built ({getattr(session, 'build_s', 0.0):.1f} s)")
             result.build_s = runner.build_s + getattr(session, "build_s", 0.0)
             result.notes.extend(getattr(session, "notes", []))
             if self.screen:
@@ -258,12 +262,14 @@ class Sweep:
         self._measure(session, result, arrays, baseline, screening_config(self.config))
         seen = [r for r in self.results if r.latency_ms is not None and r.status in ("ok", "screened")]
         why = screen_out_reason(result, seen, rejects=self.rejects)
+        trace(f"{_label_of(result)}: screened, {'dropped' if why else 'kept'}")
         if why is not None:
             result.status, result.reason = "screened", why
             result.extra["measurement"] = "screening"
             return result
         full = blank
         self._measure(session, full, arrays, baseline)
+        trace(f"{_label_of(full)}: full measurement done")
         full.extra["measurement"] = "full (after screening)"
         full.extra["screening_p50_ms"] = result.latency_ms.p50 if result.latency_ms else None
         return full
@@ -369,6 +375,10 @@ class Sweep:
             from modelcost.hardware.nvml_sampler import append_csv
 
             append_csv(self.config.samples_csv, sampler.rows(result.backend, result.precision, result.batch_size))
+
+
+def _label_of(r: BenchResult) -> str:
+    return f"{r.backend} {r.precision} b{r.batch_size}"
 
 
 def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
