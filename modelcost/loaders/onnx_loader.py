@@ -160,7 +160,7 @@ def _check_graph(graph: Any, model_name: str) -> None:
 
 def _node_in_cycle(graph: Any) -> Any | None:
     """A node of a cycle of the main graph (Kahn's algorithm: what never becomes ready), or None."""
-    from modelcost.loaders.onnx_skeleton import node_reads
+    from modelcost.loaders.onnx_graph import node_reads
 
     producer = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
     users: list[list[int]] = [[] for _ in graph.node]
