@@ -112,7 +112,9 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
             sk = inliner.inline_local_functions(sk)
         except Exception as exc:  # noqa: BLE001 - onnx's ValidationError: recursive or duplicate local functions
             first = " ".join(str(exc).split())[:300]
-            raise ModelcostError(f"the model's local functions cannot be inlined ({first}); the model is malformed") from None
+            raise ModelcostError(
+                f"the model's local functions cannot be inlined ({first}); the model is malformed"
+            ) from None
         notes.append(f"{len(model.functions)} model-local function(s) inlined before counting")
     inferred, table, values = _refined(sk, run_onnx_inference(sk), opset or 1)
     if _unshaped(inferred.graph):

@@ -102,7 +102,8 @@ def _export_torchscript(module: Any, args: tuple[Any, ...], kwargs: dict[str, An
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         torch.onnx.export(module, args, str(path), kwargs=kwargs or None, input_names=input_names,
-                          output_names=output_names, dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True, dynamo=False)
+                          output_names=output_names, dynamic_axes=axes, opset_version=OPSET,
+                          do_constant_folding=True, dynamo=False)
     return "TorchScript-based"
 
 
@@ -114,8 +115,8 @@ def _export_dynamo(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], p
     shapes: Any = {name: {0: batch} for name in kwargs} if kwargs else tuple({0: batch} for _ in args)
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        program = torch.onnx.export(module, args, kwargs=kwargs or None, input_names=input_names, output_names=output_names,
-                                    dynamic_shapes=shapes, dynamo=True, verbose=False)
+        program = torch.onnx.export(module, args, kwargs=kwargs or None, input_names=input_names,
+                                    output_names=output_names, dynamic_shapes=shapes, dynamo=True, verbose=False)
         program.save(str(path), external_data=_big(module))
     return "torch.export-based"
 

@@ -61,7 +61,9 @@ class ResultsDB:
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
         if not create and not self.path.is_file():
-            raise ModelcostError(f"no results database at {self.path} (make one with 'modelcost sweep PLAN --db {self.path}')")
+            raise ModelcostError(
+                f"no results database at {self.path} (make one with 'modelcost sweep PLAN --db {self.path}')"
+            )
         if create and self.path.is_dir():
             raise ModelcostError(f"--db {self.path} is a folder; give a file path, e.g. results.sqlite")
         try:
@@ -143,7 +145,8 @@ class ResultsDB:
 
     def done_keys(self) -> set[tuple[str, str, str]]:
         """(config_key, device_name, versions_key) of every result a resume may skip."""
-        q = f"SELECT config_key, device_name, versions_key FROM results WHERE status IN ({', '.join('?' * len(RESUMABLE))})"
+        marks = ", ".join("?" * len(RESUMABLE))
+        q = f"SELECT config_key, device_name, versions_key FROM results WHERE status IN ({marks})"
         return {(r[0], r[1], r[2]) for r in self.conn.execute(q, RESUMABLE)}
 
     def results(self, where: str = "", params: Iterable[Any] = ()) -> list[dict[str, Any]]:

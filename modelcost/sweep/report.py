@@ -94,7 +94,8 @@ def compare_blocks(a_id: int, b_id: int, changes: Sequence[Change], tolerance_pc
             Para(f"{n} regression(s) in {len(changes)} config(s) measured in both runs; a regression is a 95% "
                  f"interval of the latency ratio wholly on the slower side and a slowdown of at least "
                  f"{tolerance_pct:g}%, or a config that ran in A and not in B", strong=n > 0),
-            Table(["config", "device", "A p50 ms", "B p50 ms", "B vs A", ""], rows, [False, False, True, True, False, False])]
+            Table(["config", "device", "A p50 ms", "B p50 ms", "B vs A", ""], rows,
+                  [False, False, True, True, False, False])]
 
 
 def sweep_blocks(title: str, runs: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], best: Sequence[Best],
