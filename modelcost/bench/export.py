@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modelcost.core.errors import ModelcostError
-from modelcost.core.text import strip_ansi
+from modelcost.core.text import first_line
 
 if TYPE_CHECKING:
     from modelcost.bench.model import BenchModel
@@ -78,9 +78,8 @@ def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
                 how = exporter(module, args, kwargs, tmp_dir / "model.onnx", input_names, output_names)
                 break
             except Exception as exc:  # noqa: BLE001 - try the other exporter, then report both
-                text = strip_ansi(str(exc)).strip()  # torch.onnx colours its step messages
-                errors.append(f"{exporter.__name__.removeprefix('_export_')}: {exc.__class__.__name__}: "
-                              f"{text.splitlines()[0] if text else ''}")
+                # first_line removes the colour codes torch.onnx puts in its step messages
+                errors.append(f"{exporter.__name__.removeprefix('_export_')}: {first_line(exc)}")
                 for f in tmp_dir.iterdir():
                     f.unlink()
         else:

@@ -224,6 +224,6 @@ def mark_interrupted(run: RunReport) -> None:
 
 
 def _stderr_line(markup: str) -> None:
-    from rich.console import Console
+    from modelcost.report.console import stderr_console
 
-    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(markup)
+    stderr_console().print(markup)

@@ -77,8 +77,9 @@ def stdout_console(width_when_piped: int = 160, **kwargs: object) -> Console:
 
 
 def stderr_console() -> Console:
-    """The console for progress, warnings and errors: stderr, no highlighting, long lines kept whole."""
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    """The console for progress, warnings and errors: stderr, no highlighting, long lines kept whole, and no
+    emoji codes (a path like ``:fire:.onnx`` is printed as typed)."""
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def partial_warning(cost: CostReport) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from modelcost.core.samples import footnote, marked
+from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, DeviceInfo
 from modelcost.core.units import binary_bytes, number
 
@@ -108,7 +109,7 @@ def print_benchmarks(results: Sequence[BenchResult], *, title: str = "benchmarks
     if unstable:
         console.print("[bold yellow]unstable timings[/] (too noisy to decide on; re-run on a quiet machine):")
         for r in unstable:
-            console.print(f"  {r.backend} {r.precision} b{r.batch_size}: {escape('; '.join(r.unstable))}",
+            console.print(f"  {config_label(r)}: {escape('; '.join(r.unstable))}",
                           highlight=False, emoji=False)
     note = footnote([r.latency_ms for r in measured if r.latency_ms is not None], ("p50", "p99"))
     if note:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from modelcost.core.errors import ModelcostError
+from modelcost.core.text import utc_timestamp
 
 SCHEMA = "modelcost.sweep/1"
 
@@ -49,10 +49,6 @@ CREATE TABLE IF NOT EXISTS results ({", ".join(f"{n} {t}" for n, t in RESULT_COL
 CREATE INDEX IF NOT EXISTS results_resume ON results (config_key, device_name, versions_key, status);
 CREATE INDEX IF NOT EXISTS results_run ON results (run_id);
 """
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class ResultsDB:
@@ -95,7 +91,7 @@ class ResultsDB:
 
     # -- runs ---------------------------------------------------------------------------------------------
     def start_run(self, **fields: Any) -> int:
-        fields = {"started": now_iso(), "status": "running", **fields}
+        fields = {"started": utc_timestamp(), "status": "running", **fields}
         if "notes" in fields:
             fields["notes"] = json.dumps(fields["notes"])
         cols = [c for c in RUN_COLUMNS if c in fields]
@@ -109,7 +105,7 @@ class ResultsDB:
         with self.conn:
             self.conn.execute("UPDATE runs SET finished=?, status=?, wall_s=?, notes=?, "
                               "configs_skipped=COALESCE(?, configs_skipped) WHERE run_id=?",
-                              (now_iso(), status, round(wall_s, 3), json.dumps(list(notes)), skipped, run_id))
+                              (utc_timestamp(), status, round(wall_s, 3), json.dumps(list(notes)), skipped, run_id))
 
     def runs(self) -> list[dict[str, Any]]:
         rows = [dict(r) for r in self.conn.execute("SELECT * FROM runs ORDER BY run_id")]

@@ -18,6 +18,7 @@ from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavaila
 from modelcost.bench.model import BenchModel
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import INSTALL_HINTS
+from modelcost.core.text import first_line
 
 _EP = {
     "ort-cuda": "CUDAExecutionProvider",
@@ -172,7 +173,7 @@ class OrtRunner:
             self.ort_session = ort.InferenceSession(str(path), sess_options=options, providers=providers)
         except Exception as exc:
             if is_oom_text(str(exc)):
-                raise OutOfMemory(str(exc).splitlines()[0]) from exc
+                raise OutOfMemory(first_line(exc, with_type=False)) from exc
             raise
         used = self.ort_session.get_providers()
         if not used or used[0] != backend.provider:
@@ -213,7 +214,7 @@ class OrtSession:
                 self._outputs = sess.run(runner.output_names, self.feed)
         except Exception as exc:
             if is_oom_text(str(exc)):
-                raise OutOfMemory(str(exc).splitlines()[0]) from exc
+                raise OutOfMemory(first_line(exc, with_type=False)) from exc
             raise
         self.build_s = time.perf_counter() - t0  # ort-tensorrt: the engine for this shape is built here
         if self.device == "cuda":
