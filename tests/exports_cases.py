@@ -90,14 +90,16 @@ def roberta() -> tuple[Any, tuple[Any, ...], list[str]]:
 def distilbert() -> tuple[Any, tuple[Any, ...], list[str]]:
     from transformers import DistilBertConfig, DistilBertModel
 
-    config = DistilBertConfig(vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64)
+    config = DistilBertConfig(vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+                              max_position_embeddings=64)
     return _text(DistilBertModel(config))
 
 
 def gpt2() -> tuple[Any, tuple[Any, ...], list[str]]:
     from transformers import GPT2Config, GPT2Model
 
-    config = GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=64, bos_token_id=1, eos_token_id=2)
+    config = GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=64,
+                        bos_token_id=1, eos_token_id=2)
     return _text(GPT2Model(config), use_cache=False)
 
 
@@ -156,7 +158,8 @@ def clip_vision() -> tuple[Any, tuple[Any, ...], list[str]]:
 
 
 CASES = {c.family: c for c in [
-    Case("bert", bert), Case("bert-eager", bert_eager, "eager attention"), Case("roberta", roberta), Case("distilbert", distilbert), Case("gpt2", gpt2),
+    Case("bert", bert), Case("bert-eager", bert_eager, "eager attention"), Case("roberta", roberta),
+    Case("distilbert", distilbert), Case("gpt2", gpt2),
     Case("llama", llama, "GQA 4/2 heads, rotary"), Case("t5", t5, "encoder-decoder, eager attention"), Case("vit", vit),
     Case("whisper-encoder", whisper_encoder), Case("clip-text", clip_text), Case("clip-vision", clip_vision),
 ]}
@@ -166,7 +169,11 @@ def export(module: Any, inputs: tuple[Any, ...], names: list[str], path: Path, e
     """torch.onnx.export with ``exporter`` ('torchscript': opset 17, 'dynamo': opset 18), quietly."""
     import torch
 
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    with (
+        warnings.catch_warnings(),
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+    ):
         warnings.simplefilter("ignore")
         torch.onnx.export(module, inputs, str(path), dynamo=exporter == "dynamo", opset_version=EXPORTERS[exporter],
                           input_names=names)

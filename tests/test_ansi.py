@@ -42,3 +42,12 @@ def test_html_and_markdown_drop_colour_codes():
 def test_captured_exception_text_is_plain():
     assert _first_line(RuntimeError(COLOURED)) == "RuntimeError: " + strip_ansi(COLOURED)
     assert "\x1b" not in _first_line(RuntimeError(COLOURED))
+
+
+def test_first_line_with_and_without_the_type():
+    # the one "first line of an exception" helper: the type, then the message's first line; with_type=False the
+    # line alone; an empty message gives the type either way
+    exc = ValueError("  bad shape\nsecond line")
+    assert (_first_line(exc), _first_line(exc, with_type=False)) == ("ValueError: bad shape", "bad shape")
+    assert _first_line(exc, 3, with_type=False) == "bad"
+    assert _first_line(KeyError(), with_type=False) == "KeyError"

@@ -19,7 +19,8 @@ REQUIRED = {"backend", "precision", "batch_size", "status", "reason", "latency_m
 
 @pytest.fixture
 def onnx_model(tmp_path: Path) -> Path:
-    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 5))
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                              torch.nn.Linear(4 * 6 * 6, 5))
     path = tmp_path / "net.onnx"
     torch.onnx.export(net.eval(), (torch.randn(2, 3, 8, 8),), str(path), input_names=["x"], output_names=["y"],
                       dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17, dynamo=False)

@@ -48,7 +48,8 @@ def test_cpu_sweep_measures_every_config(tmp_path: Path) -> None:
     results, device = run_benchmarks(tiny_model(), backends=["torch-cpu", "ort-cpu"], batch_sizes=[1, 3],
                                      config=fast_config(tmp_path))
     got = by_key(results)
-    assert set(got) == {("torch-cpu", "fp32", 1), ("torch-cpu", "fp32", 3), ("ort-cpu", "fp32", 1), ("ort-cpu", "fp32", 3)}
+    assert set(got) == {("torch-cpu", "fp32", 1), ("torch-cpu", "fp32", 3),
+                        ("ort-cpu", "fp32", 1), ("ort-cpu", "fp32", 3)}
     for r in results:
         assert r.status == "ok", r.reason
         lat = r.latency_ms
@@ -91,10 +92,12 @@ def test_onnx_model_runs_on_ort_and_says_why_not_on_torch(tmp_path: Path) -> Non
 
 
 def test_a_fixed_batch_is_not_passed_off_as_another(tmp_path: Path) -> None:
-    model = from_onnx_path(_onnx_file(tmp_path, batch=1), lambda b: [TensorSpec("x", (1, 3, 16, 16), "float32")], name="m")
+    model = from_onnx_path(_onnx_file(tmp_path, batch=1), lambda b: [TensorSpec("x", (1, 3, 16, 16), "float32")],
+                           name="m")
     got = by_key(run_benchmarks(model, backends=["ort-cpu"], batch_sizes=[1, 4], config=fast_config(tmp_path))[0])
     assert got[("ort-cpu", "fp32", 1)].status == "ok"
-    assert got[("ort-cpu", "fp32", 4)].status == "failed" and "fix the batch dimension at 1" in got[("ort-cpu", "fp32", 4)].reason
+    batch4 = got[("ort-cpu", "fp32", 4)]
+    assert batch4.status == "failed" and "fix the batch dimension at 1" in batch4.reason
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU answers")
@@ -193,7 +196,8 @@ class FakeBackend:
 
 @pytest.fixture
 def fakes(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
-    made = {"fake-oom": FakeBackend("fake-oom", oom_at=4), "fake-broken": FakeBackend("fake-broken", build_error="no kernel for op X"),
+    made = {"fake-oom": FakeBackend("fake-oom", oom_at=4),
+            "fake-broken": FakeBackend("fake-broken", build_error="no kernel for op X"),
             "fake-ok": FakeBackend("fake-ok"), "fake-int": FakeBackend("fake-int", interrupt_at=4)}
     for name in made:
         monkeypatch.setitem(registry.BACKENDS, name, BackendInfo(name, "cpu", ("fp32",), ("pytorch",), "fake", "x"))
@@ -218,5 +222,6 @@ def test_oom_ends_that_sweep_and_the_others_carry_on(tmp_path: Path, fakes) -> N
 def test_an_interrupt_keeps_what_finished(tmp_path: Path, fakes) -> None:  # noqa: ANN001
     kept: list = []
     with pytest.raises(KeyboardInterrupt):
-        run_benchmarks(tiny_model(), backends=["fake-int"], batch_sizes=[1, 4], config=fast_config(tmp_path), results=kept)
+        run_benchmarks(tiny_model(), backends=["fake-int"], batch_sizes=[1, 4], config=fast_config(tmp_path),
+                       results=kept)
     assert [(r.backend, r.batch_size, r.status) for r in kept] == [("fake-int", 1, "ok")]

@@ -17,7 +17,8 @@ from modelcost.core.types import TensorSpec
 
 def test_trt10_uses_flags_for_fp16_and_qdq_for_int8() -> None:
     fp32 = trt_plan.plan_precision("fp32", "10.13.0.35", (9, 0))
-    assert (fp32.strongly_typed, fp32.onnx_transform, fp32.builder_flags, fp32.clear_flags) == (False, "none", (), ("TF32",))
+    assert (fp32.strongly_typed, fp32.onnx_transform, fp32.builder_flags, fp32.clear_flags) == (
+        False, "none", (), ("TF32",))
     fp16 = trt_plan.plan_precision("fp16", "10.13.0.35", (9, 0))
     assert (fp16.strongly_typed, fp16.onnx_transform, fp16.builder_flags) == (False, "none", ("FP16",))
     int8 = trt_plan.plan_precision("int8", "10.13.0.35", (9, 0))
@@ -72,7 +73,8 @@ def test_static_profile_is_min_opt_max_of_the_shape() -> None:
 
 
 def _tiny_onnx(path) -> None:  # noqa: ANN001
-    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 5))
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                              torch.nn.Linear(4 * 6 * 6, 5))
     torch.onnx.export(net.eval(), (torch.randn(2, 3, 8, 8),), str(path), input_names=["x"], output_names=["y"],
                       dynamic_axes={"x": {0: "b"}, "y": {0: "b"}}, opset_version=17, dynamo=False)
 

@@ -68,7 +68,8 @@ def test_matmul_nbits_keeps_the_macs_at_float_precision(family: str) -> None:
 
 def _analyze(tmp_path: Path, nodes: list, inputs: list, outputs: list, inits: list | None = None):
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=inits or [])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
     path = tmp_path / "fused.onnx"
     onnx.save(model, str(path))
     return api.analyze_static(str(path))
@@ -131,8 +132,8 @@ def test_embed_layer_normalization(tmp_path: Path) -> None:
     node = helper.make_node("EmbedLayerNormalization", ["ids", "seg", "word", "pos", "segw", "gamma", "beta"],
                             ["y", "mask_index"], domain="com.microsoft", epsilon=1e-12)
     inits = [_w("word", 100, 32), _w("pos", 64, 32), _w("segw", 2, 32), _w("gamma", 32), _w("beta", 32)]
-    report = _analyze(tmp_path, [node], [_vi("ids", [1, 16], TensorProto.INT32), _vi("seg", [1, 16], TensorProto.INT32)],
-                      [_vi("y", None)], inits)
+    inputs = [_vi("ids", [1, 16], TensorProto.INT32), _vi("seg", [1, 16], TensorProto.INT32)]
+    report = _analyze(tmp_path, [node], inputs, [_vi("y", None)], inits)
     assert report.compute.complete, report.compute.incomplete_reasons
     assert (report.compute.macs, report.compute.flops) == (0, 2 * 512 + F.norm_flops(512, True, True))
     assert F.norm_flops(512, True, True) == 512 * 7
@@ -145,7 +146,8 @@ def test_qordered_matmul_counts_int8_macs(tmp_path: Path) -> None:
                             order_A=1, order_B=0, order_Y=1)
     inits = [_w("b", 32, 64, dtype=np.int8)] + [numpy_helper.from_array(np.array(0.1, np.float32), n)
                                                  for n in ("sa", "sb", "sy")]
-    report = _analyze(tmp_path, [node], [_vi("a", [16, 32], TensorProto.INT8)], [_vi("y", None, TensorProto.INT8)], inits)
+    report = _analyze(tmp_path, [node], [_vi("a", [16, 32], TensorProto.INT8)], [_vi("y", None, TensorProto.INT8)],
+                      inits)
     assert report.compute.complete, report.compute.incomplete_reasons
     assert report.compute.macs == 32_768 and report.compute.flops == 2 * 32_768 + 4 * 1_024
     assert report.compute.macs_by_dtype == {"int8": 32_768}

@@ -65,10 +65,10 @@ def test_every_shape_the_maintained_inferencers_find_on_the_full_model_is_found_
     import onnx
     from onnx import shape_inference
 
+    from modelcost.analysis.onnx_shapes import infer
+    from modelcost.analysis.onnx_symbolic import symbolic_shapes
     from modelcost.loaders.base import LoadOptions
     from modelcost.loaders.onnx_loader import load_onnx
-    from modelcost.loaders.onnx_shapes import infer
-    from modelcost.loaders.onnx_symbolic import symbolic_shapes
     from modelcost.loaders.onnx_types import is_static, value_info_shape
 
     path = ec.exported(family, "torchscript")

@@ -90,7 +90,8 @@ def test_bench_and_analyze_take_allow_partial() -> None:
 
 
 def test_a_two_node_cycle_is_bad_input(tmp_path: Path) -> None:
-    nodes = [helper.make_node("Add", ["x", "b"], ["a"], name="first"), helper.make_node("Relu", ["a"], ["b"], name="second")]
+    nodes = [helper.make_node("Add", ["x", "b"], ["a"], name="first"),
+             helper.make_node("Relu", ["a"], ["b"], name="second")]
     path = _save(tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                  [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])])
     result = invoke("analyze", str(path), "--static")
@@ -101,7 +102,8 @@ def test_a_two_node_cycle_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_out_of_order_nodes_are_not_a_cycle(tmp_path: Path) -> None:
-    nodes = [helper.make_node("Relu", ["a"], ["y"], name="second"), helper.make_node("Relu", ["x"], ["a"], name="first")]
+    nodes = [helper.make_node("Relu", ["a"], ["y"], name="second"),
+             helper.make_node("Relu", ["x"], ["a"], name="first")]
     path = _save(tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     assert invoke("analyze", str(path), "--static").exit_code == 0
@@ -123,7 +125,8 @@ def test_the_lean_reader_stubs_big_weights_and_keeps_small_int_tables(tmp_path: 
     path = _save(tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
                   helper.make_tensor_value_info("p", TensorProto.INT64, None)],
-                 [numpy_helper.from_array(np.ones((64, 64), np.float32), "w"), numpy_helper.from_array(positions, "pos")])
+                 [numpy_helper.from_array(np.ones((64, 64), np.float32), "w"),
+                  numpy_helper.from_array(positions, "pos")])
     loaded = load_onnx(str(path), LoadOptions())
     inits = {t.name: t for t in loaded.model.graph.initializer}
     assert 64 * 64 * 4 > STUB_BYTES and is_stub(inits["w"]) and list(inits["w"].dims) == [64, 64]

@@ -44,7 +44,8 @@ def test_einsum_macs():
     # attention scores 'bhld,bhsd->bhls', b=2 h=4 l=8 s=10 d=16: every index combination once:
     # 2 * 4 * 8 * 10 * 16 = 10,240 (= matmul (2,4,8,16) x (2,4,16,10))
     assert f.einsum_macs("bhld,bhsd->bhls", [(2, 4, 8, 16), (2, 4, 10, 16)]) == 10_240
-    assert f.einsum_macs("bhld,bhsd->bhls", [(2, 4, 8, 16), (2, 4, 10, 16)]) == f.matmul_macs((2, 4, 8, 16), (2, 4, 16, 10))
+    assert (f.einsum_macs("bhld,bhsd->bhls", [(2, 4, 8, 16), (2, 4, 10, 16)])
+            == f.matmul_macs((2, 4, 8, 16), (2, 4, 16, 10)))
     # implicit output and ellipsis: '...ij,...jk' with (3,2,4),(3,4,5): 3 * 2 * 4 * 5 = 120
     assert f.einsum_macs("...ij,...jk", [(3, 2, 4), (3, 4, 5)]) == 120
     # one operand (a sum or transpose) multiplies nothing

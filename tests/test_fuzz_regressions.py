@@ -89,14 +89,16 @@ def test_loop_trip_count_that_is_not_one_integer(tmp_path: Path, trip: np.ndarra
 
 @pytest.mark.parametrize("field", [b"Relu", b"ai.onnx.ml", b"relu_node"])
 def test_node_text_that_is_not_utf8(tmp_path: Path, field: bytes) -> None:
-    node = helper.make_node("Relu", ["x"], ["y"], name="relu_node", domain="ai.onnx.ml" if field == b"ai.onnx.ml" else "")
+    domain = "ai.onnx.ml" if field == b"ai.onnx.ml" else ""
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu_node", domain=domain)
     graph = helper.make_graph([node], "g", [_vi("x")], [_vi("y")])
     model = helper.make_model(graph, opset_imports=[*OPSET[:1], helper.make_opsetid("ai.onnx.ml", 3)])
     data = model.SerializeToString()
     bad = field[:1] + b"\xff" + field[2:]  # same length: the protobuf stays well-formed, the text is not UTF-8
     assert data.count(field) >= 1
     (tmp_path / "bad.onnx").write_bytes(data.replace(field, bad, 1))
-    # loaders/onnx_sanity.py (issue 12) says it first: "the op type of node #0 is not valid UTF-8 text; the file is corrupt"
+    # loaders/onnx_sanity.py (issue 12) says it first:
+    # "the op type of node #0 is not valid UTF-8 text; the file is corrupt"
     _one_line_error(str(tmp_path / "bad.onnx"), "UTF-8 text", "node #0")
 
 

@@ -124,7 +124,8 @@ def test_tensorrt_is_reported_not_installed_never_measured(tmp_path: Path) -> No
     results, _ = run_benchmarks(conv_model(), backends=["tensorrt", "ort-tensorrt"], config=cfg(tmp_path))
     assert {r.status for r in results} == {"unavailable"}
     assert all(r.latency_ms is None and r.throughput_ips is None for r in results)
-    assert by_key(results)[("tensorrt", "fp16", 0)].reason == "TensorRT not installed — pip install 'modelcost[tensorrt]'"
+    assert (by_key(results)[("tensorrt", "fp16", 0)].reason
+            == "TensorRT not installed — pip install 'modelcost[tensorrt]'")
 
 
 class Greedy(torch.nn.Module):
@@ -160,11 +161,13 @@ def test_cli_bench_on_gpu_writes_samples_csv(tmp_path: Path, monkeypatch) -> Non
 
     monkeypatch.setenv("MODELCOST_CACHE_DIR", str(tmp_path / "cache"))
     samples = tmp_path / "samples.csv"
-    res = CliRunner().invoke(app, ["bench", "zoo:resnet18", "--backends", "torch-eager,ort-cuda", "--precisions", "fp32",
-                                   "--batch-sizes", "1,4", "--device", "cuda", "--min-time-s", "0.2", "--max-time-s", "2",
+    res = CliRunner().invoke(app, ["bench", "zoo:resnet18", "--backends", "torch-eager,ort-cuda",
+                                   "--precisions", "fp32", "--batch-sizes", "1,4", "--device", "cuda",
+                                   "--min-time-s", "0.2", "--max-time-s", "2",
                                    "--samples-csv", str(samples), "--json", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
     rows = list(csv.DictReader(samples.open()))
-    assert rows and {"timestamp", "utilization.gpu", "clocks.sm", "power.draw", "clocks_throttle_reasons.active"} <= set(rows[0])
+    fields = {"timestamp", "utilization.gpu", "clocks.sm", "power.draw", "clocks_throttle_reasons.active"}
+    assert rows and fields <= set(rows[0])
     assert {(r["backend"], r["batch_size"]) for r in rows} == {("torch-eager", "1"), ("torch-eager", "4"),
                                                                 ("ort-cuda", "1"), ("ort-cuda", "4")}

@@ -25,7 +25,9 @@ def close(got: float, want: float, tol: float = 0.02) -> bool:
     return abs(got - want) <= tol * want
 
 
-def check(name: str, figures: dict[str, float], bandwidth: float | None = None, sparse: dict[str, float] | None = None) -> None:
+def check(
+    name: str, figures: dict[str, float], bandwidth: float | None = None, sparse: dict[str, float] | None = None
+) -> None:
     spec = spec_from_table(name)
     for key, want in figures.items():
         got = spec.peak_tflops[key]
@@ -136,7 +138,8 @@ def test_every_sku_has_a_source_and_consistent_rates() -> None:
         assert sku.source, sku.name
         # fp32 (CUDA cores) = SMs x 2 x cores/SM x boost clock, by definition of the table
         arch = ARCHITECTURES[sku.arch]
-        assert spec.peak_tflops["fp32"] == pytest.approx(sku.sm_count * 2 * arch.cuda_cores_per_sm * sku.boost_clock_mhz / 1e6)
+        fp32_tflops = sku.sm_count * 2 * arch.cuda_cores_per_sm * sku.boost_clock_mhz / 1e6
+        assert spec.peak_tflops["fp32"] == pytest.approx(fp32_tflops)
         for key, value in spec.sparse_peak_tflops.items():
             assert value == pytest.approx(2 * spec.peak_tflops[key])  # 2:4 sparsity doubles dense
         assert "fp64" not in spec.sparse_peak_tflops
@@ -156,7 +159,8 @@ def test_half_rate_only_on_fp32_accumulate_keys() -> None:
     ("Tesla V100-SXM2-16GB", "V100 SXM2"), ("Tesla T4", "T4"), ("NVIDIA A100-SXM4-40GB", "A100 SXM 40GB"),
     ("NVIDIA A100-SXM4-80GB", "A100 SXM"), ("NVIDIA A100-PCIE-40GB", "A100 PCIe 40GB"),
     ("NVIDIA A100 80GB PCIe", "A100 PCIe"), ("NVIDIA H100 80GB HBM3", "H100 SXM"), ("NVIDIA H100 PCIe", "H100 PCIe"),
-    ("NVIDIA H200", "H200"), ("NVIDIA B200", "B200"), ("NVIDIA L40S", "L40S"), ("NVIDIA L40", "L40"), ("NVIDIA L4", "L4"),
+    ("NVIDIA H200", "H200"), ("NVIDIA B200", "B200"), ("NVIDIA L40S", "L40S"), ("NVIDIA L40", "L40"),
+    ("NVIDIA L4", "L4"),
     ("NVIDIA GeForce RTX 4090", "RTX 4090"), ("NVIDIA A10", "A10"), ("h100", "H100 SXM"), ("H100 SXM", "H100 SXM"),
     ("a100", "A100 SXM"),
 ])

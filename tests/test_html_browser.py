@@ -28,7 +28,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 CHECK_JS = """() => {
   const imgs = [...document.querySelectorAll('img')].map(i => ({name: i.dataset.plot || i.alt,
       complete: i.complete, w: i.naturalWidth, h: i.naturalHeight, shown: i.getBoundingClientRect().width}));
-  const svgs = [...document.querySelectorAll('svg')].map(s => {const b = s.getBBox(); return {w: b.width, h: b.height};});
+  const svgs = [...document.querySelectorAll('svg')].map(s => {
+      const b = s.getBBox(); return {w: b.width, h: b.height};});
   const banner = document.querySelector('.banner');
   return {imgs, svgs, title: document.title, banner: banner ? banner.textContent : null,
           tables: document.querySelectorAll('table').length};

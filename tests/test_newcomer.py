@@ -102,7 +102,8 @@ def test_a_factory_calling_sys_exit_is_an_error_not_an_exit_code(tmp_path: Path)
 
 
 def test_roofline_plot_must_be_png_or_svg(tmp_path: Path) -> None:
-    result = invoke("analyze", str(SAMPLES / "resnet_tiny.onnx"), "--static", "--roofline-plot", str(tmp_path / "r.bmp"))
+    result = invoke("analyze", str(SAMPLES / "resnet_tiny.onnx"), "--static",
+                    "--roofline-plot", str(tmp_path / "r.bmp"))
     assert result.exit_code == 2 and ".png or .svg" in result.output
 
 

@@ -97,7 +97,8 @@ def test_parse_ort_profile_windows_and_kernels() -> None:
 
 
 def _graph(nodes: list[tuple[str, list[str], list[str]]]) -> SimpleNamespace:
-    return SimpleNamespace(graph=SimpleNamespace(node=[SimpleNamespace(name=n, input=i, output=o) for n, i, o in nodes]))
+    node = [SimpleNamespace(name=n, input=i, output=o) for n, i, o in nodes]
+    return SimpleNamespace(graph=SimpleNamespace(node=node))
 
 
 def test_fused_coverage() -> None:

@@ -54,8 +54,8 @@ def test_no_exponent_notation_in_a_real_cpu_runs_outputs(tmp_path: Path) -> None
     throughput and the shortfall), analyze with a benchmark, gpu --name and a what-if table: the terminal,
     report.md and report.html are scanned."""
     rec_dir, ana_dir = tmp_path / "rec", tmp_path / "ana"
-    rec = CliRunner().invoke(app, ["recommend", CONV, *FAST, "--latency-stat", "p50", "--batch-sizes", "1,8", "--min-throughput", "1000000",
-                                   "--out", str(rec_dir)])
+    rec = CliRunner().invoke(app, ["recommend", CONV, *FAST, "--latency-stat", "p50", "--batch-sizes", "1,8",
+                                   "--min-throughput", "1000000", "--out", str(rec_dir)])
     assert rec.exit_code == 1, rec.output  # nothing meets the constraint: exit 1, with the reasons printed
     assert "1.00 M ips" in rec.stdout  # the limit, in K/M/G units
     ana = CliRunner().invoke(app, ["analyze", CONV, *FAST, "--out", str(ana_dir), "--json", str(tmp_path / "a.json")])

@@ -23,8 +23,8 @@ def test_complete_folder(tmp_path):
     out = write_report_folder(r, tmp_path / "out", samples, recommendation=rec)
     names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
     assert names == ["benchmarks.csv", "nvml_samples.csv", "plots", "plots/latency.png", "plots/layers.png",
-                     "plots/memory.png", "plots/ops.png", "plots/roofline.png", "plots/throughput.png", "report.html", "report.json",
-                     "report.md"]
+                     "plots/memory.png", "plots/ops.png", "plots/roofline.png", "plots/throughput.png",
+                     "report.html", "report.json", "report.md"]
     doc = json.loads((out / "report.json").read_text())
     assert doc["complete"] is True and doc["schema"].startswith("modelcost.report/")
     # p99 = 1.2 x p50: fp32 b8 has p99 2.4 ms > 2 ms; fp16 b8 (1.44 ms, 8 / 1.2 ms = 6667 ips) is the best.
@@ -137,7 +137,8 @@ def test_real_cpu_bench_run_report(tmp_path):
                                        results=run.benchmarks)
     out = api.write_report(run, str(tmp_path / "r"))
     rows = list(csv.DictReader((out / "benchmarks.csv").open()))
-    assert [(r["backend"], r["batch_size"], r["status"]) for r in rows] == [("ort-cpu", "1", "ok"), ("ort-cpu", "2", "ok")]
+    assert [(r["backend"], r["batch_size"], r["status"]) for r in rows] == [("ort-cpu", "1", "ok"),
+                                                                            ("ort-cpu", "2", "ok")]
     for r in rows:
         assert float(r["throughput_ips"]) == pytest.approx(int(r["batch_size"]) / float(r["latency_ms_p50"]) * 1e3)
         assert r["gpu_memory_peak_bytes"] == "" and r["power_w_mean"] == ""  # CPU: not measured, not zero

@@ -115,8 +115,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         mp.setenv("MODELCOST_CACHE_DIR", str(tmp / "cache"))
         result = CliRunner().invoke(app, [
             "analyze", str(ROOT / "sample_models" / "resnet_tiny.onnx"), "--backends", "ort-cpu", "--batch-sizes",
-            "1", "--min-time-s", "0.05", "--min-iters", "100", "--max-time-s", "1", "--profile-layers", "--target-gpu", "H100 SXM",
-            "--out", str(folder),
+            "1", "--min-time-s", "0.05", "--min-iters", "100", "--max-time-s", "1", "--profile-layers",
+            "--target-gpu", "H100 SXM", "--out", str(folder),
             "--json", str(out)])
     assert result.exit_code == 0, result.output
     plain = json.loads(out.read_text())

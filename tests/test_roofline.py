@@ -67,9 +67,13 @@ def make_gpu() -> GpuSpec:
                    bandwidth_gbps=1000.0, l2_cache_bytes=1 << 20)
 
 
-def result(precision: str, batch: int, p50_ms: float, backend: str = "torch-eager", device: str = "cuda") -> BenchResult:
-    lat = LatencyStats(count=10, p50=p50_ms, p90=p50_ms, p95=p50_ms, p99=p50_ms, mean=p50_ms, std=0.0, min=p50_ms, max=p50_ms)
-    return BenchResult(backend=backend, precision=precision, batch_size=batch, status="ok", latency_ms=lat, device=device)
+def result(
+    precision: str, batch: int, p50_ms: float, backend: str = "torch-eager", device: str = "cuda"
+) -> BenchResult:
+    lat = LatencyStats(count=10, p50=p50_ms, p90=p50_ms, p95=p50_ms, p99=p50_ms, mean=p50_ms, std=0.0,
+                       min=p50_ms, max=p50_ms)
+    return BenchResult(backend=backend, precision=precision, batch_size=batch, status="ok", latency_ms=lat,
+                       device=device)
 
 
 def test_peak_keys() -> None:
@@ -195,7 +199,8 @@ def test_layer_rooflines_static() -> None:
 def test_layer_rooflines_with_profile() -> None:
     # Time 3 + 1 + 1 = 5 us: fc1 60%, act 20%, top-level 20%. fc1 achieved 8,392,704 / 3e-6 s = 2.80 TFLOP/s.
     profile = LayerProfile(source="torch.profiler", time_kind="CUDA kernel time", runs=1, total_ms=0.005, layers=[
-        LayerTime("fc1", "Linear", 0.003), LayerTime("act", "GELU", 0.001), LayerTime("(top-level forward)", "ops", 0.001)])
+        LayerTime("fc1", "Linear", 0.003), LayerTime("act", "GELU", 0.001),
+        LayerTime("(top-level forward)", "ops", 0.001)])
     rows = layer_rooflines(make_cost(), make_gpu(), "fp32", profile=profile)
     by = {r.name: r for r in rows}
     assert rows[0].name == "fc1"

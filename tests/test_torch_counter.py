@@ -88,9 +88,11 @@ def test_addmm_family_adds_one_flop_per_output_for_the_bias():
 
 def test_scaled_and_weight_only_quantised_matmuls():
     f8 = torch.float8_e4m3fn
-    cost = direct(aten._scaled_mm.default, meta(16, 32, dtype=f8), meta(32, 8, dtype=f8), meta(), meta(), out=meta(16, 8))
+    cost = direct(aten._scaled_mm.default, meta(16, 32, dtype=f8), meta(32, 8, dtype=f8), meta(), meta(),
+                  out=meta(16, 8))
     assert (cost.macs, cost.macs_dtype) == (4096, "float8_e4m3fn")  # 16*8*32
-    cost = direct(aten._weight_int8pack_mm.default, meta(4, 64), meta(32, 64, dtype=torch.int8), meta(32), out=meta(4, 32))
+    cost = direct(aten._weight_int8pack_mm.default, meta(4, 64), meta(32, 64, dtype=torch.int8), meta(32),
+                  out=meta(4, 32))
     assert (cost.macs, cost.macs_dtype) == (8192, "int8")  # 4*32*64
     cost = direct(aten._weight_int4pack_mm.default, meta(4, 64), meta(4, 1, 32, 4, dtype=torch.int32), 32,
                   meta(2, 32, 2), out=meta(4, 32))

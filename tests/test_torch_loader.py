@@ -58,7 +58,8 @@ def test_package_module_factory(monkeypatch):
 def test_example_inputs_as_dict_of_specs_with_integer_range():
     loaded = load(f"{FIXTURES}/token_model.py:build", batch_size=3)
     # dict keys are put in forward's order; no batch_size parameter: dim 0 becomes the batch
-    assert [(s.name, s.shape, s.dtype) for s in loaded.inputs] == [("ids", (3, 7), "int64"), ("scale", (3, 1, 1), "float32")]
+    assert [(s.name, s.shape, s.dtype) for s in loaded.inputs] == [("ids", (3, 7), "int64"),
+                                                                    ("scale", (3, 1, 1), "float32")]
     ids, scale = loaded.make_inputs(5)
     assert ids.shape == (5, 7) and 0 < int(ids.min()) and int(ids.max()) < 100  # the (shape, dtype, high) spec
     assert scale.shape == (5, 1, 1) and scale.dtype == torch.float32
@@ -157,7 +158,8 @@ def test_pickled_module_needs_trust(saved):
     assert "--trust-pickle" in message
     r = api.analyze_static(str(saved["pickle"]), input_shapes=["x=1x3x16x16"], trust_pickle=True)
     assert (r.params.total, r.compute.macs) == (314, 55_376)
-    one_line_error(str(saved["state"]), r"holds only weights \(OrderedDict\), no architecture", input_shapes=["x=1x3x16x16"])
+    one_line_error(str(saved["state"]), r"holds only weights \(OrderedDict\), no architecture",
+                   input_shapes=["x=1x3x16x16"])
     one_line_error(str(saved["garbage"]), "not a PyTorch file", input_shapes=["x=1x3x16x16"])
     one_line_error(str(saved["garbage"]), "cannot unpickle", input_shapes=["x=1x3x16x16"], trust_pickle=True)
 

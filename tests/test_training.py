@@ -148,12 +148,14 @@ def test_memory_parts_adam_and_pure_bf16() -> None:
     adam = train_module(mlp, make, 4, TrainConfig(optimizer="adam"))
     # 808 trainable fp32 elements: weights 3,232 B, gradients 3,232 B, Adam's m and v 6,464 B
     m = adam.memory
-    assert (m.weights_bytes, m.gradients_bytes, m.optimizer_state_bytes, m.master_weights_bytes) == (3232, 3232, 6464, 0)
+    assert (m.weights_bytes, m.gradients_bytes, m.optimizer_state_bytes, m.master_weights_bytes) == (
+        3232, 3232, 6464, 0)
     assert adam.optimizer_flops == 14 * 808
     bf16 = train_module(mlp, make, 4, TrainConfig(optimizer="adamw", precision="bf16", master_weights=True))
     # pure bf16 with fp32 masters: bf16 weights / gradients (1,616 B each), fp32 masters 3,232 B, fp32 states 6,464 B
     m = bf16.memory
-    assert (m.weights_bytes, m.gradients_bytes, m.master_weights_bytes, m.optimizer_state_bytes) == (1616, 1616, 3232, 6464)
+    assert (m.weights_bytes, m.gradients_bytes, m.master_weights_bytes, m.optimizer_state_bytes) == (
+        1616, 1616, 3232, 6464)
     assert bf16.optimizer_flops == 16 * 808
     assert next(mlp.parameters()).dtype == torch.float32  # the caller's module was not cast
 

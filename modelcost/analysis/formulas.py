@@ -195,7 +195,9 @@ def rnn_macs(
     return total
 
 
-def rnn_extra_flops(kind: str, seq_len: int, batch: int, hidden_size: int, num_layers: int = 1, directions: int = 1) -> int:
+def rnn_extra_flops(
+    kind: str, seq_len: int, batch: int, hidden_size: int, num_layers: int = 1, directions: int = 1
+) -> int:
     return RNN_ELEMENTWISE_FLOPS[kind] * seq_len * batch * hidden_size * num_layers * directions
 
 

@@ -1,6 +1,6 @@
 """Static cost of an ONNX model: parameters, storage, MACs / FLOPs per node, activation memory.
 
-``analyze_onnx(loaded)`` infers every tensor's shape at the bound inputs (``loaders.onnx_shapes``, no weight
+``analyze_onnx(loaded)`` infers every tensor's shape at the bound inputs (``onnx_shapes``, no weight
 bytes), then walks the nodes in file (topological) order. Each node gets one LayerCost whose status is
 ``counted`` (a formula from ``onnx_ops``), ``zero_cost`` or ``uncounted`` (no formula, an op in no schema, or a
 shape inference could not make static; listed in ``compute.uncounted_ops`` with its count, never a silent zero).
@@ -25,12 +25,12 @@ from typing import Any
 
 from modelcost.analysis.onnx_ops import ZERO, OpContext, ShapeMismatch, ShapeUnknown, in_schema, lookup
 from modelcost.analysis.onnx_params import ParamSplit, classify
+from modelcost.analysis.onnx_shape_rules import scan_trip_count
+from modelcost.analysis.onnx_shapes import InferredOnnx, Scope, TensorInfo, infer, loop_trip_count
 from modelcost.analysis.summary import DTYPE_BYTES, build_report, param_and_storage_stats, peak_live_bytes, tensor_bytes
 from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
+from modelcost.loaders.onnx_graph import implicit_inputs
 from modelcost.loaders.onnx_loader import LoadedOnnx
-from modelcost.loaders.onnx_shape_rules import scan_trip_count
-from modelcost.loaders.onnx_shapes import InferredOnnx, Scope, TensorInfo, infer, loop_trip_count
-from modelcost.loaders.onnx_skeleton import implicit_inputs
 
 LOOP_UNBOUNDED_M = 1 << 31  # a Loop "forever until cond" exported with M = INT64_MAX: taken as 1 iteration
 

@@ -175,7 +175,9 @@ def build_report(
     )
 
 
-def peak_live_bytes(steps: Sequence[tuple[Sequence[tuple[object, int]], Sequence[object]]], keep: Iterable[object] = ()) -> int:
+def peak_live_bytes(
+    steps: Sequence[tuple[Sequence[tuple[object, int]], Sequence[object]]], keep: Iterable[object] = ()
+) -> int:
     """Peak bytes of simultaneously live activations when ``steps`` run in this (topological) order.
 
     Each step is (produced, consumed): produced is [(tensor id, bytes)], consumed is [tensor id]. A tensor is

@@ -144,10 +144,12 @@ def _mm_cost(a: torch.Tensor, b: torch.Tensor, out: Any, bias: bool) -> OpCost:
 # The formula families register themselves on import, as on the ONNX side (onnx_ops_mac / onnx_ops_flops).
 # This module stays the registry and the facade: ``register``, ``FORMULAS``, ``classify``, ``op_cost`` and the
 # composites are reached through it (analysis/torch_ops_backward.py registers on the same table).
+# These imports come last on purpose (noqa: E402): the families import ``register`` and ``OpCost`` from this
+# module, so they can run only once everything above is defined.
 
-from modelcost.analysis import torch_ops_flops, torch_ops_mac
-from modelcost.analysis.torch_ops_composite import composite_cost, composite_kind
-from modelcost.analysis.torch_ops_flops import _ELEMENTWISE, adaptive_window_sum, rms_norm_flops
+from modelcost.analysis import torch_ops_flops, torch_ops_mac  # noqa: E402
+from modelcost.analysis.torch_ops_composite import composite_cost, composite_kind  # noqa: E402
+from modelcost.analysis.torch_ops_flops import _ELEMENTWISE, adaptive_window_sum, rms_norm_flops  # noqa: E402
 
 __all__ = [
     "FORMULAS",

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modelcost.core.errors import ModelcostError
-from modelcost.core.text import strip_ansi
+from modelcost.core.text import first_line
 
 if TYPE_CHECKING:
     from modelcost.bench.model import BenchModel
@@ -78,9 +78,8 @@ def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
                 how = exporter(module, args, kwargs, tmp_dir / "model.onnx", input_names, output_names)
                 break
             except Exception as exc:  # noqa: BLE001 - try the other exporter, then report both
-                text = strip_ansi(str(exc)).strip()  # torch.onnx colours its step messages
-                errors.append(f"{exporter.__name__.removeprefix('_export_')}: {exc.__class__.__name__}: "
-                              f"{text.splitlines()[0] if text else ''}")
+                # first_line removes the colour codes torch.onnx puts in its step messages
+                errors.append(f"{exporter.__name__.removeprefix('_export_')}: {first_line(exc)}")
                 for f in tmp_dir.iterdir():
                     f.unlink()
         else:
@@ -102,7 +101,8 @@ def _export_torchscript(module: Any, args: tuple[Any, ...], kwargs: dict[str, An
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         torch.onnx.export(module, args, str(path), kwargs=kwargs or None, input_names=input_names,
-                          output_names=output_names, dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True, dynamo=False)
+                          output_names=output_names, dynamic_axes=axes, opset_version=OPSET,
+                          do_constant_folding=True, dynamo=False)
     return "TorchScript-based"
 
 
@@ -114,8 +114,8 @@ def _export_dynamo(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], p
     shapes: Any = {name: {0: batch} for name in kwargs} if kwargs else tuple({0: batch} for _ in args)
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        program = torch.onnx.export(module, args, kwargs=kwargs or None, input_names=input_names, output_names=output_names,
-                                    dynamic_shapes=shapes, dynamo=True, verbose=False)
+        program = torch.onnx.export(module, args, kwargs=kwargs or None, input_names=input_names,
+                                    output_names=output_names, dynamic_shapes=shapes, dynamo=True, verbose=False)
         program.save(str(path), external_data=_big(module))
     return "torch.export-based"
 

@@ -53,7 +53,12 @@ def make_host_inputs(
         shape = tuple(int(d) for d in spec.shape)
         dtype = spec.dtype.lower()
         if dtype in _FLOAT:
-            np_dtype = np.float16 if dtype in {"float16", "half"} else np.float64 if dtype in {"float64", "double"} else np.float32
+            if dtype in {"float16", "half"}:
+                np_dtype = np.float16
+            elif dtype in {"float64", "double"}:
+                np_dtype = np.float64
+            else:
+                np_dtype = np.float32
             arrays.append(rng.standard_normal(shape, dtype=np.float32).astype(np_dtype))
         elif dtype in _INT or dtype == "bool":
             arrays.append(_int_input(spec, shape, int_high.get(spec.name), rng, notes))

@@ -11,6 +11,7 @@ import typer
 
 from modelcost import __version__
 from modelcost.core.errors import ModelcostError
+from modelcost.core.text import first_line
 
 app = typer.Typer(
     name="modelcost",
@@ -26,11 +27,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def fail(message: str) -> None:
     """One red line on stderr; the caller exits 1."""
-    from rich.console import Console
     from rich.markup import escape
 
-    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(f"[bold red]error:[/] {escape(message)}",
-                                                                             markup=True)
+    from modelcost.report.console import stderr_console
+
+    stderr_console().print(f"[bold red]error:[/] {escape(message)}", markup=True)
 
 
 def user_errors(fn: F) -> F:
@@ -41,7 +42,7 @@ def user_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except ModelcostError as exc:
-            fail(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__)
+            fail(first_line(exc, with_type=False))
             raise typer.Exit(1) from None
         except KeyboardInterrupt:  # Ctrl-C / SIGTERM where the command keeps nothing: one line, 130 / 143
             from modelcost.cli import signals

@@ -20,8 +20,9 @@ from modelcost.report.console import stderr_console
 
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (default "
                                                               "reports/<model>-<time>).")]
-ReportOpt = Annotated[bool, typer.Option("--report", help="Write the report folder reports/<base>-vs-<candidate>-<time>/ "
-                                                          "(--out DIR writes it there; without either, none).")]
+ReportOpt = Annotated[bool, typer.Option("--report", help=(
+    "Write the report folder reports/<base>-vs-<candidate>-<time>/ (--out DIR writes it there; without either, none)."
+))]
 RoundsOpt = Annotated[int, typer.Option(min=2, help="Pairs of interleaved blocks (A B, B A, ...) per backend and "
                                                     "batch size.")]
 RunsOpt = Annotated[Optional[int], typer.Option("--runs-per-block", min=1, help="Timed calls per block (default: "
@@ -143,10 +144,11 @@ def compare(
 def quantize(
     model: Annotated[str, typer.Argument(help="An ONNX model (model.onnx).")],
     int8: Annotated[bool, typer.Option("--int8", help="Make MODEL.int8.onnx: ONNX Runtime static Q/DQ INT8.")] = False,
-    fp16: Annotated[bool, typer.Option("--fp16", help="Make MODEL.fp16.onnx: float16 weights and ops, float32 I/O.")] = False,
-    calib_data: Annotated[Optional[Path], typer.Option("--calib-data", help="Calibrate INT8 on these inputs (.npz, "
-                                                                            "one array per input, first axis = samples); "
-                                                                            "default: generated data.")] = None,
+    fp16: Annotated[bool, typer.Option(
+        "--fp16", help="Make MODEL.fp16.onnx: float16 weights and ops, float32 I/O.")] = False,
+    calib_data: Annotated[Optional[Path], typer.Option("--calib-data", help=(
+        "Calibrate INT8 on these inputs (.npz, one array per input, first axis = samples); "
+        "default: generated data."))] = None,
     model_dir: Annotated[Optional[Path], typer.Option("--model-dir", help="Where to write the new models "
                                                                           "(default: beside MODEL).")] = None,
     no_compare: Annotated[bool, typer.Option("--no-compare", help="Only make the models.")] = False,
@@ -220,17 +222,19 @@ def recommend(
     max_latency_ms: Annotated[Optional[float], typer.Option(min=0.0, help="Latency limit in ms (checked on "
                                                                           "--latency-stat, default p99).")] = None,
     min_throughput: Annotated[Optional[float], typer.Option(min=0.0, help="Throughput floor, inferences/s.")] = None,
-    max_memory_gb: Annotated[Optional[float], typer.Option(min=0.0, help="Peak GPU memory limit, GB (1e9 bytes); "
-                                                                         "configs without a measured peak fail it.")] = None,
-    max_accuracy_drop: Annotated[Optional[float], typer.Option(min=0.0, help="Percent: 100 x (1 - top-1 agreement "
-                                                                             "with FP32), or 100 x (1 - cosine).")] = None,
-    batch_size: Annotated[Optional[int], typer.Option("--batch-size", "-b", min=1, help="Only this batch size.")] = None,
+    max_memory_gb: Annotated[Optional[float], typer.Option(min=0.0, help=(
+        "Peak GPU memory limit, GB (1e9 bytes); configs without a measured peak fail it."))] = None,
+    max_accuracy_drop: Annotated[Optional[float], typer.Option(min=0.0, help=(
+        "Percent: 100 x (1 - top-1 agreement with FP32), or 100 x (1 - cosine)."))] = None,
+    batch_size: Annotated[Optional[int], typer.Option(
+        "--batch-size", "-b", min=1, help="Only this batch size.")] = None,
     batch_sizes: Annotated[Optional[str], typer.Option("--batch-sizes", help=(
         "Batch sizes to measure and choose from, or 'auto' (batch 1 and the batch at which throughput saturates; "
         "the default on a GPU, 1,8,32 on the CPU)."))] = None,
     screen: o.Screen = None,
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
-    objective: Annotated[str, typer.Option(help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
+    objective: Annotated[str, typer.Option(
+        help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
     backends: o.Backends = None,
     precisions: o.Precisions = None,
     input_shape: o.InputShape = None,

@@ -183,7 +183,8 @@ def samples_problem(run: RunReport) -> str:
 
     if not run.benchmarks:
         return "nothing was benchmarked"
-    on_gpu = [r for r in run.benchmarks if r.status == "ok" and getattr(BACKENDS.get(r.backend), "device", "") == "cuda"]
+    on_gpu = [r for r in run.benchmarks
+              if r.status == "ok" and getattr(BACKENDS.get(r.backend), "device", "") == "cuda"]
     if not on_gpu:
         return "no GPU config was measured (NVML samples the GPU during GPU runs only)"
     return "NVML gave no samples (see the benchmark notes)"

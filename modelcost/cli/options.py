@@ -23,10 +23,12 @@ InputShape = Annotated[Optional[list[str]], typer.Option(
     "input (repeatable).")]
 TrustPickle = Annotated[bool, typer.Option(
     "--trust-pickle", help="Allow loading a pickled PyTorch module. Unpickling runs code: only for files you trust.")]
-JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write the versioned JSON report (docs/REPORT_SCHEMA.md) here.")]
+JsonPath = Annotated[Optional[Path], typer.Option(
+    "--json", help="Write the versioned JSON report (docs/REPORT_SCHEMA.md) here.")]
 Backends = Annotated[Optional[str], typer.Option(
     help="Comma list of backends (see 'modelcost backends'); default: every backend of the device.")]
-Precisions = Annotated[Optional[str], typer.Option(help="Comma list: fp32,tf32,fp16,bf16,int8,fp8; default: each backend's own.")]
+Precisions = Annotated[Optional[str], typer.Option(
+    help="Comma list: fp32,tf32,fp16,bf16,int8,fp8; default: each backend's own.")]
 BatchSizes = Annotated[Optional[str], typer.Option("--batch-sizes", help=(
     "Sweep these batch sizes, e.g. 1,8,32,128 (the first also binds a symbolic batch dimension), or 'auto': batch 1 "
     "and the batch at which throughput saturates (the default on a GPU)."))]
@@ -35,10 +37,13 @@ Screen = Annotated[Optional[bool], typer.Option("--screen/--no-screen", help=(
     "--no-screen measures every config in full."))]
 MinTime = Annotated[float, typer.Option(min=0, help="Time each config at least this long (seconds).")]
 MinIters = Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")]
-MaxTime = Annotated[float, typer.Option(min=0.001, help="Time budget per config: stop even if the median is not yet known to +-1%.")]
-Warmup = Annotated[int, typer.Option(min=1, help="Calls per warm-up window (warm-up runs until two windows agree within 2%).")]
+MaxTime = Annotated[float, typer.Option(
+    min=0.001, help="Time budget per config: stop even if the median is not yet known to +-1%.")]
+Warmup = Annotated[int, typer.Option(
+    min=1, help="Calls per warm-up window (warm-up runs until two windows agree within 2%).")]
 CompileMode = Annotated[str, typer.Option(help="torch.compile mode: default or max-autotune.")]
-SamplesCsv = Annotated[Optional[Path], typer.Option(help="Write the NVML samples of every timed run here (nvidia-smi field names).")]
+SamplesCsv = Annotated[Optional[Path], typer.Option(
+    help="Write the NVML samples of every timed run here (nvidia-smi field names).")]
 Device = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]
 TargetGpu = Annotated[Optional[str], typer.Option(
     "--target-gpu", help="Also estimate the lower-bound latency on this GPU (see 'modelcost gpu --list').")]
@@ -54,7 +59,8 @@ def _plot_suffix(path: Path | None) -> Path | None:
 RooflinePlot = Annotated[Optional[Path], typer.Option("--roofline-plot", callback=_plot_suffix,
                                                       help="Write the roofline plot (.png or .svg).")]
 ProfileLayers = Annotated[bool, typer.Option(
-    "--profile-layers", help="Measure per-layer time (eager PyTorch / ONNX Runtime fp32): where the time goes vs where the FLOPs are.")]
+    "--profile-layers", help=(
+        "Measure per-layer time (eager PyTorch / ONNX Runtime fp32): where the time goes vs where the FLOPs are."))]
 Report = Annotated[bool, typer.Option(
     "--report", help="Write the report folder reports/<model>-<time>/ (JSON, Markdown, HTML with plots, CSV).")]
 AllowPartial = Annotated[bool, typer.Option(
@@ -218,6 +224,6 @@ def mark_interrupted(run: RunReport) -> None:
 
 
 def _stderr_line(markup: str) -> None:
-    from rich.console import Console
+    from modelcost.report.console import stderr_console
 
-    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(markup)
+    stderr_console().print(markup)

@@ -72,7 +72,8 @@ def results(
                                                       "through that day).")] = None,
     report: Annotated[Path | None, typer.Option(
         help="Write the sweep report (.md or .html): best config per model and GPU, GPU x model table.")] = None,
-    json_path: Annotated[Path | None, typer.Option("--json", help="Export the rows as JSON here ('-': stdout).")] = None,
+    json_path: Annotated[Path | None, typer.Option(
+        "--json", help="Export the rows as JSON here ('-': stdout).")] = None,
     compare: Annotated[tuple[str, str] | None, typer.Option(
         metavar="RUN_A RUN_B", help="Flag configs of RUN_B slower than RUN_A beyond the measurement noise "
         "(exit code 1 when any regressed).")] = None,

@@ -22,6 +22,7 @@ INSTALL_HINTS: dict[str, str] = {
     "matplotlib": "pip install matplotlib",
     "torchvision": "pip install torchvision",
     "onnxscript": "pip install onnxscript",
+    "ray": "pip install 'modelcost[sweep]' (Ray)",
 }
 
 

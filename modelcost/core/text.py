@@ -11,14 +11,17 @@ import re
 from typing import Any
 
 
-def first_line(exc: BaseException, limit: int | None = None) -> str:
+def first_line(exc: BaseException, limit: int | None = None, *, with_type: bool = True) -> str:
     """'ValueError: the first line of its message' (the class alone when the message is empty); the message
-    cut to ``limit`` characters when given."""
+    cut to ``limit`` characters when given; ``with_type=False``: the message's first line alone (still the class
+    when the message is empty). Terminal colour codes are removed."""
     text = strip_ansi(str(exc)).strip()
     line = text.splitlines()[0] if text else ""
     if limit is not None:
         line = line[:limit]
-    return f"{exc.__class__.__name__}: {line}" if line else exc.__class__.__name__
+    if not line:
+        return exc.__class__.__name__
+    return f"{exc.__class__.__name__}: {line}" if with_type else line
 
 
 def utc_timestamp() -> str:

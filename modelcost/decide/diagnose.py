@@ -142,8 +142,8 @@ def hints(*, backend: str, batch_size: int, candidate_precision: str, faster: bo
         t_ratio = base_by_batch[big] / base_by_batch[batch_size]
         n_ratio = big / batch_size
         if t_ratio < 0.5 * n_ratio:
-            out.append(f"overhead-bound at batch {batch_size} (measured): batch {big} does {number(n_ratio)}x the work in "
-                       f"{t_ratio:.1f}x the time, so fixed per-call costs dominate at batch {batch_size}")
+            out.append(f"overhead-bound at batch {batch_size} (measured): batch {big} does {number(n_ratio)}x the "
+                       f"work in {t_ratio:.1f}x the time, so fixed per-call costs dominate at batch {batch_size}")
     if base_ms < 0.1:
         out.append(f"one call takes only {base_ms * 1e3:.0f} µs: per-call overhead dominates")
     if not out and not faster:

@@ -31,7 +31,7 @@ from typing import Any
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
-from modelcost.core.text import first_line
+from modelcost.core.text import first_line, utc_timestamp
 from modelcost.core.types import CeilingMeasurement, GpuSpec
 
 SCHEMA = "modelcost.ceilings/1"
@@ -267,7 +267,7 @@ def measure_ceilings(
     if progress:
         progress("device-to-device copy")
     measurements.append(_measure_copy(torch, gpu, index, budget_s))
-    meta = {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "torch": torch.__version__,
+    meta = {"created": utc_timestamp(), "torch": torch.__version__,
             "cuda": torch.version.cuda, "elapsed_s": round(time.perf_counter() - t0, 2)}
     path = _save(gpu, measurements, directory, meta)
     gpu.notes.append(f"measured ceilings cached in {path} ({meta['elapsed_s']} s)")

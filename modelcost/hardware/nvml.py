@@ -69,7 +69,7 @@ class NvmlFacts:
     notes: list[str] = field(default_factory=list)
 
 
-def _call(fn: Any, *args: Any) -> Any:
+def nvml_or_none(fn: Any, *args: Any) -> Any:
     """An NVML query that may be unsupported on this board: None instead of an exception."""
     try:
         return fn(*args)
@@ -100,7 +100,7 @@ def no_gpu_reason() -> str:
     try:
         count = pynvml.nvmlDeviceGetCount()
     finally:
-        _call(pynvml.nvmlShutdown)
+        nvml_or_none(pynvml.nvmlShutdown)
     return "NVML sees no NVIDIA GPU" if count == 0 else f"GPU index out of range (NVML sees {count})"
 
 
@@ -121,7 +121,7 @@ def _handle(nv: Any, index: int, props: Any | None) -> Any:
     if uuid is not None:
         text = str(uuid)
         for candidate in (text if text.startswith("GPU-") else f"GPU-{text}", text):
-            handle = _call(nv.nvmlDeviceGetHandleByUUID, candidate)
+            handle = nvml_or_none(nv.nvmlDeviceGetHandleByUUID, candidate)
             if handle is not None:
                 return handle
     return nv.nvmlDeviceGetHandleByIndex(index)
@@ -138,18 +138,19 @@ def read_nvml(index: int = 0) -> NvmlFacts | None:
         props = _torch_props(index)
         h = _handle(nv, index, props)
         facts = NvmlFacts(name=str(nv.nvmlDeviceGetName(h)))
-        facts.driver = _call(nv.nvmlSystemGetDriverVersion)
-        cc = _call(nv.nvmlDeviceGetCudaComputeCapability, h)
+        facts.driver = nvml_or_none(nv.nvmlSystemGetDriverVersion)
+        cc = nvml_or_none(nv.nvmlDeviceGetCudaComputeCapability, h)
         facts.compute_capability = f"{cc[0]}.{cc[1]}" if cc else None
-        facts.cuda_cores = _call(nv.nvmlDeviceGetNumGpuCores, h)
-        facts.base_clock_mhz = _call(nv.nvmlDeviceGetDefaultApplicationsClock, h, nv.NVML_CLOCK_SM)
-        facts.boost_clock_mhz = _call(nv.nvmlDeviceGetClock, h, nv.NVML_CLOCK_SM, nv.NVML_CLOCK_ID_CUSTOMER_BOOST_MAX)
-        facts.max_clock_mhz = _call(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_SM)
-        facts.memory_clock_mhz = _call(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_MEM)
-        facts.bus_width_bits = _call(nv.nvmlDeviceGetMemoryBusWidth, h)
-        mem = _call(nv.nvmlDeviceGetMemoryInfo, h)
+        facts.cuda_cores = nvml_or_none(nv.nvmlDeviceGetNumGpuCores, h)
+        facts.base_clock_mhz = nvml_or_none(nv.nvmlDeviceGetDefaultApplicationsClock, h, nv.NVML_CLOCK_SM)
+        boost = nv.NVML_CLOCK_ID_CUSTOMER_BOOST_MAX
+        facts.boost_clock_mhz = nvml_or_none(nv.nvmlDeviceGetClock, h, nv.NVML_CLOCK_SM, boost)
+        facts.max_clock_mhz = nvml_or_none(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_SM)
+        facts.memory_clock_mhz = nvml_or_none(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_MEM)
+        facts.bus_width_bits = nvml_or_none(nv.nvmlDeviceGetMemoryBusWidth, h)
+        mem = nvml_or_none(nv.nvmlDeviceGetMemoryInfo, h)
         facts.memory_bytes = int(mem.total) if mem is not None else None
-        limit_mw = _call(nv.nvmlDeviceGetEnforcedPowerLimit, h)
+        limit_mw = nvml_or_none(nv.nvmlDeviceGetEnforcedPowerLimit, h)
         facts.power_limit_w = limit_mw / 1000 if limit_mw else None
         if props is not None:
             facts.sm_count = int(props.multi_processor_count)
@@ -157,7 +158,7 @@ def read_nvml(index: int = 0) -> NvmlFacts | None:
             facts.compute_capability = facts.compute_capability or f"{props.major}.{props.minor}"
         return facts
     finally:
-        _call(nv.nvmlShutdown)
+        nvml_or_none(nv.nvmlShutdown)
 
 
 def spec_from_facts(facts: NvmlFacts) -> GpuSpec:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from modelcost.core.lazy import INSTALL_HINTS
-from modelcost.hardware.nvml import THROTTLE_REASONS, throttle_names
+from modelcost.hardware.nvml import THROTTLE_REASONS, nvml_or_none, throttle_names
 
 IDLE = 0x1  # "gpu_idle": the GPU idled between launches; NVML sets it, but it is not a throttle
 
@@ -102,17 +102,10 @@ def memory_used_bytes(nvml: Any, handle: Any) -> int | None:
         return None
 
 
-def _try(fn: Any, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except Exception:  # noqa: BLE001 - a field this board does not report
-        return None
-
-
 def _call(nvml: Any, name: str, *args: Any) -> Any:
     """``nvml.<name>(*args)``, or None when this NVML (or board) does not have or answer it."""
     fn = getattr(nvml, name, None)
-    return None if fn is None else _try(fn, *args)
+    return None if fn is None else nvml_or_none(fn, *args)
 
 
 class NvmlSampler:
@@ -135,12 +128,12 @@ class NvmlSampler:
         return Sample(
             t=time.perf_counter(), wall=time.time(),
             util_gpu=None if util is None else float(util.gpu), util_mem=None if util is None else float(util.memory),
-            sm_mhz=_try(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM),
-            mem_mhz=_try(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_MEM),
+            sm_mhz=nvml_or_none(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM),
+            mem_mhz=nvml_or_none(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_MEM),
             power_w=None if power is None else power / 1000.0,
             temp_c=_call(n, "nvmlDeviceGetTemperature", h, getattr(n, "NVML_TEMPERATURE_GPU", 0)),
             mem_used_bytes=memory_used_bytes(n, h),
-            throttle=None if reasons_fn is None else _try(reasons_fn, h),
+            throttle=None if reasons_fn is None else nvml_or_none(reasons_fn, h),
         )
 
     def _energy_mj(self) -> float | None:
@@ -246,7 +239,7 @@ class sampling:  # lower case: it reads as ``with sampling(index) as s``
 
         self._nv = _nvml()
         if self._nv is not None:
-            handle = _try(_handle, self._nv, self.index, _torch_props(self.index))
+            handle = nvml_or_none(_handle, self._nv, self.index, _torch_props(self.index))
             if handle is not None:
                 self._sampler = NvmlSampler(self._nv, handle, self.interval_s, self.index)
                 self._sampler.start()
@@ -256,4 +249,4 @@ class sampling:  # lower case: it reads as ``with sampling(index) as s``
         if self._sampler is not None:
             self.summary = self._sampler.stop()
         if self._nv is not None:
-            _try(self._nv.nvmlShutdown)
+            nvml_or_none(self._nv.nvmlShutdown)

@@ -14,6 +14,7 @@ from typing import Any
 
 from modelcost.core.errors import ModelcostError, UnboundDimensionError
 from modelcost.core.lazy import require
+from modelcost.core.text import first_line
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.base import LoadOptions
 from modelcost.loaders.onnx_external import ExternalDataSummary, check_external_data
@@ -96,8 +97,8 @@ def _parse(path: Path, size_bytes: int) -> Any:
             model = onnx.load(str(path), load_external_data=False)
     except (DecodeError, RuntimeWarning, ValueError, TypeError, UnicodeDecodeError) as exc:
         raise ModelcostError(
-            f"{path}: not a valid ONNX model (protobuf parse failed: {_first_line(exc)}); the file is truncated "
-            "or not ONNX"
+            f"{path}: not a valid ONNX model (protobuf parse failed: {first_line(exc, with_type=False)}); the file is "
+            "truncated or not ONNX"
         ) from None
     if not model.HasField("graph") or model.ir_version <= 0:
         raise ModelcostError(f"{path}: not an ONNX model (no graph or IR version in the file)")
@@ -124,11 +125,6 @@ def _parse_lean(onnx: Any, path: Path) -> Any | None:
     except (WireError, DecodeError, OSError, ValueError, RecursionError):
         return None
     return model
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else exc.__class__.__name__
 
 
 def _check_graph(graph: Any, model_name: str) -> None:
@@ -160,7 +156,7 @@ def _check_graph(graph: Any, model_name: str) -> None:
 
 def _node_in_cycle(graph: Any) -> Any | None:
     """A node of a cycle of the main graph (Kahn's algorithm: what never becomes ready), or None."""
-    from modelcost.loaders.onnx_skeleton import node_reads
+    from modelcost.loaders.onnx_graph import node_reads
 
     producer = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
     users: list[list[int]] = [[] for _ in graph.node]

@@ -66,7 +66,9 @@ def bind_shape(
             )
         for want, got in zip(spec.shape, shape, strict=True):
             if isinstance(want, int) and want != got:
-                raise ModelcostError(f"--input-shape {spec.name}: the model fixes {_fmt(spec.shape)}, got {_fmt(shape)}")
+                raise ModelcostError(
+                    f"--input-shape {spec.name}: the model fixes {_fmt(spec.shape)}, got {_fmt(shape)}"
+                )
         return TensorSpec(spec.name, shape, spec.dtype)
     bound = bound if bound is not None else {}
     dims: list[int] = []

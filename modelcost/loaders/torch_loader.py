@@ -321,7 +321,9 @@ def _import_target(source: str, target: str) -> Any:
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
-        raise ModelcostError(f"{source}: cannot import module {target!r} ({exc}); is it installed or on PYTHONPATH?") from exc
+        raise ModelcostError(
+            f"{source}: cannot import module {target!r} ({exc}); is it installed or on PYTHONPATH?"
+        ) from exc
     except (Exception, SystemExit) as exc:  # the user's module raised on import
         raise ModelcostError(f"{source}: importing {target} raised {one_line(exc)[:400]}") from exc
 

@@ -31,7 +31,8 @@ def _totals_table(cost: CostReport) -> Table:
     table.add_row("  by dtype", "", ", ".join(f"{k} {v:,}" for k, v in p.by_dtype.items()))
     on_disk = f"file {binary_bytes(s.file_size_bytes)}" if s.file_size_bytes is not None else "in memory"
     table.add_row("weight storage", binary_bytes(s.bytes), on_disk)
-    table.add_row("  at fp16 / int8 / int4", "", " / ".join(binary_bytes(b) for b in (s.fp16_bytes, s.int8_bytes, s.int4_bytes)))
+    smaller = (s.fp16_bytes, s.int8_bytes, s.int4_bytes)
+    table.add_row("  at fp16 / int8 / int4", "", " / ".join(binary_bytes(b) for b in smaller))
     if not_counted(c):  # the model could not be traced: no counts exist, never zeros shown as a result
         for what in ("MACs", "FLOPs", "activations"):
             table.add_row(what, "[red]not counted[/]", "the forward pass failed (below)")
@@ -43,7 +44,8 @@ def _totals_table(cost: CostReport) -> Table:
     table.add_row("FLOPs", f"{ge}{c.flops:,}", f"{ge}{si(c.flops)}  (2 x MACs + other ops, docs/COUNTING.md)")
     table.add_row("activations", binary_bytes(m.activation_bytes), f"peak live {binary_bytes(m.peak_activation_bytes)}")
     table.add_row("inputs / outputs", f"{binary_bytes(m.input_bytes)} / {binary_bytes(m.output_bytes)}", "")
-    table.add_row("arithmetic intensity", f"{m.arithmetic_intensity:.1f}", "FLOPs per byte of weights + inputs + activations")
+    table.add_row("arithmetic intensity", f"{m.arithmetic_intensity:.1f}",
+                  "FLOPs per byte of weights + inputs + activations")
     return table
 
 
@@ -75,8 +77,9 @@ def stdout_console(width_when_piped: int = 160, **kwargs: object) -> Console:
 
 
 def stderr_console() -> Console:
-    """The console for progress, warnings and errors: stderr, no highlighting, long lines kept whole."""
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    """The console for progress, warnings and errors: stderr, no highlighting, long lines kept whole, and no
+    emoji codes (a path like ``:fire:.onnx`` is printed as typed)."""
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def partial_warning(cost: CostReport) -> str:

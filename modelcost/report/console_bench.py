@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from modelcost.core.samples import footnote, marked
+from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, DeviceInfo
 from modelcost.core.units import binary_bytes, number
 
@@ -52,8 +53,8 @@ def bench_table(results: Sequence[BenchResult], title: str = "benchmarks") -> An
 
     table = Table(title=Text(title, style="table.title"), title_justify="left", show_lines=False)  # no markup, emoji
     for col, justify in (("backend", "left"), ("precision", "left"), ("batch", "right"), ("n", "right"),
-                         ("p50 ms", "right"), ("p99 ms", "right"), ("IPS", "right"), ("e2e p50 ms", "right"), ("memory", "right"),
-                         ("power W", "right"), ("accuracy vs fp32", "left"), ("status", "left")):
+                         ("p50 ms", "right"), ("p99 ms", "right"), ("IPS", "right"), ("e2e p50 ms", "right"),
+                         ("memory", "right"), ("power W", "right"), ("accuracy vs fp32", "left"), ("status", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     ordered = sorted(results, key=lambda r: (r.backend, _PRECISION_ORDER.get(r.precision, 9), r.batch_size))
     for r in ordered:
@@ -102,13 +103,13 @@ def print_benchmarks(results: Sequence[BenchResult], *, title: str = "benchmarks
         console.print("[bold]what the timings include[/] (p50/p99/IPS; IPS = batch / p50):")
         for line in lines:
             console.print(f"  {escape(line)}", highlight=False, emoji=False)
-        console.print("  e2e: host wall time from host inputs to host outputs (on a GPU: host<->device copies included)",
-                      highlight=False)
+        console.print("  e2e: host wall time from host inputs to host outputs "
+                      "(on a GPU: host<->device copies included)", highlight=False)
     unstable = [r for r in results if r.status == "ok" and r.unstable]
     if unstable:
         console.print("[bold yellow]unstable timings[/] (too noisy to decide on; re-run on a quiet machine):")
         for r in unstable:
-            console.print(f"  {r.backend} {r.precision} b{r.batch_size}: {escape('; '.join(r.unstable))}",
+            console.print(f"  {config_label(r)}: {escape('; '.join(r.unstable))}",
                           highlight=False, emoji=False)
     note = footnote([r.latency_ms for r in measured if r.latency_ms is not None], ("p50", "p99"))
     if note:

@@ -18,7 +18,7 @@ import dataclasses
 import importlib.util
 import re
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ def _stamp(created: str) -> str:
     try:
         t = datetime.fromisoformat(created)
     except ValueError:
-        t = datetime.now(timezone.utc)
+        t = datetime.fromisoformat(utc_timestamp())
     return t.strftime("%Y%m%d-%H%M%S")
 
 

@@ -88,7 +88,8 @@ def plot_roofline(gpu: GpuSpec, results: Sequence[BenchResult], path: str | Path
     ax.set_xlabel("arithmetic intensity (FLOPs per byte moved)")
     ax.set_ylabel("TFLOP/s")
     ax.set_xlim(lo, hi)
-    ax.set_title(title or f"Roofline on {gpu.name}  (o compute, s memory, X overhead-bound; larger = larger batch)", fontsize=10)
+    default_title = f"Roofline on {gpu.name}  (o compute, s memory, X overhead-bound; larger = larger batch)"
+    ax.set_title(title or default_title, fontsize=10)
     ax.grid(True, which="both", ls=":", lw=0.5)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     path = Path(path)

@@ -42,6 +42,7 @@ def main(argv: list[str]) -> int:
     _die_with_parent()
     _pin_to_block()
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    from modelcost.core.text import first_line
     from modelcost.report.atomic import atomic_write_text
     from modelcost.sweep.adapter import run_config
     from modelcost.sweep.plan import Config
@@ -49,8 +50,7 @@ def main(argv: list[str]) -> int:
     try:
         answer = run_config(Config.from_dict(request["config"]), request.get("timing", {}))
     except Exception as exc:  # noqa: BLE001 - every failure is the config's result, with its reason
-        text = f"{exc.__class__.__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-        answer = {"error": text[:500], "oom": "out of memory" in str(exc).lower()}
+        answer = {"error": first_line(exc)[:500], "oom": "out of memory" in str(exc).lower()}
     atomic_write_text(Path(argv[1]), json.dumps(answer))
     return 0
 

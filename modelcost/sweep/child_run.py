@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from modelcost.sweep.db import now_iso
+from modelcost.core.text import utc_timestamp
 from modelcost.sweep.identity import DeviceIdentity, versions_key
 from modelcost.sweep.plan import Config
 
@@ -91,7 +91,7 @@ def row_for(config: Config, answer: dict[str, Any], device: DeviceIdentity, vers
         "precision": config.precision, "batch_size": config.batch_size, "device_kind": device.kind,
         "device_name": device.name, "device_uuid": device.uuid, "driver": device.driver, "host": device.host,
         "versions": versions, "versions_key": versions_key(versions), "worker": worker, "started": started,
-        "finished": now_iso(), "duration_s": round(duration_s, 3), "command": bench_command(config),
+        "finished": utc_timestamp(), "duration_s": round(duration_s, 3), "command": bench_command(config),
     }
     result = answer.get("result")
     if result is None:
@@ -117,6 +117,6 @@ def measure_config(config: Config, timing: dict[str, Any], timeout_s: float, dev
                    versions: dict[str, str], worker: str, cuda_visible: str | None,
                    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
                    cpus: list[int] | None = None) -> dict[str, Any]:
-    started, t0 = now_iso(), time.perf_counter()
+    started, t0 = utc_timestamp(), time.perf_counter()
     answer = run_child(config, timing, timeout_s, cuda_visible, on_start, cpus)
     return row_for(config, answer, device, versions, worker, started, time.perf_counter() - t0)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from modelcost.core.errors import ModelcostError
+from modelcost.core.text import utc_timestamp
 
 SCHEMA = "modelcost.sweep/1"
 
@@ -51,17 +51,15 @@ CREATE INDEX IF NOT EXISTS results_run ON results (run_id);
 """
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 class ResultsDB:
     """The database file. ``create``: make it when missing (the sweep); readers pass False."""
 
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
         if not create and not self.path.is_file():
-            raise ModelcostError(f"no results database at {self.path} (make one with 'modelcost sweep PLAN --db {self.path}')")
+            raise ModelcostError(
+                f"no results database at {self.path} (make one with 'modelcost sweep PLAN --db {self.path}')"
+            )
         if create and self.path.is_dir():
             raise ModelcostError(f"--db {self.path} is a folder; give a file path, e.g. results.sqlite")
         try:
@@ -93,7 +91,7 @@ class ResultsDB:
 
     # -- runs ---------------------------------------------------------------------------------------------
     def start_run(self, **fields: Any) -> int:
-        fields = {"started": now_iso(), "status": "running", **fields}
+        fields = {"started": utc_timestamp(), "status": "running", **fields}
         if "notes" in fields:
             fields["notes"] = json.dumps(fields["notes"])
         cols = [c for c in RUN_COLUMNS if c in fields]
@@ -107,7 +105,7 @@ class ResultsDB:
         with self.conn:
             self.conn.execute("UPDATE runs SET finished=?, status=?, wall_s=?, notes=?, "
                               "configs_skipped=COALESCE(?, configs_skipped) WHERE run_id=?",
-                              (now_iso(), status, round(wall_s, 3), json.dumps(list(notes)), skipped, run_id))
+                              (utc_timestamp(), status, round(wall_s, 3), json.dumps(list(notes)), skipped, run_id))
 
     def runs(self) -> list[dict[str, Any]]:
         rows = [dict(r) for r in self.conn.execute("SELECT * FROM runs ORDER BY run_id")]
@@ -143,7 +141,8 @@ class ResultsDB:
 
     def done_keys(self) -> set[tuple[str, str, str]]:
         """(config_key, device_name, versions_key) of every result a resume may skip."""
-        q = f"SELECT config_key, device_name, versions_key FROM results WHERE status IN ({', '.join('?' * len(RESUMABLE))})"
+        marks = ", ".join("?" * len(RESUMABLE))
+        q = f"SELECT config_key, device_name, versions_key FROM results WHERE status IN ({marks})"
         return {(r[0], r[1], r[2]) for r in self.conn.execute(q, RESUMABLE)}
 
     def results(self, where: str = "", params: Iterable[Any] = ()) -> list[dict[str, Any]]:

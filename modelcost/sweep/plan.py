@@ -150,8 +150,8 @@ def parse_plan(text: str, path: str = "") -> Plan:
         raise ModelcostError("plan: no [[models]]; add at least one, e.g. [[models]] source = \"zoo:resnet50\"")
     names = [m.name for m in models]
     if len(set(names)) != len(names):
-        raise ModelcostError(f"plan: two models share a name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}); "
-                             "give them name = \"...\"")
+        shared = ", ".join(sorted({n for n in names if names.count(n) > 1}))
+        raise ModelcostError(f"plan: two models share a name ({shared}); give them name = \"...\"")
     plan = Plan(models=models, backends=_tuple(sweep.get("backends"), "backends", str),
                 precisions=_tuple(sweep.get("precisions"), "precisions", str),
                 batch_sizes=_tuple(sweep.get("batch_sizes"), "batch_sizes", int) or (1,),

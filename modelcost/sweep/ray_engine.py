@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from modelcost.core.lazy import require
-from modelcost.sweep.db import now_iso
+from modelcost.core.lazy import INSTALL_HINTS, require
+from modelcost.core.text import first_line, utc_timestamp
 from modelcost.sweep.plan import Config
 
-RAY_HINT = "pip install 'modelcost[sweep]' (Ray); or run the sweep without --ray (one worker per local GPU)"
+RAY_HINT = f"{INSTALL_HINTS['ray']}; or run the sweep without --ray (one worker per local GPU)"
 
 
 def _task(config_dict: dict[str, Any], timing: dict[str, Any], timeout_s: float,
@@ -124,10 +124,10 @@ class RayEngine:
         try:
             return self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:  # the task's worker died or the task could not run
-            text = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+            text = first_line(exc, with_type=False)
             return {"row": {
                 "config_key": config.key, "model_name": config.model_name, "model_source": config.source,
                 "model_hash": config.model_hash, "input_shapes": list(config.input_shapes), "backend": config.backend,
                 "precision": config.precision, "batch_size": config.batch_size, "status": "failed",
                 "reason": f"the Ray task died: {exc.__class__.__name__}: {text[:300]}", "worker": "ray",
-                "finished": now_iso(), "command": bench_command(config)}}
+                "finished": utc_timestamp(), "command": bench_command(config)}}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from modelcost.core.text import config_label
 from modelcost.core.units import binary_bytes, si
 from modelcost.report.sections import Block, Bullets, Heading, Para, Table
 from modelcost.sweep.results import Best, Change, latest_per_config
@@ -14,10 +15,6 @@ from modelcost.sweep.results import Best, Change, latest_per_config
 
 def _f(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}g}"
-
-
-def _label(r: Any) -> str:
-    return f"{r.backend} {r.precision} b{r.batch_size}"
 
 
 def run_blocks(runs: Sequence[dict[str, Any]]) -> list[Block]:
@@ -42,7 +39,7 @@ def best_blocks(best: Sequence[Best], objective: str, constraints: dict[str, flo
             rows.append([b.model, b.gpu, "none", "-", "-", "-", "-", "; ".join(rec.failing)[:200] or "-"])
             continue
         mem = "-" if r.gpu_memory_peak_bytes is None else binary_bytes(r.gpu_memory_peak_bytes)
-        rows.append([b.model, b.gpu, _label(r), _f(r.latency_ms.p50 if r.latency_ms else None),
+        rows.append([b.model, b.gpu, config_label(r), _f(r.latency_ms.p50 if r.latency_ms else None),
                      _f(r.latency_ms.p99 if r.latency_ms else None), _f(r.throughput_ips, 5), mem,
                      f"{len(rec.feasible)} of {rec.considered} measured configs meet the constraints"])
     return [Heading("Best config per model and GPU"),
@@ -62,7 +59,7 @@ def matrix_blocks(best: Sequence[Best]) -> list[Block]:
         row = [g]
         for m in models:
             r = cell.get((g, m))
-            row.append("-" if r is None else f"{_f(r.throughput_ips, 5)} ips ({_label(r)})")
+            row.append("-" if r is None else f"{_f(r.throughput_ips, 5)} ips ({config_label(r)})")
         rows.append(row)
     return [Heading("GPU x model (best throughput config)"), Table(["device", *models], rows)]
 
@@ -94,7 +91,8 @@ def compare_blocks(a_id: int, b_id: int, changes: Sequence[Change], tolerance_pc
             Para(f"{n} regression(s) in {len(changes)} config(s) measured in both runs; a regression is a 95% "
                  f"interval of the latency ratio wholly on the slower side and a slowdown of at least "
                  f"{tolerance_pct:g}%, or a config that ran in A and not in B", strong=n > 0),
-            Table(["config", "device", "A p50 ms", "B p50 ms", "B vs A", ""], rows, [False, False, True, True, False, False])]
+            Table(["config", "device", "A p50 ms", "B p50 ms", "B vs A", ""], rows,
+                  [False, False, True, True, False, False])]
 
 
 def sweep_blocks(title: str, runs: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], best: Sequence[Best],

@@ -66,9 +66,10 @@ def bench_result(row: dict[str, Any]) -> BenchResult:
     d = row.get("result_json") or {}
     lat = d.get("latency_ms")
     acc = d.get("accuracy")
+    latency = LatencyStats(**{k: v for k, v in lat.items() if k != "cv"}) if lat else None
     return BenchResult(
         backend=row["backend"], precision=row["precision"], batch_size=row["batch_size"], status=row["status"],
-        reason=row.get("reason"), latency_ms=LatencyStats(**{k: v for k, v in lat.items() if k != "cv"}) if lat else None,
+        reason=row.get("reason"), latency_ms=latency,
         throughput_ips=d.get("throughput_ips"), gpu_memory_peak_bytes=d.get("gpu_memory_peak_bytes"),
         accuracy=AccuracyStats(**acc) if acc else None, device=row.get("device_name") or "",
         timing=d.get("timing", ""), budget_hit=bool(d.get("budget_hit")), notes=list(d.get("notes", [])),

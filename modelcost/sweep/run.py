@@ -71,7 +71,9 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
         summary.status = "complete"
     except KeyboardInterrupt:
         summary.status = "interrupted"
-        summary.notes.append("interrupted (Ctrl-C or SIGTERM): configs that finished are in the database; re-run to resume")
+        summary.notes.append(
+            "interrupted (Ctrl-C or SIGTERM): configs that finished are in the database; re-run to resume"
+        )
         raise
     except BaseException:
         summary.status = "failed"

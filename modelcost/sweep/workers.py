@@ -45,8 +45,8 @@ def make_slots(workers: int | None) -> tuple[list[Slot], list[str]]:
         if n > len(gpus):
             raise ModelcostError(f"--workers {n}: this machine shows {len(gpus)} GPU(s), and a worker owns a whole GPU")
         slots = [Slot(f"gpu{i}", g, cpu_block(i, n)) for i, g in enumerate(gpus[:n])]
-        notes.append(f"{n} worker(s), one GPU each ({', '.join(f'{s.name}={s.gpu.name} {s.gpu.uuid}' for s in slots)}): "
-                     "no two configs were ever timed on the same GPU at once")
+        owners = ", ".join(f"{s.name}={s.gpu.name} {s.gpu.uuid}" for s in slots)
+        notes.append(f"{n} worker(s), one GPU each ({owners}): no two configs were ever timed on the same GPU at once")
         if n > 1 and all(s.cpus for s in slots):
             notes.append("each GPU worker's configs ran on its own host CPUs (" + "; ".join(
                 f"{s.name}: {s.cpus[0]}-{s.cpus[-1]}" for s in slots) + "), so their host-side launch loops and "

@@ -1,4 +1,5 @@
-"""A seeded mutation fuzzer of the ONNX loader and counter, through the same path as ``modelcost analyze FILE --static``.
+"""A seeded mutation fuzzer of the ONNX loader and counter, through the same path as
+``modelcost analyze FILE --static``.
 
 Each mutant is one sample model (sample_models/*.onnx) changed by one named mutator: byte-level (flips,
 truncation, inserted / deleted bytes) or field-level (element types, dims, names, node inputs, attributes,
@@ -522,9 +523,9 @@ def main(argv: list[str] | None = None) -> int:
                "wall_s": round(time.monotonic() - t0, 1), "worker_peak_rss_mb": round(rss_mb, 1),
                **summarise(records)}
     print(file=sys.stderr)
+    outcomes = ", ".join(f"{summary['outcomes'].get(k, 0):,} {k}" for k in ("clean", "analysed", *FAILURES))
     print(f"{summary['mutants']:,} mutants (seed {args.seed}) in {summary['wall_s']:,} s, memory limit "
-          f"{args.mem_mb:,} MiB (peak RSS of a worker {rss_mb:,.0f} MiB): " + ", ".join(f"{summary['outcomes'].get(k, 0):,} {k}"
-                                              for k in ("clean", "analysed", *FAILURES)))
+          f"{args.mem_mb:,} MiB (peak RSS of a worker {rss_mb:,.0f} MiB): {outcomes}")
     print(f"{'mutator':<14} " + " ".join(f"{k:>9}" for k in ("clean", "analysed", *FAILURES)))
     for name, counts in summary["by_mutator"].items():
         print(f"{name:<14} " + " ".join(f"{counts.get(k, 0):>9,}" for k in ("clean", "analysed", *FAILURES)))

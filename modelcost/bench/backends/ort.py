@@ -18,8 +18,13 @@ from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavaila
 from modelcost.bench.model import BenchModel
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import INSTALL_HINTS
+from modelcost.core.text import first_line
 
-_EP = {"ort-cuda": "CUDAExecutionProvider", "ort-tensorrt": "TensorrtExecutionProvider", "ort-cpu": "CPUExecutionProvider"}
+_EP = {
+    "ort-cuda": "CUDAExecutionProvider",
+    "ort-tensorrt": "TensorrtExecutionProvider",
+    "ort-cpu": "CPUExecutionProvider",
+}
 TRT_MISSING = f"TensorRT not installed — {INSTALL_HINTS['tensorrt']}"
 
 
@@ -140,17 +145,25 @@ class OrtRunner:
             import torch
 
             self.stream = torch.cuda.Stream()
-            cuda_opts = {"device_id": str(torch.cuda.current_device()), "user_compute_stream": str(self.stream.cuda_stream),
-                         # ORT's CUDA EP runs fp32 MatMul/Gemm/Conv as TF32 unless told not to (use_tf32 defaults
-                         # to on): fp32 means full fp32 here, as for torch-eager; tf32 is its own entry.
-                         "use_tf32": "1" if precision == "tf32" else "0"}
+            cuda_opts = {
+                "device_id": str(torch.cuda.current_device()),
+                "user_compute_stream": str(self.stream.cuda_stream),
+                # ORT's CUDA EP runs fp32 MatMul/Gemm/Conv as TF32 unless told not to (use_tf32 defaults
+                # to on): fp32 means full fp32 here, as for torch-eager; tf32 is its own entry.
+                "use_tf32": "1" if precision == "tf32" else "0",
+            }
             providers = [("CUDAExecutionProvider", cuda_opts)]
             if backend.name == "ort-tensorrt":
                 trt_cache = Path(config.cache_dir) / "ort-tensorrt"
                 trt_cache.mkdir(parents=True, exist_ok=True)
-                trt_opts = {"device_id": cuda_opts["device_id"], "user_compute_stream": cuda_opts["user_compute_stream"],
-                            "trt_fp16_enable": str(precision == "fp16"), "trt_engine_cache_enable": "True",
-                            "trt_engine_cache_path": str(trt_cache), "trt_timing_cache_enable": "True"}
+                trt_opts = {
+                    "device_id": cuda_opts["device_id"],
+                    "user_compute_stream": cuda_opts["user_compute_stream"],
+                    "trt_fp16_enable": str(precision == "fp16"),
+                    "trt_engine_cache_enable": "True",
+                    "trt_engine_cache_path": str(trt_cache),
+                    "trt_timing_cache_enable": "True",
+                }
                 providers.insert(0, ("TensorrtExecutionProvider", trt_opts))
         quiet_ort_logs(ort)
         options = ort.SessionOptions()
@@ -160,7 +173,7 @@ class OrtRunner:
             self.ort_session = ort.InferenceSession(str(path), sess_options=options, providers=providers)
         except Exception as exc:
             if is_oom_text(str(exc)):
-                raise OutOfMemory(str(exc).splitlines()[0]) from exc
+                raise OutOfMemory(first_line(exc, with_type=False)) from exc
             raise
         used = self.ort_session.get_providers()
         if not used or used[0] != backend.provider:
@@ -201,14 +214,16 @@ class OrtSession:
                 self._outputs = sess.run(runner.output_names, self.feed)
         except Exception as exc:
             if is_oom_text(str(exc)):
-                raise OutOfMemory(str(exc).splitlines()[0]) from exc
+                raise OutOfMemory(first_line(exc, with_type=False)) from exc
             raise
         self.build_s = time.perf_counter() - t0  # ort-tensorrt: the engine for this shape is built here
         if self.device == "cuda":
             self.timing = ("GPU time between CUDA events on ONNX Runtime's compute stream around run_with_iobinding "
                            "(inputs and outputs bound on the GPU; no host<->device copies)")
         else:
-            self.timing = "host wall time (perf_counter) around InferenceSession.run on the CPU; inputs already in memory"
+            self.timing = (
+                "host wall time (perf_counter) around InferenceSession.run on the CPU; inputs already in memory"
+            )
 
     def bind_io(self, device_type: str) -> None:
         """Bind the inputs (PyTorch tensors on ``device_type``) by pointer; run once so ONNX Runtime allocates the

@@ -78,7 +78,8 @@ def plan_precision(precision: str, trt_version: str, compute_capability: tuple[i
 
 
 def engine_cache_doc(*, model_hash: str, shapes: dict[str, tuple[Sequence[int], Sequence[int], Sequence[int]]],
-                     trt_version: str, gpu_name: str, compute_capability: tuple[int, int], plan: TrtPlan) -> dict[str, Any]:
+                     trt_version: str, gpu_name: str, compute_capability: tuple[int, int],
+                     plan: TrtPlan) -> dict[str, Any]:
     """Everything a serialized engine depends on: the model, the optimization-profile shapes, the TensorRT version
     (engines are not portable across versions), the GPU (nor across GPU models / compute capabilities) and the plan
     (precision, typing, ONNX conversion and builder flags)."""
@@ -88,7 +89,8 @@ def engine_cache_doc(*, model_hash: str, shapes: dict[str, tuple[Sequence[int], 
         "tensorrt": trt_version,
         "gpu": gpu_name,
         "cc": list(compute_capability),
-        "plan": [plan.precision, plan.strongly_typed, plan.onnx_transform, list(plan.builder_flags), list(plan.clear_flags)],
+        "plan": [plan.precision, plan.strongly_typed, plan.onnx_transform,
+                 list(plan.builder_flags), list(plan.clear_flags)],
     }
 
 

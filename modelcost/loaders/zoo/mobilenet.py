@@ -52,7 +52,9 @@ class InvertedResidual(nn.Module):
 
 
 class MobileNetV2(nn.Module):
-    SETTINGS: ClassVar[list[list[int]]] = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]]
+    SETTINGS: ClassVar[list[list[int]]] = [
+        [1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1],
+    ]
 
     def __init__(self, num_classes: int = 1000, width_mult: float = 1.0, round_nearest: int = 8,
                  dropout: float = 0.2) -> None:

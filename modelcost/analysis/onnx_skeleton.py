@@ -1,8 +1,8 @@
 """The *skeleton* of an ONNX model: the same nodes, inputs, outputs and initializer dims, with every tensor bigger
 than ``onnx_lean.STUB_BYTES`` (integer tensors: ``KEEP_INT_BYTES``) replaced by a dims-only stub marked external
-(whose location names no real file). Shape inference serialises the skeleton, a few hundred KB even for a
-7B-parameter model: no weight byte is copied or read. Also here: the graph utilities the analysis shares
-(outer-scope names of a subgraph, topological order)."""
+(whose location names no real file). Shape inference (``onnx_shapes``) serialises the skeleton, a few hundred KB
+even for a 7B-parameter model: no weight byte is copied or read. Also here: the topological order the inference
+needs (what a node reads comes from ``loaders.onnx_graph``, which the loader's cycle check shares)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
+from modelcost.loaders.onnx_graph import node_reads
 from modelcost.loaders.onnx_lean import INT_TYPES, KEEP_INT_BYTES, STUB_BYTES, STUB_LOCATION
 
 
@@ -87,15 +88,6 @@ def topological_sort(graph: Any) -> bool:
     return True
 
 
-def node_reads(node: Any) -> list[str]:
-    """What a node reads: its inputs and the outer-scope names of its subgraphs."""
-    reads = list(node.input)
-    for attr in node.attribute:
-        for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-            reads.extend(implicit_inputs(sub))
-    return reads
-
-
 def _ready(required: list[str], available: set[str]) -> bool:
     return all(n in available for n in required)
 
@@ -117,20 +109,3 @@ def skeleton(model: Any, inputs: list[TensorSpec]) -> Any:
         for d in spec.shape:
             shape.dim.add().dim_value = int(d)
     return sk
-
-
-def implicit_inputs(graph: Any) -> list[str]:
-    """Outer-scope names a subgraph (or its nested subgraphs) reads, in first-use order."""
-    defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
-    defined.add("")
-    used: dict[str, None] = {}
-    for node in graph.node:
-        reads = list(node.input)
-        for attr in node.attribute:
-            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-                reads.extend(implicit_inputs(sub))
-        for name in reads:
-            if name not in defined:
-                used.setdefault(name, None)
-        defined.update(node.output)
-    return list(used)

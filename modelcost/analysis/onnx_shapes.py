@@ -23,11 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelcost.analysis.onnx_fold import expanded_shape, fold_values, sliced_shape
+from modelcost.analysis.onnx_skeleton import skeleton, topological_sort
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
 from modelcost.core.types import TensorSpec
-from modelcost.loaders.onnx_fold import expanded_shape, fold_values, sliced_shape
-from modelcost.loaders.onnx_skeleton import implicit_inputs, skeleton, topological_sort
+from modelcost.loaders.onnx_graph import implicit_inputs
 from modelcost.loaders.onnx_types import is_static, value_info_dtype, value_info_shape
 
 REFINE_ROUNDS = 4
@@ -111,7 +112,9 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
             sk = inliner.inline_local_functions(sk)
         except Exception as exc:  # noqa: BLE001 - onnx's ValidationError: recursive or duplicate local functions
             first = " ".join(str(exc).split())[:300]
-            raise ModelcostError(f"the model's local functions cannot be inlined ({first}); the model is malformed") from None
+            raise ModelcostError(
+                f"the model's local functions cannot be inlined ({first}); the model is malformed"
+            ) from None
         notes.append(f"{len(model.functions)} model-local function(s) inlined before counting")
     inferred, table, values = _refined(sk, run_onnx_inference(sk), opset or 1)
     if _unshaped(inferred.graph):
@@ -144,7 +147,7 @@ def _unshaped(graph: Any) -> set[str]:
 def _with_symbolic(sk: Any, inferred: Any, notes: list[str]) -> Any:
     """onnx's inference again, hinted with the static shapes ORT's symbolic inference finds where onnx's did not
     (``onnx_symbolic``); ``inferred`` unchanged when it finds none."""
-    from modelcost.loaders.onnx_symbolic import symbolic_shapes
+    from modelcost.analysis.onnx_symbolic import symbolic_shapes
 
     missing = _unshaped(inferred.graph)
     found = {name: vi for name, vi in symbolic_shapes(sk).items() if name in missing and vi.type.tensor_type.elem_type}
@@ -172,7 +175,7 @@ def _collect_flat(graph: Any, scope: Scope, table: ShapeTable) -> None:
 
 def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dict[str, Any], dict[str, TensorInfo]]:
     """Folded values, and shape hints for main-graph tensors whose inferred shape is not static."""
-    from modelcost.loaders.onnx_shape_rules import contrib_output_shape
+    from modelcost.analysis.onnx_shape_rules import contrib_output_shape
 
     def static(name: str) -> tuple[int, ...] | None:
         info = table.get((), name)
@@ -222,7 +225,7 @@ def _loop_output_shape(
     node: Any, i: int, table: ShapeTable, values: dict[str, Any], opsets: Any
 ) -> tuple[int, ...] | None:
     """Output ``i`` of a main-graph Loop / Scan from its body's inferred output shapes (first iteration)."""
-    from modelcost.loaders.onnx_shape_rules import scan_trip_count
+    from modelcost.analysis.onnx_shape_rules import scan_trip_count
 
     body = next((a.g for a in node.attribute if a.name == "body"), None)
     if body is None:
@@ -313,7 +316,7 @@ def _infer_body(node: Any, body: Any, scope: Scope, table: ShapeTable, notes: li
     onnx = require("onnx")
     from onnx import helper
 
-    from modelcost.loaders.onnx_shape_rules import body_input_types
+    from modelcost.analysis.onnx_shape_rules import body_input_types
 
     graph = onnx.GraphProto()
     graph.CopyFrom(body)
