@@ -124,10 +124,12 @@ def run_benchmarks(
     config: BenchConfig | None = None,
     progress: bool = False,
     results: list[BenchResult] | None = None,
+    exhaustive: bool = False,
 ) -> tuple[list[BenchResult], DeviceInfo]:
-    """Benchmark ``source`` on ``backends`` (default: every backend of the device) x ``precisions`` (default:
-    each backend's own) x ``batch_sizes`` (default: [batch_size or 1]). Returns the results (unavailable and
-    failed configs included, with their reason) and the device. Pass ``results`` to keep partial results."""
+    """Benchmark ``source`` on ``backends`` x ``precisions`` (neither given: the default sweep of the registry,
+    or every backend at every precision with ``exhaustive``) x ``batch_sizes`` (default: [batch_size or 1]).
+    Returns the results (unavailable and failed configs included, with their reason) and the device. Pass
+    ``results`` to keep partial results."""
     from modelcost.bench.runner import run_benchmarks as run
 
     batches = list(batch_sizes or [batch_size or 1])
@@ -136,7 +138,7 @@ def run_benchmarks(
         source, batch_size=batches[0], input_shapes=input_shapes, trust_pickle=trust_pickle, seed=config.seed)
     try:
         return run(model, backends=backends, precisions=precisions, batch_sizes=batches, config=config,
-                   results=results, progress=progress)
+                   results=results, progress=progress, exhaustive=exhaustive)
     finally:
         model.close()
 
@@ -323,7 +325,8 @@ def recommend(
             _, report.device = run_sweep(model.bench_model(), backends=backends, precisions=precisions,
                                          batch_sizes=batches, config=config, progress=progress,
                                          results=report.benchmarks, screen=screen,
-                                         rejects=screening_rejects(constraints or Constraints()))
+                                         rejects=screening_rejects(constraints or Constraints()),
+                                         exhaustive=plan_opts.exhaustive)
         except KeyboardInterrupt:
             report.complete = False
             report.notes.append("interrupted by the user (Ctrl-C): recommended from the configs that finished")

@@ -76,6 +76,9 @@ class RunOptions:
     # measurement); bench/screening.py. ``rejects``: a constraint check for screening (recommend).
     screen: str = "gpu"
     rejects: Any = None
+    # Without backends / precisions: False = the registry's default sweep (bench/registry.py), True = every
+    # backend at every precision, each measured in full (no screening): --exhaustive
+    exhaustive: bool = False
 
     def load_options(self) -> LoadOptions:
         """``input_shapes``: 'NAME=1x3x224x224' or 'NAME=1x128:int64' strings, or a {name: shape} dict. The
@@ -228,13 +231,15 @@ def _static(model: LoadedModel, options: RunOptions, report: RunReport) -> None:
 def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tuple[list[int], bool]:
     """The batch sizes to measure and whether to screen (issue 9): ``options.sweep()``, or batch 1 and the batch
     at which throughput saturates (said in the run notes), and screening on a GPU unless turned off."""
-    from modelcost.bench.runner import make_plan
+    from modelcost.bench.runner import make_plan, warm_compile_workers
 
     batches = options.sweep()
-    if options.batch_search == "off" and options.screen in ("on", "off"):
-        return batches, options.screen == "on"
-    plan = make_plan(model.bench_model(), options.backends, options.precisions, options.bench)
-    screen = options.screen == "on" or (options.screen == "gpu" and plan.device == "cuda")
+    plan = make_plan(model.bench_model(), options.backends, options.precisions, options.bench, options.exhaustive)
+    note = plan.left_out_note()
+    if note and note not in report.notes:
+        report.notes.append(note)
+    warm_compile_workers(plan)  # inductor's worker processes start while the batch search and others run
+    screen = not options.exhaustive and (options.screen == "on" or (options.screen == "gpu" and plan.device == "cuda"))
     if options.batch_search == "on" or (options.batch_search == "gpu" and plan.device == "cuda"):
         from modelcost.bench.batch_search import find_throughput_batch
 
@@ -256,7 +261,8 @@ def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell
         _, report.device = run_benchmarks(model.bench_model(), backends=options.backends,
                                           precisions=options.precisions, batch_sizes=batches,
                                           config=options.bench, results=report.benchmarks,
-                                          progress=options.bench_progress, screen=screen, rejects=options.rejects)
+                                          progress=options.bench_progress, screen=screen, rejects=options.rejects,
+                                          exhaustive=options.exhaustive)
     except KeyboardInterrupt:
         report.complete = False
         report.notes.append("interrupted: the benchmarks that finished are reported, the rest were not run")

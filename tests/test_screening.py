@@ -8,7 +8,7 @@ import pytest
 
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.batch_search import saturating_batch
-from modelcost.bench.screening import dominator, screen_out_reason, screening_config, speed_rank
+from modelcost.bench.screening import after_screening, dominator, screen_out_reason, screening_config, speed_rank
 from modelcost.core.types import BenchResult, LatencyStats
 
 
@@ -20,7 +20,11 @@ def res(backend: str, batch: int, p50: float) -> BenchResult:
 def test_screening_config_is_never_longer_than_asked():
     full = BenchConfig(min_time_s=1.0, min_iters=50, max_time_s=20.0)
     s = screening_config(full)
-    assert (s.min_time_s, s.min_iters, s.max_time_s, s.target_rel_ci) == (0.25, 10, 2.0, 0.03)
+    assert (s.min_time_s, s.min_iters, s.max_time_s, s.target_rel_ci) == (0.1, 10, 1.0, 0.03)
+    assert (s.warmup_min_cuda_s, s.e2e_max_s) == (0.1, 0.1)
+    # the full measurement that follows a screening of the same session: no warm-up floor, the settle rule stays
+    after = after_screening(full)
+    assert (after.warmup_min_cuda_s, after.warmup_settle, after.min_time_s) == (0.0, full.warmup_settle, 1.0)
     short = BenchConfig(min_time_s=0.01, min_iters=3, max_time_s=0.1)
     s = screening_config(short)
     assert (s.min_time_s, s.min_iters, s.max_time_s) == (0.01, 3, 0.1)

@@ -133,6 +133,9 @@ class BackendInfo:
     cudagraph: bool = False  # PyTorch: the forward is captured once and replayed as a CUDA graph
     autocast: bool = False  # PyTorch: fp32 weights under torch.autocast to the precision
     profile: str = ""  # the per-layer profiler that can attribute this backend's time: "torch", "onnx" or none
+    # The precisions this backend runs in the default sweep (issue 9: an answer in a minute); () = only when asked
+    # for (--backends / --precisions / --exhaustive). The registry says why each row is in or out.
+    default: tuple[str, ...] = ()
 
 
 class Backend(Protocol):

@@ -7,6 +7,8 @@ the (batch, prompt_len) prompt that yields token 1 (logits of the last position 
 
 Timing: on CUDA an event is recorded before the prefill and after each token's argmax (the GPU clock between
 them; host launch gaps the GPU waits through are included), one synchronize at the end; on CPU perf_counter.
+On CUDA the process is pinned to one CPU while it is timed (``bench.timing.pinned_to_one_cpu``, as for inference):
+a launch-bound eager decode is timed by how fast the host issues kernels.
 TTFT = prefill forward + argmax (the prompt already on the device; no tokenizer), TPOT = one decode step.
 Warm-up runs (whole generations) come first and are not timed; each measured run starts from an empty cache.
 
@@ -15,7 +17,10 @@ Backends (by name, resolved at run time):
 * ``hf-eager`` - the model in eager mode with a dynamic KV cache (transformers DynamicCache; the zoo's list);
 * ``hf-static`` - a transformers StaticCache, eager (not in the default set: it separates the cache's effect);
 * ``hf-static-compile`` - a transformers StaticCache (preallocated to prompt_len + gen_len) and the decode step
-  compiled with ``torch.compile(mode="reduce-overhead", fullgraph=True)`` (CUDA graphs); prefill stays eager;
+  compiled with ``torch.compile(fullgraph=True)`` with CUDA graphs (``triton.cudagraphs``, what mode
+  "reduce-overhead" sets) and inductor's coordinate-descent tuning of its kernels' launch configs (on an H100 it
+  took a Llama-3.2-1B-shaped batch-1 decode step from 1.78 to 1.48 ms; max-autotune's GEMM search gave 1.71 ms:
+  BENCHMARKS.md); prefill stays eager;
 * ``vllm``, ``sglang``, ``tensorrt_llm`` - detected when installed; modelcost has no runner for them yet, so
   they are reported as unavailable with that reason (never estimated).
 """
@@ -29,13 +34,14 @@ from functools import partial
 from typing import Any
 
 from modelcost.bench.stats import latency_stats, median
+from modelcost.bench.timing import pinned_to_one_cpu
 from modelcost.core.llm import GenerationResult
 from modelcost.loaders.llm_loader import DTYPES, CausalLM
 
 BACKENDS = ("hf-eager", "hf-static-compile")
 ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "tensorrt_llm"}
-TIMING = ("CUDA events around prefill+argmax (TTFT) and each decode step+argmax (TPOT); greedy, fixed new "
-          "tokens, EOS ignored; no tokenizer, prompt already on the device")
+TIMING = ("CUDA events around prefill+argmax (TTFT) and each decode step+argmax (TPOT), the process pinned to one "
+          "CPU; greedy, fixed new tokens, EOS ignored; no tokenizer, prompt already on the device")
 
 
 class _Clock:
@@ -89,7 +95,8 @@ def _eager_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, d
     return torch.no_grad()(run)
 
 
-COMPILE = {"mode": "reduce-overhead", "fullgraph": True}  # CUDA graphs, no graph break allowed
+# CUDA graphs (mode "reduce-overhead" is exactly triton.cudagraphs) + coordinate-descent tuning; no graph break
+COMPILE = {"fullgraph": True, "options": {"triton.cudagraphs": True, "coordinate_descent_tuning": True}}
 
 
 def _static_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, device: str,
@@ -228,13 +235,14 @@ def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str,
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     ttfts, tpots, e2es = [], [], []
-    for _ in range(runs):
-        clock = _Clock(device)
-        run(ids, clock)
-        steps = clock.intervals_ms()
-        ttfts.append(steps[0])
-        tpots.extend(steps[1:])
-        e2es.append(sum(steps))
+    with pinned_to_one_cpu(cuda):
+        for _ in range(runs):
+            clock = _Clock(device)
+            run(ids, clock)
+            steps = clock.intervals_ms()
+            ttfts.append(steps[0])
+            tpots.extend(steps[1:])
+            e2es.append(sum(steps))
     result.status, result.runs = "ok", runs
     result.ttft_stats, result.e2e_ms = latency_stats(ttfts), latency_stats(e2es)
     result.tpot_stats = latency_stats(tpots) if tpots else None

@@ -1,5 +1,15 @@
 """Every backend by name. A backend's module is imported only when that backend is chosen (or asked whether it
-can run here), so ``import modelcost.bench.registry`` costs nothing."""
+can run here), so ``import modelcost.bench.registry`` costs nothing.
+
+The default sweep (``default=`` of each row; issue 9) is one config per way of deploying, at the precision that
+route is normally deployed at, so that an answer comes in about a minute: the FP32 eager baseline (also the
+accuracy reference), autocast FP16 (the one-line change), CUDA-graph replay of the FP16 model (no compile),
+torch.compile + CUDA graphs at FP16 (the fastest PyTorch route, compiled once per batch size), ONNX Runtime CUDA
+at FP32 and FP16, and TensorRT (engine and ORT provider) at FP16. FP16 rather than BF16: the same tensor-core
+speed on every GPU that has both, with 3 more mantissa bits (closer to FP32). Left out unless asked for: TF32
+(between FP32 and FP16), BF16, the cast eager model (CUDA graphs of it are in), torch.compile without CUDA graphs
+and at FP32 (the same compile, slower), INT8 / FP8 (they need a quantized model). ``--exhaustive`` runs every
+row at every precision; ``--backends`` / ``--precisions`` choose any. On the CPU every backend is in it."""
 
 from __future__ import annotations
 
@@ -17,9 +27,9 @@ _ANY = ("pytorch", "onnx")
 BACKENDS: dict[str, BackendInfo] = {b.name: b for b in (
     BackendInfo("torch-eager", "cuda", ("fp32", "tf32"), _PT,
                 "PyTorch eager on CUDA; fp32 = TF32 off, tf32 = TF32 on for matmul and cuDNN", _T,
-                reference=True, profile="torch"),
+                reference=True, profile="torch", default=("fp32",)),
     BackendInfo("torch-autocast", "cuda", ("fp16", "bf16"), _PT,
-                "PyTorch eager, fp32 weights, torch.autocast to fp16 / bf16", _T, autocast=True),
+                "PyTorch eager, fp32 weights, torch.autocast to fp16 / bf16", _T, autocast=True, default=("fp16",)),
     BackendInfo("torch-half", "cuda", ("fp16", "bf16"), _PT,
                 "PyTorch eager, model and inputs cast to fp16 / bf16 (channels_last for conv nets)", _T,
                 cast=True, profile="torch"),
@@ -27,19 +37,22 @@ BACKENDS: dict[str, BackendInfo] = {b.name: b for b in (
                 "torch.compile (inductor); fp16 / bf16 = the cast model; --compile-mode max-autotune", _T,
                 cast=True, compile=True),
     BackendInfo("torch-cudagraph", "cuda", ("fp32", "fp16", "bf16"), _PT,
-                "CUDA-graph replay of the eager model (fp16 / bf16 = the cast model)", _T, cast=True, cudagraph=True),
+                "CUDA-graph replay of the eager model (fp16 / bf16 = the cast model)", _T, cast=True, cudagraph=True,
+                default=("fp16",)),
     BackendInfo("torch-compile-cudagraph", "cuda", ("fp32", "fp16", "bf16"), _PT,
-                "CUDA-graph replay of the torch.compile'd model", _T, cast=True, compile=True, cudagraph=True),
-    BackendInfo("torch-cpu", "cpu", ("fp32",), _PT, "PyTorch eager on the CPU", _T, reference=True, profile="torch"),
+                "CUDA-graph replay of the torch.compile'd model", _T, cast=True, compile=True, cudagraph=True,
+                default=("fp16",)),
+    BackendInfo("torch-cpu", "cpu", ("fp32",), _PT, "PyTorch eager on the CPU", _T, reference=True, profile="torch",
+                default=("fp32",)),
     BackendInfo("ort-cuda", "cuda", ("fp32", "tf32", "fp16"), _ANY,
                 "ONNX Runtime CUDA execution provider, I/O bound on the GPU; fp32 = TF32 off, tf32 = TF32 on; "
-                "fp16 = an fp16 copy of the model", _O, reference=True, profile="onnx"),
+                "fp16 = an fp16 copy of the model", _O, reference=True, profile="onnx", default=("fp32", "fp16")),
     BackendInfo("ort-tensorrt", "cuda", ("fp32", "fp16"), _ANY,
-                "ONNX Runtime TensorRT execution provider, I/O bound on the GPU", _O),
+                "ONNX Runtime TensorRT execution provider, I/O bound on the GPU", _O, default=("fp16",)),
     BackendInfo("ort-cpu", "cpu", ("fp32",), _ANY, "ONNX Runtime CPU execution provider", _O, reference=True,
-                profile="onnx"),
+                profile="onnx", default=("fp32",)),
     BackendInfo("tensorrt", "cuda", ("fp32", "fp16", "int8", "fp8"), _ANY,
-                "TensorRT engine built from ONNX (cached); int8 / fp8 from a Q/DQ model", _R),
+                "TensorRT engine built from ONNX (cached); int8 / fp8 from a Q/DQ model", _R, default=("fp16",)),
 )}
 
 
@@ -86,3 +99,8 @@ def parse_backends(text: str | None) -> list[str] | None:
 def default_backends(device: str) -> list[str]:
     """Every backend of ``device`` ('cuda' or 'cpu')."""
     return [name for name, entry in BACKENDS.items() if entry.device == device]
+
+
+def in_default_sweep(name: str, precision: str) -> bool:
+    """Whether (backend, precision) is in the default sweep (the ``default`` of its row; module doc)."""
+    return precision in info(name).default

@@ -25,7 +25,7 @@ from modelcost.bench.memory import (
     free_device_memory,
 )
 from modelcost.bench.model import BenchModel
-from modelcost.bench.screening import Rejects, screen_out_reason, screening_config, speed_rank
+from modelcost.bench.screening import Rejects, after_screening, screen_out_reason, screening_config, speed_rank
 from modelcost.bench.stats import block_medians, latency_stats
 from modelcost.bench.timing import (
     CudaEventClock,
@@ -48,6 +48,15 @@ class Plan:
     device: str
     runnable: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[BenchResult] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # "backend precision" not in the default sweep (registry)
+
+    def left_out_note(self) -> str | None:
+        """The run note naming what the default sweep did not run, and how to run it."""
+        if not self.left_out:
+            return None
+        return (f"not in the default sweep (one config per way of deploying, see 'modelcost backends'): "
+                f"{', '.join(self.left_out)}; --exhaustive runs every backend and precision, or name them with "
+                "--backends / --precisions")
 
 
 def resolve_device(device: str) -> str:
@@ -57,15 +66,22 @@ def resolve_device(device: str) -> str:
 
 
 def make_plan(model: BenchModel, backends: Sequence[str] | None, precisions: Sequence[str] | None,
-              config: BenchConfig) -> Plan:
+              config: BenchConfig, exhaustive: bool = False) -> Plan:
+    """What will run. Neither ``backends`` nor ``precisions`` given: the default sweep (each backend at the
+    precisions of its registry row's ``default``; the rest listed in ``left_out``), or every backend at every
+    precision when ``exhaustive``."""
     device = resolve_device(config.device)
     names = list(backends) if backends else registry.default_backends(device)
     if not backends and config.device == "auto" and device == "cpu":
         names += registry.default_backends("cuda")  # listed as unavailable: say why the GPU ones did not run
+    default_sweep = not (backends or precisions or exhaustive)
     plan = Plan(device=device)
     for name in names:
         entry = registry.info(name)
         wanted = [p for p in (precisions or entry.precisions) if p in entry.precisions]
+        if default_sweep and entry.device == device:
+            plan.left_out += [f"{name} {p}" for p in wanted if p not in entry.default]
+            wanted = [p for p in wanted if p in entry.default]
         if model.kind not in entry.model_kinds:
             reason: str | None = "PyTorch backends need a PyTorch model"
         else:
@@ -81,6 +97,16 @@ def make_plan(model: BenchModel, backends: Sequence[str] | None, precisions: Seq
     if precisions and not plan.runnable and not plan.skipped:
         raise ModelcostError(f"no chosen backend has precision {', '.join(precisions)}; see 'modelcost backends'")
     return plan
+
+
+def warm_compile_workers(plan: Plan) -> None:
+    """When the plan compiles on the GPU, start inductor's compile workers now (they take seconds to start, and
+    until they are up inductor compiles in this process, one kernel at a time)."""
+    if plan.device != "cuda" or not any(registry.info(b).compile for b, _ in plan.runnable):
+        return
+    from modelcost.bench.backends.torch_backends import warm_compile_workers as warm
+
+    warm()
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -268,7 +294,7 @@ class Sweep:
             result.extra["measurement"] = "screening"
             return result
         full = blank
-        self._measure(session, full, arrays, baseline)
+        self._measure(session, full, arrays, baseline, after_screening(self.config))
         trace(f"{_label_of(full)}: full measurement done")
         full.extra["measurement"] = "full (after screening)"
         full.extra["screening_p50_ms"] = result.latency_ms.p50 if result.latency_ms else None
@@ -384,14 +410,16 @@ def _label_of(r: BenchResult) -> str:
 def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
                    batch_sizes: Sequence[int] = (1,), config: BenchConfig | None = None,
                    results: list[BenchResult] | None = None, progress: bool = False, screen: bool = False,
-                   rejects: Rejects | None = None) -> tuple[list[BenchResult], DeviceInfo]:
+                   rejects: Rejects | None = None, exhaustive: bool = False
+                   ) -> tuple[list[BenchResult], DeviceInfo]:
     """Benchmark ``model``; returns (results, the device). Pass ``results`` to keep partial results on interrupt.
-    ``screen``: the short measurement first and the full one only for contenders (``bench.screening``)."""
+    ``screen``: the short measurement first and the full one only for contenders (``bench.screening``);
+    ``exhaustive``: without ``backends`` / ``precisions``, every backend at every precision (``make_plan``)."""
     config = config or BenchConfig()
     results = results if results is not None else []
     if not batch_sizes or any(int(b) < 1 for b in batch_sizes):
         raise ModelcostError("batch sizes must be positive integers, e.g. --batch-sizes 1,8,32")
-    plan = make_plan(model, backends, precisions, config)
+    plan = make_plan(model, backends, precisions, config, exhaustive)
     if plan.runnable:
         refuse_impossible_batches(model, batch_sizes)
     total = len(plan.runnable) * len(batch_sizes)

@@ -38,6 +38,7 @@ def analyze(
     roofline_plot: o.RooflinePlot = None,
     profile_layers: o.ProfileLayers = False,
     screen: o.Screen = None,
+    exhaustive: o.Exhaustive = False,
     allow_partial: o.AllowPartial = False,
 ) -> None:
     """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark every backend and
@@ -52,7 +53,7 @@ def analyze(
             o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static,
             bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True,
-            screen=flow.screen_mode(screen))
+            screen=flow.screen_mode(screen), exhaustive=exhaustive)
         printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers)
         run = flow.new_run(options)
         outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,

@@ -30,6 +30,7 @@ def bench(
     roofline_plot: o.RooflinePlot = None,
     profile_layers: o.ProfileLayers = False,
     screen: o.Screen = None,
+    exhaustive: o.Exhaustive = False,
     trust_pickle: o.TrustPickle = False,
     allow_partial: o.AllowPartial = False,
 ) -> None:
@@ -45,7 +46,7 @@ def bench(
             o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size or 1, trust_pickle=trust_pickle, static_required=False,
             bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True,
-            screen=flow.screen_mode(screen))
+            screen=flow.screen_mode(screen), exhaustive=exhaustive)
         run = flow.new_run(options)
         outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,
                    "staged_csv": staged_csv, "roofline_plot": roofline_plot}
@@ -68,15 +69,17 @@ def backends_command() -> None:
     from modelcost.report.console import stdout_console
 
     table = Table(title="modelcost backends", title_justify="left")
-    for col in ("backend", "device", "precisions", "status"):
+    for col in ("backend", "device", "precisions", "default", "status"):
         table.add_column(col)
     for name, entry in BACKENDS.items():
         reason = unavailable_reason(name)
         status = "[green]available[/]" if reason is None else f"[red]unavailable[/]: {escape(reason)}"
         models = "" if "onnx" in entry.model_kinds else " (PyTorch models)"
-        table.add_row(name, entry.device + models, ", ".join(entry.precisions), status)
-    console = stdout_console(160)
+        table.add_row(name, entry.device + models, ", ".join(entry.precisions), ", ".join(entry.default) or "-",
+                      status)
+    console = stdout_console(190)
     console.print(table)
+    console.print("default: the precisions of the default sweep (--exhaustive runs them all)", highlight=False)
     console.print("[bold]what they are[/]:")
     for name, entry in BACKENDS.items():
         console.print(f"  {name}: {escape(entry.description)}", highlight=False)

@@ -232,6 +232,7 @@ def recommend(
         "Batch sizes to measure and choose from, or 'auto' (batch 1 and the batch at which throughput saturates; "
         "the default on a GPU, 1,8,32 on the CPU)."))] = None,
     screen: o.Screen = None,
+    exhaustive: o.Exhaustive = False,
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
     objective: Annotated[str, typer.Option(
         help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
@@ -274,6 +275,7 @@ def recommend(
                          samples_csv=staged_csv)
         options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
                               trust_pickle=trust_pickle, bench=config, screen=screen_mode(screen),
+                              exhaustive=exhaustive,
                               batch_search="on" if auto else "off" if only else "gpu")
         # without --batch-sizes: 1, 8, 32 on the CPU; on a GPU the search (batch 1 + the saturating batch)
         options = dataclasses.replace(options, batch_sizes=tuple(only or [1, 8, 32]))

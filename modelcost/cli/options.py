@@ -26,9 +26,13 @@ TrustPickle = Annotated[bool, typer.Option(
 JsonPath = Annotated[Optional[Path], typer.Option(
     "--json", help="Write the versioned JSON report (docs/REPORT_SCHEMA.md) here.")]
 Backends = Annotated[Optional[str], typer.Option(
-    help="Comma list of backends (see 'modelcost backends'); default: every backend of the device.")]
+    help="Comma list of backends (see 'modelcost backends'); default: the default sweep, one config per way of "
+         "deploying (on the CPU every backend).")]
 Precisions = Annotated[Optional[str], typer.Option(
-    help="Comma list: fp32,tf32,fp16,bf16,int8,fp8; default: each backend's own.")]
+    help="Comma list: fp32,tf32,fp16,bf16,int8,fp8; default: the default sweep's (with --backends: each backend's "
+         "own).")]
+Exhaustive = Annotated[bool, typer.Option("--exhaustive", help=(
+    "Every backend at every precision, each measured in full (no screening), instead of the default sweep."))]
 BatchSizes = Annotated[Optional[str], typer.Option("--batch-sizes", help=(
     "Sweep these batch sizes, e.g. 1,8,32,128 (the first also binds a symbolic batch dimension), or 'auto': batch 1 "
     "and the batch at which throughput saturates (the default on a GPU)."))]

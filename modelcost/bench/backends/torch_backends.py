@@ -125,6 +125,19 @@ def use_compile_cache(cache_dir: Any) -> str:
     return folder
 
 
+def warm_compile_workers() -> None:
+    """Start inductor's pool of compile worker processes in the background (torch's own ``warm_pool``, the call
+    torch.compile makes at its first use), so that a compile later in the run finds the pool up. A torch without
+    it (private API) just compiles as before."""
+    try:
+        from torch._inductor.async_compile import AsyncCompile
+
+        AsyncCompile.warm_pool()
+        AsyncCompile.wakeup()
+    except Exception:  # noqa: BLE001 - a speed-up only; compiling works without it
+        return
+
+
 class TorchRunner:
     """One torch backend at one precision; the device copy of the model is made here (``build_s``)."""
 
