@@ -17,7 +17,8 @@ TRAIN_PRECISIONS = ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16")
 class TrainConfig:
     """How a step is set up. ``precision``: fp32, tf32 (fp32 storage, TF32 matmuls), amp_fp16 / amp_bf16
     (autocast; fp32 weights, gradients and optimizer states), bf16 / fp16 (pure: the model cast, no master
-    copy unless ``master_weights``). ``checkpointing``: activation checkpointing of repeated blocks (analysis/training_checkpoint.py)."""
+    copy unless ``master_weights``). ``checkpointing``: activation checkpointing of repeated blocks
+    (analysis/training_checkpoint.py)."""
 
     optimizer: str = "adamw"
     precision: str = "fp32"

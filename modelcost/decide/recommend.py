@@ -90,7 +90,8 @@ def _excess(value: float, limit: float, unit: str, upper: bool) -> str:
 
 def _check_upper(name: str, what: str, value: float | None, limit: float, unit: str) -> ConstraintCheck:
     if value is None:
-        return ConstraintCheck(name, limit, None, False, f"{what} not measured: cannot show it is <= {number(limit)} {unit}")
+        return ConstraintCheck(name, limit, None, False,
+                               f"{what} not measured: cannot show it is <= {number(limit)} {unit}")
     ok = value <= limit
     rel = "<=" if ok else ">"
     detail = f"{what} {number(value)} {unit} {rel} {number(limit)} {unit}"
@@ -325,7 +326,8 @@ def _why_best(rec: Recommendation, c: Constraints) -> list[str]:
         nxt = rec.feasible[1]
         if rec.objective == "throughput":
             gain = (thr / nxt.throughput_ips - 1) * 100 if nxt.throughput_ips else float("inf")
-            why.append(f"next best: {label(nxt)} at {number(nxt.throughput_ips)} ips ({label(best)} has {gain:.1f}% more)")
+            why.append(f"next best: {label(nxt)} at {number(nxt.throughput_ips)} ips "
+                       f"({label(best)} has {gain:.1f}% more)")
         else:
             why.append(f"next best: {label(nxt)} at {number(latency_of(nxt, stat))} ms {stat}")
     checks = dict(rec.checks)[label(best)]

@@ -89,7 +89,9 @@ class TorchBackend:
         if self.entry.device == "cpu":
             import importlib.util
 
-            return f"torch is not installed — {INSTALL_HINTS['torch']}" if importlib.util.find_spec("torch") is None else None
+            if importlib.util.find_spec("torch") is None:
+                return f"torch is not installed — {INSTALL_HINTS['torch']}"
+            return None
         return cuda_unavailable_reason()
 
     def precision_reason(self, precision: str) -> str | None:
