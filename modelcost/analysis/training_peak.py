@@ -15,7 +15,8 @@ kernels (``training_attention``, ``training_dropout``); AMP follows CUDA autocas
 
 Pure bf16 / fp16 with fp32 master weights: after backward each gradient is copied to fp32 for its master, the
 optimizer steps the masters, and the half weights are copied back (one common recipe; others keep the fp32
-gradients for the whole step).
+gradients for the whole step). AMP fp16's grad scaler is left out: it scales the loss (one scalar) and unscales
+the gradients in place, so it adds no tensor of any size.
 """
 
 from __future__ import annotations
