@@ -15,7 +15,10 @@ gradient) is an input gradient.
 
 The loss is the sum of the model's floating outputs, a stand-in for the task loss; its few FLOPs are in the
 forward count. Activation bytes: every tensor autograd saves for backward (``saved_tensors_hooks``), each
-storage counted once, parameters and inputs left out (they are counted as weights and inputs).
+storage counted once, parameters and inputs left out (they are counted as weights and inputs); attention and
+dropout run as a GPU's fused kernels (``training_attention``, ``training_dropout``). The predicted peak comes
+from the step simulated once more with every storage's lifetime followed (``training_peak``), at the batch and at
+twice it (``training_memory.envelope``: the peak at other batches).
 """
 
 from __future__ import annotations
