@@ -10,8 +10,11 @@ a 24 GB and an 80 GB card run on this GPU with the memory capped to that card's
 One step = zero_grad + forward + loss (sum of the outputs) + backward + AdamW step, synthetic data on the GPU,
 timed with CUDA events (``modelcost.bench.training``). MFU = the static count's FLOPs per step (forward +
 backward + optimizer, ``modelcost.analysis.training``) / median step time / the GPU's spec dense peak of the
-precision (fp32: CUDA-core FP32, TF32 off; AMP bf16: BF16 tensor). The predicted peak is the eager prediction;
-torch.compile's partitioner keeps fewer activations, so its measured peak is expected below it. Configs left
+precision (fp32: CUDA-core FP32, TF32 off; AMP bf16: BF16 tensor). The predicted peak is the simulated eager step's
+(``modelcost.analysis.training_peak``: every storage from allocation to release on meta tensors, rounded as the
+caching allocator books it; other batches from the per-op lines of the step at two batch sizes), with the former
+all-at-once bound in the JSON's ``static`` block (``peak_upper_bound_bytes``); torch.compile's partitioner keeps
+fewer activations, so its measured peak is expected below it. Configs left
 when the budget runs out are reported as skipped, never silently dropped.
 """
 
@@ -162,7 +165,9 @@ def render_md(doc: dict) -> str:
               "optimizer, static count on meta) / median step time / spec dense peak of the precision (fp32: "
               f"CUDA-core FP32; AMP bf16: BF16 tensor): {doc['peak_tflops'].get('fp32', 0):.1f} / "
               f"{doc['peak_tflops'].get('bf16', 0):.1f} TFLOP/s. Peak = torch.cuda.max_memory_allocated over the timed "
-              "steps; predicted = the static (eager) prediction at that batch."), "",
+              "steps; predicted = the simulated eager step's peak at that batch (static, on meta tensors: every storage from "
+              "allocation to release, rounded to 512 B as the caching allocator books it; library workspaces not "
+              "included)."), "",
              ("| model | precision | variant | batch | status | step ms | samples/s | MFU | peak | predicted | "
              "predicted / measured |"), "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in doc["runs"]:

@@ -15,14 +15,17 @@ gradient) is an input gradient.
 
 The loss is the sum of the model's floating outputs, a stand-in for the task loss; its few FLOPs are in the
 forward count. Activation bytes: every tensor autograd saves for backward (``saved_tensors_hooks``), each
-storage counted once, parameters and inputs left out (they are counted as weights and inputs).
+storage counted once, parameters and inputs left out (they are counted as weights and inputs); attention and
+dropout run as a GPU's fused kernels (``training_attention``, ``training_dropout``). The predicted peak comes
+from the step simulated once more with every storage's lifetime followed (``training_peak``), at the batch and at
+twice it (``training_memory.envelope``: the peak at other batches).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +36,10 @@ from torch.utils._pytree import tree_flatten
 from modelcost.analysis import torch_ops, torch_ops_backward
 from modelcost.analysis import training_memory as tm
 from modelcost.analysis.training_attention import FusedAttention
+from modelcost.analysis.training_autocast import autocast_for
 from modelcost.analysis.training_checkpoint import CheckpointFigures, track_blocks
+from modelcost.analysis.training_dropout import FusedDropout
+from modelcost.analysis.training_peak import PHASES, StepPeak, simulate_step
 from modelcost.core.errors import ModelcostError
 from modelcost.core.training import TrainConfig, TrainingMemory, TrainingReport
 
@@ -200,7 +206,7 @@ def count_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: 
     outputs_bytes = 0
     module.train()
     track = track_blocks(module, saved, counter.counts, fixed) if config.checkpointing else contextlib.nullcontext()
-    with FusedAttention(), _autocast(config.precision, inputs), counter, track as checkpoint:
+    with FusedAttention(), FusedDropout(), autocast_for(config.precision), counter, track as checkpoint:
         try:
             with torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda t: t):
                 out = module(*inputs)
@@ -218,18 +224,6 @@ def count_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: 
                             f"{' '.join(str(exc).split())[:300]}")
     inputs_bytes = sum(t.untyped_storage().nbytes() for t in inputs)
     return StepRun(counter.counts, saved.bytes, inputs_bytes, outputs_bytes, problems, checkpoint)
-
-
-@contextlib.contextmanager
-def _autocast(precision: str, inputs: Sequence[torch.Tensor]) -> Iterator[None]:
-    """AMP on meta tensors: ``training_autocast`` applies CUDA autocast's casting rules at the function level."""
-    if precision not in ("amp_fp16", "amp_bf16"):
-        yield
-        return
-    from modelcost.analysis.training_autocast import MetaAutocast
-
-    with MetaAutocast(torch.bfloat16 if precision == "amp_bf16" else torch.float16):
-        yield
 
 
 def _prepare(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: TrainConfig) -> tuple:
@@ -256,32 +250,41 @@ def _param_parts(module: torch.nn.Module) -> tuple[int, int, int, int, int]:
 
 def train_module(module: torch.nn.Module, make_inputs: Any, batch_size: int, config: TrainConfig,
                  name: str = "module", tokens_per_sample: int | None = None) -> TrainingReport:
-    """Count one step at ``batch_size`` and at twice it (for the per-sample memory slope).
+    """Count one step at ``batch_size`` and at twice it (for the per-sample memory slope), and simulate the
+    step's memory at both (``training_peak``: the predicted peak).
 
     ``make_inputs(batch)`` returns the inputs at that batch (meta tensors cost no memory)."""
+    optimizer = tm.check_optimizer(config.optimizer)
     module, first = _prepare(module, make_inputs(batch_size), config)
     run = count_step(module, first, config)
     _, second = _prepare(module, make_inputs(2 * batch_size), config)
     module.zero_grad(set_to_none=True)
     run2 = count_step(module, second, config) if not run.problems else run
     module.zero_grad(set_to_none=True)
+    sims = None
+    if not run.problems:
+        sim = simulate_step(module, first, config, optimizer)
+        sims = (sim, simulate_step(module, second, config, optimizer) if not sim.problems else sim)
     module.eval()
-    return _report(module, run, run2, batch_size, config, name, tokens_per_sample)
+    return _report(module, run, run2, sims, batch_size, config, name, tokens_per_sample)
 
 
-def _report(module: torch.nn.Module, run: StepRun, run2: StepRun, batch: int, config: TrainConfig, name: str,
-            tokens_per_sample: int | None) -> TrainingReport:
+def _report(module: torch.nn.Module, run: StepRun, run2: StepRun, sims: tuple[StepPeak, StepPeak] | None, batch: int,
+            config: TrainConfig, name: str, tokens_per_sample: int | None) -> TrainingReport:
     c = run.counts
     weight_bytes, t_elems, t_bytes, frozen, _ = _param_parts(module)
     weights, grads, states, master = tm.persistent_bytes(weight_bytes, t_elems, t_bytes, config)
     mem = TrainingMemory(weights, grads, states, master, run.kept_bytes, run.inputs_bytes, run.outputs_bytes,
                          peak_basis=tm.PEAK_BASIS)
-    mem.peak_bytes = tm.peak(mem)
-    mem2 = TrainingMemory(weights, grads, states, master, run2.kept_bytes, run2.inputs_bytes,
-                          run2.outputs_bytes)
-    step1, step2 = tm.step_bytes(mem), tm.step_bytes(mem2)
-    mem.activations_per_sample_bytes = (step2 - step1) / batch
-    mem.fixed_bytes = 2 * step1 - step2
+    mem.peak_upper_bound_bytes = tm.upper_bound(mem)
+    problems = list(run.problems)
+    notes = _notes(run, config)
+    failed = [p for sim in sims or () for p in sim.problems][:1]
+    if sims is not None and not failed:
+        notes += _simulated_peak(mem, sims, batch)
+    else:
+        problems += failed
+        _upper_bound_peak(mem, run2, batch)
     opt = tm.optimizer_flops(t_elems, config)
     backward_macs = c.input_grad_macs + c.weight_grad_macs
     macs = c.forward_macs + backward_macs
@@ -295,9 +298,52 @@ def _report(module: torch.nn.Module, run: StepRun, run2: StepRun, batch: int, co
         frozen_params=frozen, memory=mem, checkpointing=config.checkpointing, uncounted_ops=dict(c.uncounted),
         recompute_flops=run.checkpoint.recompute_flops if run.checkpoint else 0,
     )
-    report.notes += _notes(run, config)
-    report.problems = list(run.problems)
+    report.notes += notes
+    report.problems = problems
     return report
+
+
+def _simulated_peak(mem: TrainingMemory, sims: tuple[StepPeak, StepPeak], batch: int) -> list[str]:
+    """Fill the peak from the simulated steps at ``batch`` and ``2 * batch``; notes on how."""
+    one, two = sims
+    mem.peak_bytes = one.peak_bytes
+    mem.forward_peak_bytes, mem.backward_peak_bytes = one.forward_peak_bytes, one.backward_peak_bytes
+    mem.optimizer_peak_bytes = one.optimizer_peak_bytes
+    phases = {"forward": one.forward_peak_bytes, "backward": one.backward_peak_bytes,
+              "optimizer": one.optimizer_peak_bytes}
+    mem.peak_phase = max(phases, key=lambda k: phases[k])
+    lines: list[tm.Line] = []
+    exact = []
+    for phase in PHASES:
+        (live1, ops1), (live2, ops2) = one.phase(phase), two.phase(phase)
+        pairs = tm.pair_ops(ops1, ops2)
+        if pairs is not None:
+            lines += tm.lines_from_timelines([live1[i] for i, _ in pairs], [live2[j] for _, j in pairs], batch)
+            exact.append(phase)
+        elif live1 and live2:
+            lines += tm.lines_from_timelines([max(live1)], [max(live2)], batch)
+    mem.peak_lines = tm.envelope(lines)
+    how = (f"other batch sizes: the simulated step at batch {batch} and {2 * batch} gives each moment's live bytes "
+           f"as a line in the batch ({', '.join(exact) or 'no phase'}: the same ops at both batches, up to a few); "
+           f"the peak at batch B is the largest of them ({len(mem.peak_lines)} on the upper envelope)")
+    if len(exact) < len(PHASES):
+        how += (f"; {', '.join(p for p in PHASES if p not in exact)}: other ops at the two batches, so the line "
+                "through that phase's two peaks")
+    mem.fixed_bytes, mem.activations_per_sample_bytes = tm.peak_line_at(mem.peak_lines, batch)
+    where = (f"predicted peak {mem.peak_bytes:,} bytes, in the {mem.peak_phase} phase of the simulated step "
+             f"(upper bound: every saved activation and gradient at once, {mem.peak_upper_bound_bytes:,})")
+    return [where, how]
+
+
+def _upper_bound_peak(mem: TrainingMemory, run2: StepRun, batch: int) -> None:
+    """When the simulation failed: the upper bound, and its slope from the count at twice the batch."""
+    mem.peak_bytes = mem.peak_upper_bound_bytes
+    mem.peak_basis = "upper bound (the simulated step failed): " + tm.UPPER_BOUND_BASIS
+    mem2 = TrainingMemory(mem.weights_bytes, mem.gradients_bytes, mem.optimizer_state_bytes,
+                          mem.master_weights_bytes, run2.kept_bytes, run2.inputs_bytes, run2.outputs_bytes)
+    step1, step2 = tm.step_bytes(mem), tm.step_bytes(mem2)
+    mem.peak_lines = [(2 * step1 - step2, (step2 - step1) / batch), (tm.optimizer_step_bytes(mem), 0.0)]
+    mem.fixed_bytes, mem.activations_per_sample_bytes = tm.peak_line_at(mem.peak_lines, batch)
 
 
 def _notes(run: StepRun, config: TrainConfig) -> list[str]:

@@ -3,7 +3,7 @@ nothing to meta tensors), so that the training counter sees the bytes AMP saves 
 
 Following ``aten/src/ATen/autocast_mode.cpp`` (CUDA): products (conv, linear, matmul, mm, bmm, addmm, baddbmm,
 einsum, attention, RNN cells) run in the low dtype, their floating arguments cast to it (a parameter's cast
-is cached for the whole step, as autocast caches casts of leaf tensors that need a gradient); the listed
+is cached for the forward, as autocast caches casts of leaf tensors that need a gradient until it is left); the listed
 fp32 ops (softmax, log-softmax, layer / group norm, exp, log, pow, rsqrt, softplus, the losses, sum, cumsum)
 run in fp32; everything else runs in the dtype it is given. The casts are real autograd ops, so the casted
 copies that a product saves for backward are what autograd saves on a GPU. Not covered: the torch
@@ -13,6 +13,8 @@ their inner calls, which then run in the dtype they are given.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -60,6 +62,10 @@ class MetaAutocast(TorchFunctionMode):
             self.cache[id(value)] = cast
         return cast
 
+    def __exit__(self, *exc: object) -> None:
+        self.cache.clear()  # autocast drops its cast cache when the forward leaves it
+        super().__exit__(*exc)
+
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         if func in LOW:
@@ -67,3 +73,13 @@ class MetaAutocast(TorchFunctionMode):
         elif func in FP32 and "dtype" not in kwargs:
             args, kwargs = tree_map(lambda v: self._cast(v, torch.float32), (args, kwargs))
         return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def autocast_for(precision: str) -> Iterator[None]:
+    """``MetaAutocast`` for the AMP precisions (amp_bf16, amp_fp16); nothing for the others."""
+    if precision not in ("amp_fp16", "amp_bf16"):
+        yield
+        return
+    with MetaAutocast(torch.bfloat16 if precision == "amp_bf16" else torch.float16):
+        yield

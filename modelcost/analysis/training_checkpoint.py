@@ -82,3 +82,24 @@ def track_blocks(module: torch.nn.Module, saved: Any, counts: Any, skip: set[int
     finally:
         for h in handles:
             h.remove()
+
+
+def checkpointed_forward(forward: Any, modes: Any) -> Any:
+    """``forward`` under non-reentrant ``torch.utils.checkpoint``: what its ops save is dropped after the
+    forward and made again in backward. ``modes()`` enters the function modes the forward ran under (fused
+    attention and dropout, AMP's ``MetaAutocast``): backward runs without them, so the recomputation enters them
+    again, as ``torch.utils.checkpoint`` re-enters ``torch.autocast``. RNG state is not preserved (meta tensors
+    have none; it changes no byte)."""
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils.checkpoint import checkpoint
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if _get_current_function_mode_stack():  # the forward itself: the modes are on
+            return forward(*args, **kwargs)
+        with modes():
+            return forward(*args, **kwargs)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return checkpoint(run, *args, use_reentrant=False, preserve_rng_state=False, **kwargs)
+
+    return wrapped

@@ -39,9 +39,15 @@ class TrainingMemory:
     activations_bytes: int = 0  # saved for backward (autograd's saved tensors, storages counted once)
     inputs_bytes: int = 0
     outputs_bytes: int = 0
-    peak_bytes: int = 0
-    activations_per_sample_bytes: float = 0.0  # slope of activations + inputs + outputs over the batch
-    fixed_bytes: int = 0  # what does not grow with the batch: weights, gradients, states, masters, weight casts
+    peak_bytes: int = 0  # the simulated step's largest live total (analysis/training_peak.py)
+    peak_phase: str = ""  # where it is reached: "forward", "backward" or "optimizer"
+    forward_peak_bytes: int = 0  # the largest live total in each phase of the simulated step
+    backward_peak_bytes: int = 0
+    optimizer_peak_bytes: int = 0
+    peak_upper_bound_bytes: int = 0  # every saved activation and every gradient at once (the former prediction)
+    activations_per_sample_bytes: float = 0.0  # how much the peak grows per extra sample, near batch_size
+    fixed_bytes: int = 0  # the peak's part that does not grow with the batch, near batch_size
+    peak_lines: list[tuple[int, float]] = field(default_factory=list)  # (fixed, per sample): peak(B) = max over them
     peak_basis: str = ""
 
 

@@ -40,8 +40,11 @@ def memory_table(t: TrainingReport) -> Table:
             ["fp32 master weights", binary_bytes(m.master_weights_bytes)],
             ["activations saved for backward", binary_bytes(m.activations_bytes)],
             ["inputs", binary_bytes(m.inputs_bytes)], ["outputs", binary_bytes(m.outputs_bytes)],
-            ["predicted peak", binary_bytes(m.peak_bytes)],
-            ["per extra sample", binary_bytes(m.activations_per_sample_bytes)]]
+            [f"predicted peak (simulated step{', ' + m.peak_phase if m.peak_phase else ''})",
+             binary_bytes(m.peak_bytes)],
+            ["per extra sample (peak)", binary_bytes(m.activations_per_sample_bytes)]]
+    if m.peak_upper_bound_bytes:
+        rows.append(["upper bound (all activations and gradients at once)", binary_bytes(m.peak_upper_bound_bytes)])
     return Table([f"training memory at batch {t.batch_size}", "bytes"], rows, [False, True])
 
 
