@@ -4,9 +4,11 @@ For one model (default zoo:resnet50): `modelcost analyze MODEL` with the default
 --batch-sizes 1,64,256`, each as a fresh `python3 -m modelcost` process with its wall time; the first run of each
 starts from an empty cache folder (MODELCOST_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR fresh: no ONNX export, no
 compiled kernels), the second reuses it. With --exhaustive, also the full-length sweep of the same space
-(`--no-screen`) to check the screened pick's throughput against the best config found exhaustively.
+(`recommend --exhaustive`: every backend x precision, no screening) to check the screened pick's throughput
+against the best config found exhaustively.
 
-    python3 benchmarks/answer_time.py zoo:resnet50 [--exhaustive] [--out DIR]
+    python3 benchmarks/answer_time.py zoo:resnet50 [--steps analyze-cold,recommend-cold] [--exhaustive]
+        [--cache DIR] [--out DIR]
 
 Prints a table; writes answer_time_<model>.json into --out (default $OUT or .).
 """
@@ -18,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -57,30 +60,40 @@ def pick(report: dict) -> dict | None:
     return rec.get("best")
 
 
+STEPS = ("analyze-cold", "analyze-warm", "recommend-cold", "recommend-warm")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("model", nargs="?", default="zoo:resnet50")
-    ap.add_argument("--exhaustive", action="store_true")
+    ap.add_argument("--steps", default=",".join(STEPS), help="comma list of " + ", ".join(STEPS))
+    ap.add_argument("--exhaustive", action="store_true",
+                    help="also `recommend --exhaustive` (every backend x precision, full-length, no screening), "
+                         "after the other steps, on the recommend cache")
+    ap.add_argument("--cache", help="keep the caches here (default: a temporary folder): a later call on the same "
+                                    "machine can reuse them")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--timeout-s", type=float, default=240)
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    steps = [s for s in a.steps.split(",") if s]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        cache = Path(tmp) / "cache"
-        for what, args in (("analyze", ["analyze", a.model]),
-                           ("recommend", ["recommend", a.model, "--batch-sizes", "1,64,256"])):
-            for temp in ("cold", "warm"):
-                if temp == "cold" and what == "recommend":
-                    cache = Path(tmp) / "cache-recommend"  # cold again: its own empty cache
-                r = run(args, cache, Path(tmp) / f"{what}-{temp}.json", a.timeout_s)
-                r.update(what=what, temp=temp)
-                rows.append(r)
-                print(f"{what:9} {temp:4} rc={r['rc']} {r['wall_s']:7.1f} s  {r['command']}", flush=True)
+        root = Path(a.cache) if a.cache else Path(tmp)
+        caches = {"analyze": root / "cache-analyze", "recommend": root / "cache-recommend"}
+        for step in steps:
+            what, temp = step.split("-")
+            args = ["analyze", a.model] if what == "analyze" else ["recommend", a.model, "--batch-sizes", "1,64,256"]
+            if temp == "cold":  # cold: an empty cache of its own
+                shutil.rmtree(caches[what], ignore_errors=True)
+            r = run(args, caches[what], Path(tmp) / f"{what}-{temp}.json", a.timeout_s)
+            r.update(what=what, temp=temp)
+            rows.append(r)
+            print(f"{what:9} {temp:4} rc={r['rc']} {r['wall_s']:7.1f} s  {r['command']}", flush=True)
         if a.exhaustive:
-            r = run(["recommend", a.model, "--batch-sizes", "1,64,256", "--no-screen"], cache,
-                    Path(tmp) / "exhaustive.json", 560)
+            r = run(["recommend", a.model, "--batch-sizes", "1,64,256", "--exhaustive"], caches["recommend"],
+                    Path(tmp) / "exhaustive.json", 590)
             r.update(what="recommend-exhaustive", temp="warm")
             rows.append(r)
             print(f"exhaustive rc={r['rc']} {r['wall_s']:7.1f} s", flush=True)
@@ -92,12 +105,15 @@ def main() -> None:
                                                                    "throughput_ips")}
         r["batch_sizes"] = sorted({b.get("batch_size") for b in rep.get("benchmarks", []) if b.get("batch_size")})
         r["screened"] = sum(1 for b in rep.get("benchmarks", []) if b.get("status") == "screened")
-        r["notes"] = [n for n in rep.get("notes", []) if "throughput batch" in n or "screen" in n][:3]
+        r["notes"] = [n for n in rep.get("notes", []) if "throughput batch" in n or "screen" in n
+                      or "default sweep" in n][:3]
+        r["best_measured"] = best_ok(rep) and {k: best_ok(rep).get(k) for k in ("backend", "precision", "batch_size",
+                                                                               "throughput_ips")}
         summary.append(r)
     if a.exhaustive:
         exh = next(r for r in summary if r["what"] == "recommend-exhaustive")
-        warm = next(r for r in summary if r["what"] == "recommend" and r["temp"] == "warm")
-        if exh["pick"] and warm["pick"]:
+        warm = next((r for r in summary if r["what"] == "recommend" and r["temp"] == "warm"), None)
+        if warm and exh["pick"] and warm["pick"]:
             exh["pick_ratio"] = round(warm["pick"]["throughput_ips"] / exh["pick"]["throughput_ips"], 4)
     name = a.model.replace(":", "_").replace("/", "_")
     (out / f"answer_time_{name}.json").write_text(json.dumps(summary, indent=1))

@@ -165,9 +165,9 @@ def render_md(doc: dict) -> str:
               "optimizer, static count on meta) / median step time / spec dense peak of the precision (fp32: "
               f"CUDA-core FP32; AMP bf16: BF16 tensor): {doc['peak_tflops'].get('fp32', 0):.1f} / "
               f"{doc['peak_tflops'].get('bf16', 0):.1f} TFLOP/s. Peak = torch.cuda.max_memory_allocated over the timed "
-              "steps; predicted = the simulated eager step's peak at that batch (static, on meta tensors: every storage from "
-              "allocation to release, rounded to 512 B as the caching allocator books it; library workspaces not "
-              "included)."), "",
+              "steps; predicted = the simulated eager step's peak at that batch (static, on meta tensors: every "
+              "storage from allocation to release, rounded to 512 B as the caching allocator books it; library "
+              "workspaces not included)."), "",
              ("| model | precision | variant | batch | status | step ms | samples/s | MFU | peak | predicted | "
              "predicted / measured |"), "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in doc["runs"]:
