@@ -85,8 +85,8 @@ def modelcost_p50(backend: str, batch: int, args: argparse.Namespace) -> tuple[f
     from modelcost.bench.base import BenchConfig
     from modelcost.bench.runner import run_benchmarks
 
-    config = BenchConfig(device="cuda", min_time_s=args.min_time_s, min_iters=args.min_iters, max_time_s=args.max_time_s,
-                         e2e_max_s=0.3, e2e_min_iters=5)
+    config = BenchConfig(device="cuda", min_time_s=args.min_time_s, min_iters=args.min_iters,
+                         max_time_s=args.max_time_s, e2e_max_s=0.3, e2e_min_iters=5)
     model = api.bench_model("zoo:resnet50", batch_size=batch)
     try:
         results, _ = run_benchmarks(model, backends=[backend], precisions=["fp32"], batch_sizes=[batch], config=config)
@@ -128,8 +128,9 @@ def main() -> int:
             (p1, r1), (p2, r2) = runs[variant]
             rows.append({
                 "batch": batch, "variant": variant, "backend": backend, "modelcost_p50_ms_run1": p1,
-                "modelcost_p50_ms_run2": p2, "hand_loop_p50_ms": hand[variant], "run1_vs_hand_pct": pct(p1, hand[variant]),
-                "run2_vs_hand_pct": pct(p2, hand[variant]), "run1_vs_run2_pct": pct(p2, p1),
+                "modelcost_p50_ms_run2": p2, "hand_loop_p50_ms": hand[variant],
+                "run1_vs_hand_pct": pct(p1, hand[variant]), "run2_vs_hand_pct": pct(p2, hand[variant]),
+                "run1_vs_run2_pct": pct(p2, p1),
                 "samples": [r1.latency_ms.count, r2.latency_ms.count], "budget_hit": [r1.budget_hit, r2.budget_hit],
                 "sm_clock_mhz_mean": [r1.sm_clock_mhz_mean, r2.sm_clock_mhz_mean],
             })
@@ -140,14 +141,16 @@ def main() -> int:
              "| batch | variant | modelcost p50 run 1 (ms) | run 2 (ms) | hand loop p50 (ms) | run 1 vs hand | "
              "run 2 vs hand | run 1 vs run 2 | pass |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['batch']} | {r['variant']} | {r['modelcost_p50_ms_run1']:.4f} | {r['modelcost_p50_ms_run2']:.4f} | "
+        lines.append(f"| {r['batch']} | {r['variant']} | {r['modelcost_p50_ms_run1']:.4f} | "
+                     f"{r['modelcost_p50_ms_run2']:.4f} | "
                      f"{r['hand_loop_p50_ms']:.4f} | {r['run1_vs_hand_pct']:.2f}% | {r['run2_vs_hand_pct']:.2f}% | "
                      f"{r['run1_vs_run2_pct']:.2f}% | {'yes' if r['pass'] else 'NO'} |")
     text = "\n".join(lines)
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "fidelity.md").write_text(text + "\n")
-    (args.out / "fidelity.json").write_text(json.dumps({"gpu": gpu, "torch": torch.__version__, "rows": rows}, indent=2))
+    summary = {"gpu": gpu, "torch": torch.__version__, "rows": rows}
+    (args.out / "fidelity.json").write_text(json.dumps(summary, indent=2))
     print(f"written: {args.out / 'fidelity.md'}, {args.out / 'fidelity.json'}")
     return 0 if all(r["pass"] for r in rows) else 1
 

@@ -37,7 +37,8 @@ def markdown(model: str, results: list[Any], device: str, left_out: list[str], s
     ok = [r for r in results if r.status == "ok"]
     batches = sorted({r.batch_size for r in ok})
     lines = [f"### {model} on {device}", "",
-             f"IPS = batch / median latency (GPU time by CUDA events, inputs already on the GPU); run took {seconds:.0f} s.", ""]
+             "IPS = batch / median latency (GPU time by CUDA events, inputs already on the GPU); "
+             f"run took {seconds:.0f} s.", ""]
     for batch in batches:
         rows = sorted((r for r in ok if r.batch_size == batch), key=lambda r: -r.throughput_ips)
         lines += [f"**batch {batch}** (fastest first)", "",
@@ -88,8 +89,9 @@ def main() -> int:
     backends = args.backends.split(",") if args.backends else GROUPS[args.group]
     precisions = args.precisions.split(",") if args.precisions else None
     batches = [int(b) for b in args.batch_sizes.split(",")]
-    config = BenchConfig(device="cuda", min_time_s=args.min_time_s, min_iters=args.min_iters, max_time_s=args.max_time_s,
-                         warmup_max_s=1.0, e2e_min_iters=5, e2e_max_s=0.3, compile_mode=args.compile_mode)
+    config = BenchConfig(device="cuda", min_time_s=args.min_time_s, min_iters=args.min_iters,
+                         max_time_s=args.max_time_s, warmup_max_s=1.0, e2e_min_iters=5, e2e_max_s=0.3,
+                         compile_mode=args.compile_mode)
     model = api.bench_model(MODELS[args.model], batch_size=batches[0])
     results: list[Any] = []
     left_out: list[str] = []
@@ -105,12 +107,14 @@ def main() -> int:
         device_name = device.name
         for r in results[start:]:
             ips = "-" if r.throughput_ips is None else f"{r.throughput_ips:,.1f}"
-            print(f"    {r.precision:5s} batch {r.batch_size:4d}: {r.status:11s} IPS {ips} {r.reason or ''}", flush=True)
+            print(f"    {r.precision:5s} batch {r.batch_size:4d}: {r.status:11s} IPS {ips} {r.reason or ''}",
+                  flush=True)
     seconds = time.perf_counter() - t0
-    text = markdown(f"{args.model} ({args.group if not args.backends else 'custom'})", results, device_name, left_out, seconds)
+    group = args.group if not args.backends else "custom"
+    text = markdown(f"{args.model} ({group})", results, device_name, left_out, seconds)
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"ips_{args.model}_{args.group if not args.backends else 'custom'}"
+    stem = f"ips_{args.model}_{group}"
     (args.out / f"{stem}.md").write_text(text + "\n")
     doc = run_to_dict(RunReport(benchmarks=results, command=" ".join(sys.argv)))
     (args.out / f"{stem}.json").write_text(json.dumps(doc, indent=1))

@@ -55,7 +55,8 @@ def gpu_markdown(gpu) -> list[str]:
              "| precision | spec dense TFLOP/s | measured (8192^3 matmul) | % of spec |", "|---|---:|---:|---:|"]
     for k in keys:
         m = gpu.measured_tflops.get(k)
-        lines.append(f"| {k} | {fmt(gpu.peak_tflops[k], 1)} | {fmt(m, 1)} | {pct(m / gpu.peak_tflops[k] if m else None)} |")
+        lines.append(f"| {k} | {fmt(gpu.peak_tflops[k], 1)} | {fmt(m, 1)} | "
+                     f"{pct(m / gpu.peak_tflops[k] if m else None)} |")
     if gpu.measured_gbps:
         lines.append(f"| copy GB/s | {gpu.bandwidth_gbps:,.0f} | {gpu.measured_gbps:,.0f} | "
                      f"{pct(gpu.measured_gbps / gpu.bandwidth_gbps)} |")
@@ -67,15 +68,17 @@ def gpu_markdown(gpu) -> list[str]:
 def model_markdown(name: str, run, layer_rows, profiled, what_ifs) -> list[str]:
     cost = run.cost
     lines = [(f"### {name}: {cost.compute.flops / cost_batch(cost) / 1e9:.2f} GFLOPs per sample "
-             f"({cost.compute.macs / cost_batch(cost) / 1e9:.2f} GMACs), {cost.params.total / 1e6:.1f} M parameters"), "",
+              f"({cost.compute.macs / cost_batch(cost) / 1e9:.2f} GMACs), "
+              f"{cost.params.total / 1e6:.1f} M parameters"), "",
              ("| backend | precision | batch | p50 ms | IPS | TFLOP/s | MFU (spec) | MFU (measured ceiling) | GB/s | "
              "FLOP/B | bound | lower bound ms | measured / bound |"),
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     rows = sorted((r for r in run.benchmarks if r.roofline is not None), key=lambda r: (r.batch_size, r.latency_ms.p50))
     for r in rows:
         p = r.roofline
-        lines.append(f"| {r.backend} | {r.precision} | {r.batch_size} | {r.latency_ms.p50:.3f} | {fmt(r.throughput_ips, 0)} | "
-                     f"{fmt(p.achieved_tflops)} | {pct(p.mfu)} | {pct(p.mfu_measured)} | {fmt(p.achieved_gbps, 0)} | "
+        lines.append(f"| {r.backend} | {r.precision} | {r.batch_size} | {r.latency_ms.p50:.3f} | "
+                     f"{fmt(r.throughput_ips, 0)} | {fmt(p.achieved_tflops)} | {pct(p.mfu)} | {pct(p.mfu_measured)} | "
+                     f"{fmt(p.achieved_gbps, 0)} | "
                      f"{fmt(p.intensity, 1)} | {p.bound} | {p.lower_bound_ms:.4f} | {p.measured_over_bound:.1f} |")
     missing = [f"{r.backend} {r.precision} b{r.batch_size}: {r.status} ({r.reason})" for r in run.benchmarks
                if r.status != "ok"]
@@ -88,13 +91,16 @@ def model_markdown(name: str, run, layer_rows, profiled, what_ifs) -> list[str]:
         prof = profiled.layer_profile
         lines += ["", (f"Where the time goes vs where the FLOPs are ({profiled.backend} {profiled.precision}, batch "
                       f"{profiled.batch_size}; {prof.time_kind}, {prof.source}; top 8 of {len(layer_rows)}):"), "",
-                  "| layer | op | % FLOPs | % time | ms | TFLOP/s | FLOP/B | bound |", "|---|---|---:|---:|---:|---:|---:|---|"]
+                  "| layer | op | % FLOPs | % time | ms | TFLOP/s | FLOP/B | bound |",
+                  "|---|---|---:|---:|---:|---:|---:|---|"]
         for row in layer_rows[:8]:
             lines.append(f"| {row.name} | {row.op} | {pct(row.flops_share)} | {pct(row.time_share)} | "
-                         f"{fmt(row.time_ms, 3)} | {fmt(row.achieved_tflops)} | {fmt(row.intensity, 1)} | {row.bound} |")
+                         f"{fmt(row.time_ms, 3)} | {fmt(row.achieved_tflops)} | {fmt(row.intensity, 1)} | "
+                         f"{row.bound} |")
         lines += ["", f"({prof.notes[-1]})" if prof.notes else ""]
     if what_ifs:
-        lines += ["", "What-if (lower bound max(FLOPs / peak, bytes / bandwidth) from the table; no run can beat it):", "",
+        lines += ["", "What-if (lower bound max(FLOPs / peak, bytes / bandwidth) from the table; no run can beat it):",
+                  "",
                   "| GPU | precision | batch | lower bound ms | bound | max IPS |", "|---|---|---:|---:|---|---:|"]
         for w in what_ifs:
             lines.append(f"| {w.gpu} | {w.precision} | {w.batch_size} | {w.lower_bound_ms:.4f} | {w.bound} | "
@@ -119,7 +125,8 @@ def run_model(name: str, source: str, batches: list[int], backends: list[str], g
     cost = api.analyze_static(source, batch_size=1)
     model = api.bench_model(source, batch_size=batches[0], seed=config.seed)
     try:
-        results, device = api.run_benchmarks(model, backends=backends, batch_sizes=batches, config=config, progress=True)
+        results, device = api.run_benchmarks(model, backends=backends, batch_sizes=batches, config=config,
+                                             progress=True)
         run = RunReport(cost=cost, benchmarks=results, device=device, gpu=gpu,
                         created=utc_timestamp(), command=" ".join(["python3", *sys.argv]))
         api.attach_roofline(run, gpu)
@@ -164,7 +171,8 @@ def main() -> int:
     md += gpu_markdown(gpu)
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
         console.rule(name)
-        run, layer_rows, profiled, what_ifs = run_model(name, MODELS[name], batches, backends, gpu, config, console, out)
+        run, layer_rows, profiled, what_ifs = run_model(
+            name, MODELS[name], batches, backends, gpu, config, console, out)
         md += model_markdown(name, run, layer_rows, profiled, what_ifs)
         md += [f"![roofline {name}](roofline-{name}.png)", ""]
     elapsed = time.perf_counter() - t0

@@ -88,9 +88,12 @@ def render(runs: list[dict], seq: int, command: str) -> str:
         "| metric | result | target |", "|---|---:|---:|",
         f"| wall time, median (max) | {wall[len(wall) // 2]:.1f} s ({wall[-1]:.1f} s) | < {TARGET_WALL_S:.0f} s |",
         f"| peak RSS, max | {rss:.0f} MB | < {TARGET_RSS_MB:.0f} MB |",
-        f"| forward MACs (hand-derived {want[0]:,}) | {got[0]:,} {'matches' if got[0] == want[0] else 'MISMATCH'} | exact |",
-        f"| backward input-gradient MACs ({want[1]:,}) | {got[1]:,} {'matches' if got[1] == want[1] else 'MISMATCH'} | exact |",
-        f"| backward weight-gradient MACs ({want[2]:,}) | {got[2]:,} {'matches' if got[2] == want[2] else 'MISMATCH'} | exact |",
+        f"| forward MACs (hand-derived {want[0]:,}) | {got[0]:,} "
+        f"{'matches' if got[0] == want[0] else 'MISMATCH'} | exact |",
+        f"| backward input-gradient MACs ({want[1]:,}) | {got[1]:,} "
+        f"{'matches' if got[1] == want[1] else 'MISMATCH'} | exact |",
+        f"| backward weight-gradient MACs ({want[2]:,}) | {got[2]:,} "
+        f"{'matches' if got[2] == want[2] else 'MISMATCH'} | exact |",
         "",
         (f"Memory by part: weights {mem['weights_bytes'] / gib:.1f} GiB, gradients {mem['gradients_bytes'] / gib:.1f} "
          f"GiB, AdamW states {mem['optimizer_state_bytes'] / gib:.1f} GiB, activations saved for backward "
