@@ -39,9 +39,13 @@ def run(args: list[str], cache: Path, json_path: Path, timeout_s: float) -> dict
     try:
         out, _ = proc.communicate(timeout=timeout_s)
         rc = proc.returncode
-    except subprocess.TimeoutExpired:  # keep what it printed: which stage the time went to
-        proc.kill()
-        out, _ = proc.communicate()
+    except subprocess.TimeoutExpired:  # SIGTERM: modelcost writes what it measured (marked incomplete) and stops
+        proc.terminate()
+        try:
+            out, _ = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
         rc, out = 124, (out or "") + f"\n[timed out after {timeout_s:g} s]"
     tail = (out or "")[-3000:]
     wall_s = time.perf_counter() - t0
@@ -53,6 +57,29 @@ def run(args: list[str], cache: Path, json_path: Path, timeout_s: float) -> dict
 def best_ok(report: dict) -> dict | None:
     ok = [b for b in report.get("benchmarks", []) if b.get("status") == "ok" and b.get("throughput_ips")]
     return max(ok, key=lambda b: b["throughput_ips"]) if ok else None
+
+
+def summarize(rows: list[dict]) -> list[dict]:
+    summary = []
+    keys = ("backend", "precision", "batch_size", "throughput_ips")
+    for row in rows:
+        r = {k: v for k, v in row.items() if k != "report"}
+        rep = row["report"]
+        p = pick(rep) or best_ok(rep)
+        r["pick"] = None if p is None else {k: p.get(k) for k in keys}
+        best = best_ok(rep)
+        r["best_measured"] = None if best is None else {k: best.get(k) for k in keys}
+        r["batch_sizes"] = sorted({b.get("batch_size") for b in rep.get("benchmarks", []) if b.get("batch_size")})
+        r["screened"] = sum(1 for b in rep.get("benchmarks", []) if b.get("status") == "screened")
+        r["notes"] = [n for n in rep.get("notes", []) if "throughput batch" in n or "screen" in n
+                      or "default sweep" in n][:3]
+        summary.append(r)
+    exh = next((r for r in summary if r["temp"] == "exhaustive"), None)
+    warm = next((r for r in summary if r["what"] == "recommend" and r["temp"] == "warm"), None)
+    if exh and warm and exh["best_measured"] and warm["pick"]:
+        exh["pick_vs_exhaustive_best"] = round(warm["pick"]["throughput_ips"] / exh["best_measured"]["throughput_ips"],
+                                               4)
+    return summary
 
 
 def pick(report: dict) -> dict | None:
@@ -77,52 +104,32 @@ def main() -> None:
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    steps = [s for s in a.steps.split(",") if s]
-    rows = []
+    steps = [s for s in a.steps.split(",") if s] + (["recommend-exhaustive"] if a.exhaustive else [])
+    name = a.model.replace(":", "_").replace("/", "_")
+    rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(a.cache) if a.cache else Path(tmp)
         caches = {"analyze": root / "cache-analyze", "recommend": root / "cache-recommend"}
         for step in steps:
             what, temp = step.split("-")
             args = ["analyze", a.model] if what == "analyze" else ["recommend", a.model, "--batch-sizes", "1,64,256"]
+            if temp == "exhaustive":
+                args.append("--exhaustive")
             if temp == "cold":  # cold: an empty cache of its own
                 shutil.rmtree(caches[what], ignore_errors=True)
-            r = run(args, caches[what], Path(tmp) / f"{what}-{temp}.json", a.timeout_s)
+            r = run(args, caches[what], Path(tmp) / f"{what}-{temp}.json", 590 if temp == "exhaustive" else a.timeout_s)
             r.update(what=what, temp=temp)
+            (out / f"{name}-{step}.json").write_text(json.dumps(r["report"], indent=1))  # the report, for reading
             rows.append(r)
-            print(f"{what:9} {temp:4} rc={r['rc']} {r['wall_s']:7.1f} s  {r['command']}", flush=True)
-        if a.exhaustive:
-            r = run(["recommend", a.model, "--batch-sizes", "1,64,256", "--exhaustive"], caches["recommend"],
-                    Path(tmp) / "exhaustive.json", 590)
-            r.update(what="recommend-exhaustive", temp="warm")
-            rows.append(r)
-            print(f"exhaustive rc={r['rc']} {r['wall_s']:7.1f} s", flush=True)
-    summary = []
-    for r in rows:
-        rep = r.pop("report")
-        p = pick(rep) or best_ok(rep)
-        r["pick"] = None if p is None else {k: p.get(k) for k in ("backend", "precision", "batch_size",
-                                                                   "throughput_ips")}
-        r["batch_sizes"] = sorted({b.get("batch_size") for b in rep.get("benchmarks", []) if b.get("batch_size")})
-        r["screened"] = sum(1 for b in rep.get("benchmarks", []) if b.get("status") == "screened")
-        r["notes"] = [n for n in rep.get("notes", []) if "throughput batch" in n or "screen" in n
-                      or "default sweep" in n][:3]
-        r["best_measured"] = best_ok(rep) and {k: best_ok(rep).get(k) for k in ("backend", "precision", "batch_size",
-                                                                               "throughput_ips")}
-        summary.append(r)
-    if a.exhaustive:
-        exh = next(r for r in summary if r["what"] == "recommend-exhaustive")
-        warm = next((r for r in summary if r["what"] == "recommend" and r["temp"] == "warm"), None)
-        if warm and exh["pick"] and warm["pick"]:
-            exh["pick_ratio"] = round(warm["pick"]["throughput_ips"] / exh["pick"]["throughput_ips"], 4)
-    name = a.model.replace(":", "_").replace("/", "_")
-    (out / f"answer_time_{name}.json").write_text(json.dumps(summary, indent=1))
+            print(f"{what:9} {temp:10} rc={r['rc']} {r['wall_s']:7.1f} s  {r['command']}", flush=True)
+            summary = summarize(rows)
+            (out / f"answer_time_{name}.json").write_text(json.dumps(summary, indent=1))  # after every step
     print("\nwhat                  temp  rc   wall s  batches          screened  pick")
     for r in summary:
         p = r["pick"]
         ps = f"{p['backend']} {p['precision']} b{p['batch_size']} {p['throughput_ips']:,.0f} ips" if p else "-"
-        print(f"{r['what']:21} {r['temp']:4} {r['rc']:3} {r['wall_s']:8.1f}  {str(r['batch_sizes']):16} "
-              f"{r['screened']:8}  {ps}  {r.get('pick_ratio', '')}")
+        print(f"{r['what']:10} {r['temp']:10} {r['rc']:3} {r['wall_s']:8.1f}  {str(r['batch_sizes']):16} "
+              f"{r['screened']:8}  {ps}  {r.get('pick_vs_exhaustive_best', '')}")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@
 
 Each run is a fresh ``python -c`` process calling ``modelcost.api.train_static`` (interpreter start and imports
 included in the wall time; the step is counted and simulated for the peak at batch 1 and 2, for the per-batch
-memory lines); peak RSS is that process's ru_maxrss (os.wait4). Targets (issue 10): under 60 s and under 2 GB on a 2-core machine.
-The MACs must equal the hand derivation below.
+memory lines); peak RSS is that process's ru_maxrss (os.wait4). Targets (issue 10): under 60 s and under 2 GB
+on a 2-core machine. The MACs must equal the hand derivation below.
 """
 
 from __future__ import annotations

@@ -243,7 +243,7 @@ def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tu
     if options.batch_search == "on" or (options.batch_search == "gpu" and plan.device == "cuda"):
         from modelcost.bench.batch_search import find_throughput_batch
 
-        search = find_throughput_batch(model.bench_model(), plan.runnable, options.bench)
+        search = find_throughput_batch(model.bench_model(), plan.runnable, options.bench, device=plan.device)
         if search is not None:
             report.notes.append(search.describe())
             trace(f"batch search: {search.describe()}")

@@ -3,14 +3,18 @@ this batch (throughput serving).
 
 Rule: from batch 1, double the batch while inferences per second grow by more than ``growth`` (5%) and the
 batch runs (no out-of-memory, inputs that fit); the chosen batch is the last one that still grew by more than
-``growth`` over half of it. Each probe is a short screening measurement of one probe backend (``probe_backend``:
-an eager half-precision backend where there is one, since half-precision kernels saturate at the largest batches).
+``growth`` over half of it. Each probe is a short screening measurement of one probe backend (``PROBES``: the
+eager half-precision model where the model and machine allow it, whether or not the sweep itself runs that
+backend, since half-precision kernels saturate at the largest batches and an eager model needs no compile or engine
+build per batch). The probes run with cuDNN's autotuner off: it would search conv algorithms anew at every batch
+size (about 0.5 s each for ResNet-50 on an H100); the batch it picks is then measured like every config.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,18 +73,52 @@ def saturating_batch(ips_at: Callable[[int], float | str | None], *, growth: flo
     return search
 
 
-def pick_probe(runnable: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """The first of ``PROBES`` that the plan can run, else the plan's first config."""
+def pick_probe(runnable: list[tuple[str, str]], usable: Callable[[tuple[str, str]], bool] = lambda pair: False
+               ) -> tuple[str, str] | None:
+    """The first of ``PROBES`` that the plan runs or that is ``usable`` here, else the plan's first config."""
     for pair in PROBES:
-        if pair in runnable:
+        if pair in runnable or usable(pair):
             return pair
     return runnable[0] if runnable else None
 
 
+def _usable_here(model: Any, device: str) -> Callable[[tuple[str, str]], bool]:
+    """Whether a probe (backend, precision) can run this model on the plan's device."""
+    from modelcost.bench import registry
+
+    def usable(pair: tuple[str, str]) -> bool:
+        entry = registry.info(pair[0])
+        if entry.device != device or model.kind not in entry.model_kinds:
+            return False
+        if registry.unavailable_reason(pair[0]) is not None:
+            return False
+        return registry.get_backend(pair[0]).precision_reason(pair[1]) is None
+
+    return usable
+
+
+@contextlib.contextmanager
+def _no_cudnn_autotune() -> Iterator[None]:
+    """cuDNN's benchmark mode off for the probe (module doc); restored after. No-op without torch."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    saved = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.benchmark = saved
+
+
 def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: Any, *, growth: float = GROWTH,
-                          max_batch: int = MAX_BATCH, time_budget_s: float = 60.0) -> BatchSearch | None:
+                          max_batch: int = MAX_BATCH, time_budget_s: float = 60.0,
+                          device: str | None = None) -> BatchSearch | None:
     """``saturating_batch`` measured on ``model`` with the probe backend (short screening measurements; the
-    runner is prepared once). None when the plan has nothing runnable."""
+    runner is prepared once). None when the plan has nothing runnable. ``device``: the plan's ("cuda" / "cpu")."""
     from modelcost.bench import registry
     from modelcost.bench.memory import free_device_memory
     from modelcost.bench.runner import is_out_of_memory
@@ -89,7 +127,9 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
     from modelcost.bench.timing import CudaEventClock, WallClock, measure
     from modelcost.core.trace import trace
 
-    probe = pick_probe(runnable)
+    if not runnable:
+        return None
+    probe = pick_probe(runnable, _usable_here(model, device) if device else lambda pair: False)
     if probe is None:
         return None
     short = screening_config(config)
@@ -102,14 +142,15 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
         session = None
         try:
             arrays, _ = model.host_inputs(batch)
-            session = runner.session(batch, arrays)
-            if session.device == "cuda":
-                import torch
+            with _no_cudnn_autotune():
+                session = runner.session(batch, arrays)
+                if session.device == "cuda":
+                    import torch
 
-                clock: Any = CudaEventClock(torch, session.stream)
-            else:
-                clock = WallClock()
-            m = measure(clock, session.run, short)
+                    clock: Any = CudaEventClock(torch, session.stream)
+                else:
+                    clock = WallClock()
+                m = measure(clock, session.run, short)
             trace(f"batch search: b{batch} measured")
             return batch / median(m.samples_ms) * 1e3
         except Exception as exc:
