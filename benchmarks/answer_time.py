@@ -47,11 +47,12 @@ def run(args: list[str], cache: Path, json_path: Path, timeout_s: float) -> dict
             proc.kill()
             out, _ = proc.communicate()
         rc, out = 124, (out or "") + f"\n[timed out after {timeout_s:g} s]"
-    tail = (out or "")[-3000:]
+    output = out or ""
+    tail = output[-3000:]
     wall_s = time.perf_counter() - t0
     data = json.loads(json_path.read_text()) if json_path.exists() else {}
     return {"command": "modelcost " + " ".join(args), "rc": rc, "wall_s": round(wall_s, 1), "tail": tail,
-            "report": data}
+            "report": data, "output": output}
 
 
 def best_ok(report: dict) -> dict | None:
@@ -71,8 +72,8 @@ def summarize(rows: list[dict]) -> list[dict]:
         r["best_measured"] = None if best is None else {k: best.get(k) for k in keys}
         r["batch_sizes"] = sorted({b.get("batch_size") for b in rep.get("benchmarks", []) if b.get("batch_size")})
         r["screened"] = sum(1 for b in rep.get("benchmarks", []) if b.get("status") == "screened")
-        r["notes"] = [n for n in rep.get("notes", []) if "throughput batch" in n or "screen" in n
-                      or "default sweep" in n][:3]
+        notes = rep.get("run_notes", []) + rep.get("notes", [])
+        r["notes"] = [n for n in notes if "throughput batch" in n or "screen" in n or "default sweep" in n][:3]
         summary.append(r)
     exh = next((r for r in summary if r["temp"] == "exhaustive"), None)
     warm = next((r for r in summary if r["what"] == "recommend" and r["temp"] == "warm"), None)
@@ -120,6 +121,7 @@ def main() -> None:
             r = run(args, caches[what], Path(tmp) / f"{what}-{temp}.json", 590 if temp == "exhaustive" else a.timeout_s)
             r.update(what=what, temp=temp)
             (out / f"{name}-{step}.json").write_text(json.dumps(r["report"], indent=1))  # the report, for reading
+            (out / f"{name}-{step}.log").write_text(r.pop("output"))  # all it printed (MODELCOST_TRACE lines too)
             rows.append(r)
             print(f"{what:9} {temp:10} rc={r['rc']} {r['wall_s']:7.1f} s  {r['command']}", flush=True)
             summary = summarize(rows)

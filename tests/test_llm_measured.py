@@ -174,3 +174,18 @@ def test_gpu_benchmark_script_smoke(tmp_path, capsys) -> None:
     assert [p["batch_size"] for p in doc["llm"]["points"]] == [1, 2]
     assert sum(r["backend"] == "vllm" for r in doc["llm"]["benchmarks"]) == 1
     assert "repeatability hf-eager B=1" in capsys.readouterr().out
+
+
+def test_warm_up_runs_until_two_generations_agree() -> None:
+    from modelcost.bench.generation import warm_up
+
+    # step times (TTFT first, then decode steps) of successive generations: medians of the decode steps are
+    # 23, 20, 19.8 -> 20 vs 23 differ by 13% (> 2%), 19.8 vs 20 by 1% -> settled after the third
+    runs = iter([[50, 23, 23, 23], [40, 20, 20, 20], [40, 19.8, 19.8, 19.8], [40, 19.8, 19.8, 19.8]])
+    assert warm_up(lambda: next(runs), minimum=1) == 3
+    # never settling: stops at `most`; asking for more than `most` runs them all; 0 = no warm-up
+    drift = iter([[1, float(i)] for i in range(1, 30)])
+    assert warm_up(lambda: next(drift), minimum=1, most=4) == 4
+    flat = iter([[1, 5.0]] * 10)
+    assert warm_up(lambda: next(flat), minimum=6, most=4) == 6
+    assert warm_up(lambda: [1.0, 1.0], minimum=0) == 0

@@ -7,8 +7,11 @@ the (batch, prompt_len) prompt that yields token 1 (logits of the last position 
 
 Timing: on CUDA an event is recorded before the prefill and after each token's argmax (the GPU clock between
 them; host launch gaps the GPU waits through are included), one synchronize at the end; on CPU perf_counter.
-On CUDA the process is pinned to one CPU while it is timed (``bench.timing.pinned_to_one_cpu``, as for inference):
-a launch-bound eager decode is timed by how fast the host issues kernels.
+Warm-up (untimed): at least ``warmup`` whole generations, then more until the median step time of two successive
+ones agrees within 2% (``WARMUP_SETTLE``; at most ``WARMUP_MAX`` generations), the rule the inference warm-up
+follows: on an H100 the first timed repeat of a launch-bound eager decode ran 13-15% slower than the second after
+one warm-up generation. The process is not pinned to one CPU here (unlike inference timing): pinned, the compiled
+decode step ran 11% slower (1.644 vs 1.475 ms) and eager repeats spread further (BENCHMARKS.md).
 TTFT = prefill forward + argmax (the prompt already on the device; no tokenizer), TPOT = one decode step.
 Warm-up runs (whole generations) come first and are not timed; each measured run starts from an empty cache.
 
@@ -34,14 +37,16 @@ from functools import partial
 from typing import Any
 
 from modelcost.bench.stats import latency_stats, median
-from modelcost.bench.timing import pinned_to_one_cpu
 from modelcost.core.llm import GenerationResult
 from modelcost.loaders.llm_loader import DTYPES, CausalLM
 
 BACKENDS = ("hf-eager", "hf-static-compile")
 ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "tensorrt_llm"}
-TIMING = ("CUDA events around prefill+argmax (TTFT) and each decode step+argmax (TPOT), the process pinned to one "
-          "CPU; greedy, fixed new tokens, EOS ignored; no tokenizer, prompt already on the device")
+TIMING = ("CUDA events around prefill+argmax (TTFT) and each decode step+argmax (TPOT), after warm-up generations "
+          "until two agree within 2%; greedy, fixed new tokens, EOS ignored; no tokenizer, prompt already on the "
+          "device")
+WARMUP_SETTLE = 0.02
+WARMUP_MAX = 8
 
 
 class _Clock:
@@ -223,26 +228,47 @@ def _measure_point(blank: GenerationResult, lm: CausalLM, model: Any, device: st
     return out
 
 
+def _one_run(run: Callable, ids: Any, device: str) -> list[float]:
+    """One whole generation: its step times in ms (TTFT, then each decode step)."""
+    clock = _Clock(device)
+    run(ids, clock)
+    return clock.intervals_ms()
+
+
+def warm_up(generate: Callable[[], list[float]], minimum: int, settle: float = WARMUP_SETTLE,
+            most: int = WARMUP_MAX) -> int:
+    """Run ``generate`` (one whole generation, returning its step times) until the median step time of the last two
+    runs agrees within ``settle``: at least ``minimum`` and 2 runs, at most ``most`` (or ``minimum``, if larger).
+    ``minimum`` 0: no warm-up. Returns how many ran."""
+    if minimum <= 0:
+        return 0
+    levels: list[float] = []
+    while True:
+        steps = generate()
+        levels.append(median(steps[1:] or steps))
+        n = len(levels)
+        if n >= max(minimum, 2) and abs(levels[-1] - levels[-2]) <= settle * levels[-2]:
+            return n
+        if n >= max(minimum, most):
+            return n
+
+
 def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str, runs: int, warmup: int) -> None:
-    """Warm-up generations (untimed), then ``runs`` timed ones; fills ``result``."""
+    """Warm-up generations (untimed; module doc), then ``runs`` timed ones; fills ``result``."""
     import torch
 
     cuda = device.startswith("cuda")
-    for _ in range(warmup):
-        clock = _Clock(device)
-        run(ids, clock)
-        clock.intervals_ms()
+    ran = warm_up(lambda: _one_run(run, ids, device), warmup)
+    if ran:
+        result.notes.append(f"{ran} warm-up generations")
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     ttfts, tpots, e2es = [], [], []
-    with pinned_to_one_cpu(cuda):
-        for _ in range(runs):
-            clock = _Clock(device)
-            run(ids, clock)
-            steps = clock.intervals_ms()
-            ttfts.append(steps[0])
-            tpots.extend(steps[1:])
-            e2es.append(sum(steps))
+    for _ in range(runs):
+        steps = _one_run(run, ids, device)
+        ttfts.append(steps[0])
+        tpots.extend(steps[1:])
+        e2es.append(sum(steps))
     result.status, result.runs = "ok", runs
     result.ttft_stats, result.e2e_ms = latency_stats(ttfts), latency_stats(e2es)
     result.tpot_stats = latency_stats(tpots) if tpots else None
