@@ -163,6 +163,18 @@ class _Recorder:
         self.activation_bytes += sum(produced.values())
 
 
+def decompose_uncounted(mode: TorchDispatchMode, func: Any, status: str, args: tuple, kwargs: dict) -> Any:
+    """An op without a cost formula that has a CompositeImplicitAutograd kernel runs as its decomposition, under
+    ``mode``, so that its parts are counted; NotImplemented when it is counted or has none (the caller runs it).
+    Shared by the inference counter and the training counter (``analysis/training.py``)."""
+    if status != "uncounted" or not torch._C._dispatch_has_kernel_for_dispatch_key(
+        func.name(), "CompositeImplicitAutograd"
+    ):
+        return NotImplemented
+    with mode:
+        return func.decompose(*args, **kwargs)
+
+
 class _CountingMode(TorchDispatchMode):
     def __init__(self, rec: _Recorder) -> None:
         super().__init__()
@@ -175,14 +187,10 @@ class _CountingMode(TorchDispatchMode):
             self.rec.absorbed[name] += 1
             return func(*args, **kwargs)
         status = torch_ops.classify(func)
-        if status == "uncounted" and torch._C._dispatch_has_kernel_for_dispatch_key(
-            func.name(), "CompositeImplicitAutograd"
-        ):
-            with self:
-                result = func.decompose(*args, **kwargs)
-            if result is not NotImplemented:
-                self.rec.decomposed[name] += 1
-                return result
+        result = decompose_uncounted(self, func, status, args, kwargs)
+        if result is not NotImplemented:
+            self.rec.decomposed[name] += 1
+            return result
         out = func(*args, **kwargs)
         cost = None
         if status == "counted":

@@ -34,6 +34,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from modelcost.analysis import torch_ops, torch_ops_backward
+from modelcost.analysis.torch_counter import decompose_uncounted
 from modelcost.analysis import training_memory as tm
 from modelcost.analysis.training_attention import FusedAttention
 from modelcost.analysis.training_autocast import autocast_for
@@ -90,14 +91,10 @@ class _StepCounter(TorchDispatchMode):
         kwargs = kwargs or {}
         name = str(func._overloadpacket)
         status = torch_ops.classify(func)
-        if status == "uncounted" and torch._C._dispatch_has_kernel_for_dispatch_key(
-            func.name(), "CompositeImplicitAutograd"
-        ):
-            with self:
-                result = func.decompose(*args, **kwargs)
-            if result is not NotImplemented:
-                self.counts.decomposed[name] += 1
-                return result
+        result = decompose_uncounted(self, func, status, args, kwargs)
+        if result is not NotImplemented:
+            self.counts.decomposed[name] += 1
+            return result
         out = func(*args, **kwargs)
         node = torch._C._current_autograd_node()
         if status == "zero_cost":
