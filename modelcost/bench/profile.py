@@ -309,7 +309,7 @@ def _profile_bench_torch(model: Any, arrays: Any, device: str, precision: str, r
     import contextlib
 
     torch = require("torch")
-    from modelcost.bench.backends.torch_backends import tf32_mode
+    from modelcost.hardware.tf32 import tf32_mode
 
     dtype = {"fp16": "float16", "bf16": "bfloat16"}.get(precision, "float32")
     channels_last = dtype != "float32" and model.is_conv_net()

@@ -50,9 +50,9 @@ def make_optimizer(torch: Any, name: str, params: Any) -> Any:
 
 @contextlib.contextmanager
 def precision_context(torch: Any, precision: str, device: str) -> Iterator[Any]:
-    """TF32 on only for ``tf32`` (``torch_backends.tf32_mode``: the API this torch has, restored after); autocast
+    """TF32 on only for ``tf32`` (``hardware.tf32.tf32_mode``: the API this torch has, restored after); autocast
     for AMP. Yields the autocast context factory."""
-    from modelcost.bench.backends.torch_backends import tf32_mode
+    from modelcost.hardware.tf32 import tf32_mode
 
     with tf32_mode(precision == "tf32"):
         if precision in ("amp_fp16", "amp_bf16"):

@@ -16,7 +16,6 @@ Results are cached as JSON per GPU name + driver version under ``$MODELCOST_CACH
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
@@ -24,12 +23,12 @@ import re
 import statistics
 import tempfile
 import time
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from modelcost.core.errors import ModelcostError
+from modelcost.hardware.tf32 import tf32_mode
 from modelcost.core.lazy import require
 from modelcost.core.text import first_line, utc_timestamp
 from modelcost.core.types import CeilingMeasurement, GpuSpec
@@ -141,31 +140,6 @@ def _matmul_step(torch: Any, precision: str, n: int, device: Any) -> Callable[[]
     raise ValueError(precision)
 
 
-@contextlib.contextmanager
-def _tf32(torch: Any, enabled: bool) -> Iterator[None]:
-    """TF32 for fp32 matmuls on or off, restored afterwards: ``torch.backends.cuda.matmul.fp32_precision``
-    where torch has it (2.9+; reading the legacy setting after the new one was used raises), else
-    ``set_float32_matmul_precision``."""
-    matmul = torch.backends.cuda.matmul
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if hasattr(matmul, "fp32_precision"):
-            old = matmul.fp32_precision
-            matmul.fp32_precision = "tf32" if enabled else "ieee"
-        else:
-            old = torch.get_float32_matmul_precision()
-            torch.set_float32_matmul_precision("high" if enabled else "highest")
-    try:
-        yield
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if hasattr(matmul, "fp32_precision"):
-                matmul.fp32_precision = old
-            else:
-                torch.set_float32_matmul_precision(old)
-
-
 def _device(torch: Any, index: int) -> Any:
     return torch.device("cuda", index)
 
@@ -188,7 +162,7 @@ def _measure_matmul(torch: Any, gpu: GpuSpec, precision: str, index: int, budget
         if precision == "fp8" and torch.cuda.get_device_capability(index) < (8, 9):
             raise ModelcostError("FP8 needs compute capability 8.9 or newer")
         step = _matmul_step(torch, precision, n, device)
-        with _tf32(torch, precision == "tf32"):
+        with tf32_mode(precision == "tf32"):
             (median_ms, iters), clocks = _sampled(index, lambda: _time_blocks(torch, step, budget_s))
         m.value = 2 * n**3 / (median_ms * 1e-3) / 1e12
         m.median_ms, m.iterations = median_ms, iters

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavaila
 from modelcost.bench.export import flatten_outputs
 from modelcost.bench.model import BenchModel
 from modelcost.core.lazy import INSTALL_HINTS
+from modelcost.hardware.tf32 import tf32_mode
 
 _DTYPE = {"fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
@@ -47,37 +47,6 @@ def is_oom(exc: BaseException) -> bool:
         return True
     text = str(exc).lower()
     return "out of memory" in text or "cudnn_status_alloc_failed" in text or "cublas_status_alloc_failed" in text
-
-
-def _tf32_switches(torch: Any) -> tuple[list[tuple[Any, str]], Any, Any]:
-    """The settings that allow TF32, and their on / off values: the ``fp32_precision`` API where torch has it
-    (2.9+; mixing it with the legacy flags makes torch raise), else the legacy ``allow_tf32`` flags."""
-    matmul = torch.backends.cuda.matmul
-    if hasattr(matmul, "fp32_precision"):
-        cudnn = torch.backends.cudnn
-        switches = [(matmul, "fp32_precision"), (cudnn.conv, "fp32_precision"), (cudnn.rnn, "fp32_precision")]
-        return switches, "tf32", "ieee"
-    return [(matmul, "allow_tf32"), (torch.backends.cudnn, "allow_tf32")], True, False
-
-
-@contextlib.contextmanager
-def tf32_mode(enabled: bool) -> Iterator[None]:
-    """TF32 for matmul and cuDNN convolutions / RNNs on or off, restored afterwards."""
-    import torch
-
-    switches, on, off = _tf32_switches(torch)
-    old = [getattr(obj, attr) for obj, attr in switches]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for obj, attr in switches:
-            setattr(obj, attr, on if enabled else off)
-    try:
-        yield
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for (obj, attr), value in zip(switches, old, strict=True):
-                setattr(obj, attr, value)
 
 
 class TorchBackend:

@@ -1,0 +1,40 @@
+"""TF32 on or off for fp32 matmuls and cuDNN convolutions / RNNs, restored afterwards: the one switch used by the
+torch backends, the training step, the layer profiler and the measured GPU ceilings. Imports torch only when used."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+
+def _tf32_switches(torch: Any) -> tuple[list[tuple[Any, str]], Any, Any]:
+    """The settings that allow TF32, and their on / off values: the ``fp32_precision`` API where torch has it
+    (2.9+; mixing it with the legacy flags makes torch raise), else the legacy ``allow_tf32`` flags."""
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        cudnn = torch.backends.cudnn
+        switches = [(matmul, "fp32_precision"), (cudnn.conv, "fp32_precision"), (cudnn.rnn, "fp32_precision")]
+        return switches, "tf32", "ieee"
+    return [(matmul, "allow_tf32"), (torch.backends.cudnn, "allow_tf32")], True, False
+
+
+@contextlib.contextmanager
+def tf32_mode(enabled: bool) -> Iterator[None]:
+    """TF32 for matmul and cuDNN convolutions / RNNs on or off, restored afterwards."""
+    import torch
+
+    switches, on, off = _tf32_switches(torch)
+    old = [getattr(obj, attr) for obj, attr in switches]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for obj, attr in switches:
+            setattr(obj, attr, on if enabled else off)
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for (obj, attr), value in zip(switches, old, strict=True):
+                setattr(obj, attr, value)
