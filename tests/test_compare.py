@@ -365,3 +365,13 @@ def test_a_side_without_static_analysis_has_unknown_figures_not_zeros(tmp_path):
 
     side = model_side("x", str(tmp_path / "missing.onnx"), None, {})
     assert side.storage_bytes is None and side.params is None and side.macs is None and side.flops is None
+
+
+def test_an_incomplete_count_is_a_lower_bound_in_the_comparison() -> None:
+    from modelcost.core.decisions import ModelSide
+    from modelcost.report.sections_decide import _side_row
+
+    # a side whose static count missed an op: its MACs cell says "at least", never a plain figure
+    partial = ModelSide(name="m", source="m.onnx", macs=1_000, compute_complete=False)
+    whole = ModelSide(name="m", source="m.onnx", macs=1_000)
+    assert _side_row("base", partial)[7] == "≥1,000" and _side_row("base", whole)[7] == "1,000"

@@ -87,6 +87,7 @@ class ModelSide:
     flops: int | None = None
     macs_by_dtype: dict[str, int] = field(default_factory=dict)
     op_counts: dict[str, int] = field(default_factory=dict)  # e.g. {"QuantizeLinear": 54, "Conv": 53}
+    compute_complete: bool = True  # False: some op was not counted, so macs / flops are lower bounds ("≥")
 
 
 @dataclass

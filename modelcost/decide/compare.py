@@ -92,6 +92,7 @@ def model_side(name: str, source: str, cost: CostReport | None, op_counts: dict[
         side.storage_bytes, side.storage_by_dtype = cost.storage.bytes, dict(cost.storage.by_dtype)
         side.params, side.macs, side.flops = cost.params.total, cost.compute.macs, cost.compute.flops
         side.macs_by_dtype = dict(cost.compute.macs_by_dtype)
+        side.compute_complete = cost.compute.complete
     elif Path(source).is_file():
         side.file_size_bytes = Path(source).stat().st_size
     return side

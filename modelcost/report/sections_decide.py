@@ -47,8 +47,10 @@ def recommendation_blocks(rec: Recommendation) -> list[Block]:
 def _side_row(label: str, s: ModelSide) -> list[str]:
     macs = ", ".join(f"{k}: {si(v)}" for k, v in sorted(s.macs_by_dtype.items(), key=lambda kv: -kv[1])) or "-"
     store = ", ".join(f"{k}: {binary_bytes(v)}" for k, v in sorted(s.storage_by_dtype.items(), key=lambda kv: -kv[1]))
+    ge = "" if s.compute_complete else "≥"  # an incomplete count is a lower bound, never shown as a result
     return [label, s.name, s.precision or "-", binary_bytes(s.file_size_bytes), binary_bytes(s.storage_bytes),
-            store or "-", "-" if s.params is None else f"{s.params:,}", "-" if s.macs is None else f"{s.macs:,}", macs]
+            store or "-", "-" if s.params is None else f"{s.params:,}", "-" if s.macs is None else f"{ge}{s.macs:,}",
+            macs]
 
 
 def comparison_blocks(cmp: Comparison) -> list[Block]:
