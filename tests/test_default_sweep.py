@@ -55,3 +55,28 @@ def test_exhaustive_or_named_precisions_plan_everything_asked(tmp_path: Path) ->
 def test_cpu_default_sweep_is_every_cpu_backend(tmp_path: Path) -> None:
     plan = make_plan(_model(), None, None, BenchConfig(device="cpu", cache_dir=tmp_path))
     assert set(plan.runnable) == {("torch-cpu", "fp32"), ("ort-cpu", "fp32")} and plan.left_out == []
+
+
+def test_cli_exhaustive_reaches_the_run_options(monkeypatch) -> None:  # noqa: ANN001
+    """--exhaustive on analyze, bench and recommend becomes RunOptions.exhaustive (the CLI decides nothing else)."""
+    from typer.testing import CliRunner
+
+    from modelcost import api
+    from modelcost.cli.app import app
+
+    seen = []
+
+    def fake_run(model, options, progress=None, run=None):  # noqa: ANN001, ANN202
+        seen.append(options.exhaustive)
+        raise SystemExit(0)
+
+    def fake_recommend(model, **kw):  # noqa: ANN001, ANN003, ANN202
+        seen.append(kw["options"].exhaustive)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(api, "run", fake_run)
+    monkeypatch.setattr(api, "recommend", fake_recommend)
+    for command in ("analyze", "bench", "recommend"):
+        CliRunner().invoke(app, [command, "sample_models/resnet_tiny.onnx", "--exhaustive"])
+        CliRunner().invoke(app, [command, "sample_models/resnet_tiny.onnx"])
+    assert seen == [True, False] * 3, seen
