@@ -73,11 +73,11 @@ def saturating_batch(ips_at: Callable[[int], float | str | None], *, growth: flo
     return search
 
 
-def pick_probe(runnable: list[tuple[str, str]], usable: Callable[[tuple[str, str]], bool] = lambda pair: False
+def pick_probe(runnable: list[tuple[str, str]], usable: Callable[[tuple[str, str]], bool] | None = None
                ) -> tuple[str, str] | None:
     """The first of ``PROBES`` that the plan runs or that is ``usable`` here, else the plan's first config."""
     for pair in PROBES:
-        if pair in runnable or usable(pair):
+        if pair in runnable or (usable is not None and usable(pair)):
             return pair
     return runnable[0] if runnable else None
 
@@ -129,7 +129,7 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
 
     if not runnable:
         return None
-    probe = pick_probe(runnable, _usable_here(model, device) if device else lambda pair: False)
+    probe = pick_probe(runnable, _usable_here(model, device) if device else None)
     if probe is None:
         return None
     short = screening_config(config)

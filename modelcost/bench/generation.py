@@ -13,7 +13,7 @@ follows: on an H100 the first timed repeat of a launch-bound eager decode ran 13
 one warm-up generation. The process is not pinned to one CPU here (unlike inference timing): pinned, the compiled
 decode step ran 11% slower (1.644 vs 1.475 ms) and eager repeats spread further (BENCHMARKS.md).
 TTFT = prefill forward + argmax (the prompt already on the device; no tokenizer), TPOT = one decode step.
-Warm-up runs (whole generations) come first and are not timed; each measured run starts from an empty cache.
+Each measured run starts from an empty cache.
 
 Backends (by name, resolved at run time):
 
@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from modelcost.bench.stats import latency_stats, median
+from modelcost.bench.stats import latency_stats, median, settled
 from modelcost.core.llm import GenerationResult
 from modelcost.loaders.llm_loader import DTYPES, CausalLM
 
@@ -242,15 +242,15 @@ def warm_up(generate: Callable[[], list[float]], minimum: int, settle: float = W
     ``minimum`` 0: no warm-up. Returns how many ran."""
     if minimum <= 0:
         return 0
-    levels: list[float] = []
+    previous: float | None = None
+    n = 0
     while True:
         steps = generate()
-        levels.append(median(steps[1:] or steps))
-        n = len(levels)
-        if n >= max(minimum, 2) and abs(levels[-1] - levels[-2]) <= settle * levels[-2]:
+        n += 1
+        current = median(steps[1:] or steps)
+        if (n >= minimum and settled(previous, current, settle)) or n >= max(minimum, most):
             return n
-        if n >= max(minimum, most):
-            return n
+        previous = current
 
 
 def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str, runs: int, warmup: int) -> None:

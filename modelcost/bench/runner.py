@@ -35,7 +35,7 @@ from modelcost.bench.timing import (
     pinned_to_one_cpu,
 )
 from modelcost.core.errors import ModelcostError
-from modelcost.core.text import first_line
+from modelcost.core.text import config_label, first_line
 from modelcost.core.trace import trace
 from modelcost.core.types import BenchResult, DeviceInfo
 from modelcost.core.units import binary_bytes
@@ -288,14 +288,14 @@ class Sweep:
         self._measure(session, result, arrays, baseline, screening_config(self.config))
         seen = [r for r in self.results if r.latency_ms is not None and r.status in ("ok", "screened")]
         why = screen_out_reason(result, seen, rejects=self.rejects)
-        trace(f"{_label_of(result)}: screened, {'dropped' if why else 'kept'}")
+        trace(f"{config_label(result)}: screened, {'dropped' if why else 'kept'}")
         if why is not None:
             result.status, result.reason = "screened", why
             result.extra["measurement"] = "screening"
             return result
         full = blank
         self._measure(session, full, arrays, baseline, after_screening(self.config))
-        trace(f"{_label_of(full)}: full measurement done")
+        trace(f"{config_label(full)}: full measurement done")
         full.extra["measurement"] = "full (after screening)"
         full.extra["screening_p50_ms"] = result.latency_ms.p50 if result.latency_ms else None
         return full
@@ -401,10 +401,6 @@ class Sweep:
             from modelcost.hardware.nvml_sampler import append_csv
 
             append_csv(self.config.samples_csv, sampler.rows(result.backend, result.precision, result.batch_size))
-
-
-def _label_of(r: BenchResult) -> str:
-    return f"{r.backend} {r.precision} b{r.batch_size}"
 
 
 def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, precisions: Sequence[str] | None = None,

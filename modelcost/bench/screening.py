@@ -22,6 +22,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 
 from modelcost.bench.base import BenchConfig
+from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult
 
 SCREEN_MARGIN = 0.10
@@ -57,10 +58,6 @@ def speed_rank(pair: tuple[str, str]) -> tuple[int, int]:
     return b, p
 
 
-def _label(r: BenchResult) -> str:
-    return f"{r.backend} {r.precision} b{r.batch_size}"
-
-
 def dominator(candidate: BenchResult, others: Iterable[BenchResult], margin: float = SCREEN_MARGIN
               ) -> BenchResult | None:
     """The first of ``others`` with p50 latency below candidate's / (1 + margin) and throughput above candidate's
@@ -86,7 +83,7 @@ def screen_out_reason(candidate: BenchResult, measured: Iterable[BenchResult], m
     other = dominator(candidate, measured, margin)
     if other is None:
         return None
-    return (f"screened out: {_label(other)} is faster by more than {margin * 100:.0f}% on both latency "
+    return (f"screened out: {config_label(other)} is faster by more than {margin * 100:.0f}% on both latency "
             f"({other.latency_ms.p50:.4f} vs {candidate.latency_ms.p50:.4f} ms p50) and throughput "  # type: ignore[union-attr]
             f"({other.throughput_ips:,.1f} vs {candidate.throughput_ips:,.1f} ips); figures from the short screening "
             "measurement")
