@@ -23,11 +23,11 @@ cannot be recognised as tied without reading the bytes: they are counted twice.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from modelcost.analysis.summary import ParamTensor
+from modelcost.loaders.onnx_graph import all_graphs
 from modelcost.loaders.onnx_types import numel, onnx_dtype_name
 
 _REDUCE = (
@@ -78,20 +78,10 @@ class ParamSplit:
     notes: list[str] = field(default_factory=list)
 
 
-def _graphs(graph: Any) -> Iterator[Any]:
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.HasField("g"):
-                yield from _graphs(attr.g)
-            for sub in attr.graphs:
-                yield from _graphs(sub)
-
-
 def _uses(root: Any) -> dict[str, list[tuple[str, int, int]]]:
     """tensor name -> [(op type, input slot, id of the consuming node)] over every graph."""
     uses: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
-    for graph in _graphs(root):
+    for graph in all_graphs(root):
         for node in graph.node:
             for slot, name in enumerate(node.input):
                 if name:
@@ -116,7 +106,7 @@ def classify(root: Any) -> ParamSplit:
     split = ParamSplit()
     unused = 0
     tables: dict[str, list[int]] = defaultdict(list)  # dtype -> element counts of non-weight-dtype initializers
-    for graph in _graphs(root):
+    for graph in all_graphs(root):
         tensors = [(t.name, tuple(int(d) for d in t.dims), t.data_type) for t in graph.initializer]
         tensors += [
             (s.values.name, tuple(int(d) for d in s.dims), s.values.data_type) for s in graph.sparse_initializer

@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from modelcost.loaders.onnx_graph import all_graphs
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SAMPLES = REPO / "sample_models"
@@ -96,23 +98,12 @@ def _model(data: bytes) -> Any:
     return onnx.load_from_string(data)
 
 
-def _graphs(graph: Any) -> Iterator[Any]:
-    """The graph and every subgraph (If / Loop / Scan bodies), depth first."""
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.HasField("g"):
-                yield from _graphs(attr.g)
-            for sub in attr.graphs:
-                yield from _graphs(sub)
-
-
 def _nodes(model: Any) -> list[Any]:
-    return [n for g in _graphs(model.graph) for n in g.node]
+    return [n for g in all_graphs(model.graph) for n in g.node]
 
 
 def _value_infos(model: Any) -> list[Any]:
-    return [v for g in _graphs(model.graph) for v in [*g.input, *g.output, *g.value_info]]
+    return [v for g in all_graphs(model.graph) for v in [*g.input, *g.output, *g.value_info]]
 
 
 def _edit(fn: Callable[[random.Random, Any], None]) -> Mutator:
@@ -132,7 +123,7 @@ BAD_TYPES = (0, 40, 999, -1, 8, 15, 16, 17, 21, 23, 2**31 - 1)  # invalid, strin
 def elem_type(rng: random.Random, model: Any) -> None:
     """A tensor or initializer whose element type is not valid (0, 40, 999) or unusual (string, complex)."""
     tensors = [v.type.tensor_type for v in _value_infos(model) if v.type.HasField("tensor_type")]
-    inits = [t for g in _graphs(model.graph) for t in g.initializer]
+    inits = [t for g in all_graphs(model.graph) for t in g.initializer]
     if inits and (not tensors or rng.random() < 0.5):
         rng.choice(inits).data_type = rng.choice(BAD_TYPES)
     elif tensors:
@@ -144,7 +135,7 @@ def dims(rng: random.Random, model: Any) -> None:
     """A dim of a declared tensor or initializer set to 0, negative, huge, or a symbol."""
     shapes = [v.type.tensor_type.shape for v in _value_infos(model) if v.type.tensor_type.HasField("shape")]
     shapes = [s for s in shapes if len(s.dim)]
-    inits = [t for g in _graphs(model.graph) for t in g.initializer if len(t.dims)]
+    inits = [t for g in all_graphs(model.graph) for t in g.initializer if len(t.dims)]
     value = rng.choice((0, -1, -7, 2**31, 2**40, 2**62))
     if inits and (not shapes or rng.random() < 0.4):
         t = rng.choice(inits)
@@ -179,7 +170,7 @@ def node_inputs(rng: random.Random, model: Any) -> None:
 @_edit
 def node_order(rng: random.Random, model: Any) -> None:
     """A node removed, duplicated, or the nodes of a graph shuffled (not topologically sorted)."""
-    graph = rng.choice(list(_graphs(model.graph)))
+    graph = rng.choice(list(all_graphs(model.graph)))
     if not graph.node:
         return
     nodes = list(graph.node)
