@@ -189,3 +189,34 @@ def test_warm_up_runs_until_two_generations_agree() -> None:
     flat = iter([[1, 5.0]] * 10)
     assert warm_up(lambda: next(flat), minimum=6, most=4) == 6
     assert warm_up(lambda: [1.0, 1.0], minimum=0) == 0
+
+
+def test_gc_paused_pauses_and_restores_the_collector():
+    import gc
+
+    from modelcost.bench.generation import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()  # a caller that had it off keeps it off
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_clock_note_says_what_the_gpu_did_and_nothing_without_samples():
+    from types import SimpleNamespace
+
+    from modelcost.bench.generation import _clock_note
+    from modelcost.hardware.nvml_sampler import SamplerSummary
+
+    busy = SamplerSummary(samples=40, sm_clock_mhz_mean=1412.5, sm_clock_mhz_min=1095.0, gpu_util_mean=37.2)
+    assert _clock_note(SimpleNamespace(summary=busy)) == ("GPU during the timed runs: SM clock mean 1,412 MHz "
+                                                          "(min 1,095), busy 37%")
+    assert _clock_note(SimpleNamespace(summary=SamplerSummary())) is None  # NVML answered nothing
+    assert _clock_note(None) is None  # off CUDA

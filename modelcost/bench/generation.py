@@ -7,6 +7,9 @@ the (batch, prompt_len) prompt that yields token 1 (logits of the last position 
 
 Timing: on CUDA an event is recorded before the prefill and after each token's argmax (the GPU clock between
 them; host launch gaps the GPU waits through are included), one synchronize at the end; on CPU perf_counter.
+Python's garbage collector is paused (after a collection) during warm-up and timed generations, as ``timeit``
+does. The GPU's SM clock and busy share during the timed runs are sampled (NVML) and given in the notes: a
+launch-bound decode leaves the GPU idle between kernels, and where its clock then varies, so does the step time.
 Warm-up (untimed): at least ``warmup`` whole generations, then more until the median step time of two successive
 ones agrees within 2% (``WARMUP_SETTLE``; at most ``WARMUP_MAX`` generations), the rule the inference warm-up
 follows: on an H100 the first timed repeat of a launch-bound eager decode ran 13-15% slower than the second after
@@ -30,9 +33,11 @@ Backends (by name, resolved at run time):
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib.util
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -43,8 +48,8 @@ from modelcost.loaders.llm_loader import DTYPES, CausalLM
 BACKENDS = ("hf-eager", "hf-static-compile")
 ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "tensorrt_llm"}
 TIMING = ("CUDA events around prefill+argmax (TTFT) and each decode step+argmax (TPOT), after warm-up generations "
-          "until two agree within 2%; greedy, fixed new tokens, EOS ignored; no tokenizer, prompt already on the "
-          "device")
+          "until two agree within 2%; Python's garbage collector paused while generating; greedy, fixed new "
+          "tokens, EOS ignored; no tokenizer, prompt already on the device")
 WARMUP_SETTLE = 0.02
 WARMUP_MAX = 8
 
@@ -253,22 +258,42 @@ def warm_up(generate: Callable[[], list[float]], minimum: int, settle: float = W
         previous = current
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's garbage collector off (after one collection) while the block runs, as ``timeit`` does: a
+    launch-bound decode loop allocates thousands of objects per token, and a collection landing inside a step
+    is a host pause the step's time would carry."""
+    gc.collect()
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str, runs: int, warmup: int) -> None:
     """Warm-up generations (untimed; module doc), then ``runs`` timed ones; fills ``result``."""
     import torch
 
     cuda = device.startswith("cuda")
-    ran = warm_up(lambda: _one_run(run, ids, device), warmup)
+    with gc_paused():
+        ran = warm_up(lambda: _one_run(run, ids, device), warmup)
     if ran:
         result.notes.append(f"{ran} warm-up generations")
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     ttfts, tpots, e2es = [], [], []
-    for _ in range(runs):
-        steps = _one_run(run, ids, device)
-        ttfts.append(steps[0])
-        tpots.extend(steps[1:])
-        e2es.append(sum(steps))
+    with _gpu_sampling(device) as gpu, gc_paused():
+        for _ in range(runs):
+            steps = _one_run(run, ids, device)
+            ttfts.append(steps[0])
+            tpots.extend(steps[1:])
+            e2es.append(sum(steps))
+    clock_note = _clock_note(gpu)
+    if clock_note:
+        result.notes.append(clock_note)
     result.status, result.runs = "ok", runs
     result.ttft_stats, result.e2e_ms = latency_stats(ttfts), latency_stats(e2es)
     result.tpot_stats = latency_stats(tpots) if tpots else None
@@ -276,6 +301,31 @@ def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str,
     result.tokens_per_second = result.batch_size * result.gen_len / (median(e2es) / 1e3)
     if cuda:
         result.peak_memory_bytes = torch.cuda.max_memory_allocated()
+
+
+def _gpu_sampling(device: str) -> Any:
+    """NVML sampling of the GPU that generates (its clocks and busy share) while the timed runs go; nothing off
+    CUDA or without NVML."""
+    if not device.startswith("cuda"):
+        return contextlib.nullcontext(None)
+    import torch
+
+    from modelcost.hardware.nvml_sampler import sampling
+
+    index = torch.device(device).index
+    return sampling(torch.cuda.current_device() if index is None else index, interval_s=0.02)
+
+
+def _clock_note(gpu: Any) -> str | None:
+    """What the GPU did during the timed runs: a launch-bound (eager) decode leaves it idle between kernels, and
+    its clocks then drop and vary, which moves the step time with them."""
+    summary = getattr(gpu, "summary", None)
+    if summary is None or not summary.samples or summary.sm_clock_mhz_mean is None:
+        return None
+    util = f", busy {summary.gpu_util_mean:.0f}%" if summary.gpu_util_mean is not None else ""
+    return (f"GPU during the timed runs: SM clock mean {summary.sm_clock_mhz_mean:,.0f} MHz "
+            f"(min {summary.sm_clock_mhz_min:,.0f}){util}")
+
 
 def generate(lm: CausalLM, model: Any, backend: str, input_ids: Any, gen_len: int) -> tuple[Any, list[float]]:
     """One untimed-warm-up-free generation of ``gen_len`` tokens: (tokens (batch, gen_len), step times in ms:
