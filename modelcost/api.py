@@ -17,6 +17,7 @@ from typing import Any
 
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
+from modelcost.core.trace import trace
 from modelcost.core.types import (
     BenchResult,
     CostReport,
@@ -318,8 +319,10 @@ def recommend(
     report = RunReport(created=utc_timestamp(), command=command)
     plan_opts = options or _options(batches[0], input_shapes, trust_pickle, bench=config)
     model = load(source, _options(batches[0], input_shapes, trust_pickle, bench=config))
+    trace("model loaded")
     try:
         report.cost = _static_or_none(model, report.notes)
+        trace("static analysis done")
         try:
             batches, screen = sweep_plan(model, dataclasses.replace(plan_opts, batch_sizes=tuple(batches)), report)
             _, report.device = run_sweep(model.bench_model(), backends=backends, precisions=precisions,
@@ -332,10 +335,13 @@ def recommend(
             report.notes.append("interrupted by the user (Ctrl-C): recommended from the configs that finished")
     finally:
         model.close()
+    trace("benchmarks done")
     report.gpu = _this_gpu()
     add_rooflines(report)
+    trace("roofline done")
     rec, folder = run_recommendation(report.benchmarks, report, constraints or Constraints(), objective, out,
                                      write or out is not None, config.samples_csv)
+    trace("recommendation made" + (" and report written" if folder is not None else ""))
     return report, rec, folder
 
 

@@ -235,10 +235,12 @@ def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tu
 
     batches = options.sweep()
     plan = make_plan(model.bench_model(), options.backends, options.precisions, options.bench, options.exhaustive)
+    trace(f"benchmark plan made ({len(plan.runnable)} configs on {plan.device})")
     note = plan.left_out_note()
     if note and note not in report.notes:
         report.notes.append(note)
     warm_compile_workers(plan)  # inductor's worker processes start while the batch search and others run
+    trace("compile workers started")
     screen = not options.exhaustive and (options.screen == "on" or (options.screen == "gpu" and plan.device == "cuda"))
     if options.batch_search == "on" or (options.batch_search == "gpu" and plan.device == "cuda"):
         from modelcost.bench.batch_search import find_throughput_batch

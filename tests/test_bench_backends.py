@@ -119,3 +119,45 @@ def test_the_registry_describes_each_backend_by_data() -> None:
     # what can be profiled per layer: eager PyTorch and ONNX Runtime, never compiled / graph-replayed / TensorRT
     assert profiled() == {"torch-eager": ("torch", "cuda"), "torch-half": ("torch", "cuda"),
                           "torch-cpu": ("torch", "cpu"), "ort-cuda": ("onnx", "cuda"), "ort-cpu": ("onnx", "cpu")}
+
+
+def test_one_compile_serves_every_batch_and_a_failed_shared_compile_falls_back(tmp_path: Path, monkeypatch) -> None:
+    """The compile backends are CUDA-only, so a CPU twin of torch-compile with torch.compile replaced by a
+    recorder: one dynamic=None compile for batches 1, 4 and 8 (torch's automatic dynamic shapes); a batch whose
+    shared compile raises gets its own dynamic=False compile, and a note."""
+    import dataclasses
+
+    from modelcost.bench.backends import torch_backends
+
+    compiles: list[object] = []
+    fail_at = {8}
+
+    def fake_compile(module, mode=None, dynamic=None):  # noqa: ANN001, ANN202
+        compiles.append(dynamic)
+
+        def forward(x):  # noqa: ANN001, ANN202
+            if dynamic is None and x.shape[0] in fail_at:
+                raise RuntimeError("dynamic shape guard failed\nmore detail")
+            return module(x)
+        return forward
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch._dynamo, "reset", lambda: None)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    entry = dataclasses.replace(BACKENDS["torch-cpu"], name="cpu-compile", compile=True)
+    model = _model()
+    runner = torch_backends.TorchBackend(entry).prepare(model, "fp32", BenchConfig(cache_dir=tmp_path))
+    for batch in (1, 4):
+        session = runner.session(batch, model.host_inputs(batch)[0])
+        session.run()
+        assert session.outputs()[0].shape[0] == batch and not session.notes
+        session.close()
+    assert compiles == [None]  # one compile, shared
+    session = runner.session(8, model.host_inputs(8)[0])
+    session.run()
+    assert compiles == [None, False] and session.outputs()[0].shape[0] == 8
+    assert session.notes == ["compiled for batch 8 alone with static shapes: the shared (dynamic batch) compile "
+                             "failed (dynamic shape guard failed)"]
+    session.close()
+    runner.close()

@@ -199,3 +199,17 @@ def test_batch_sizes_auto_searches_on_the_cpu(tmp_path: Path) -> None:
     assert len(notes) == 1 and "probed with ort-cpu fp32" in notes[0]
     chosen = int(notes[0].split()[2])
     assert sorted({b["batch_size"] for b in doc["benchmarks"]}) == sorted({1, chosen})
+
+
+def test_probe_measurement_is_the_screening_one_with_a_short_warm_up():
+    from modelcost.bench.base import BenchConfig
+    from modelcost.bench.batch_search import probe_config
+    from modelcost.bench.screening import screening_config
+
+    full = BenchConfig()
+    probe, screen = probe_config(full), screening_config(full)
+    assert (probe.warmup_max_s, probe.max_time_s) == (0.3, 0.5)  # the screening's 1.0 s and 1.0 s, capped
+    assert (probe.min_time_s, probe.min_iters, probe.target_rel_ci) == (screen.min_time_s, screen.min_iters,
+                                                                       screen.target_rel_ci)
+    tiny = BenchConfig(warmup_max_s=0.05, min_time_s=0.1, max_time_s=0.2)  # never longer than asked
+    assert (probe_config(tiny).warmup_max_s, probe_config(tiny).max_time_s) == (0.05, 0.2)

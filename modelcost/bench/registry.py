@@ -4,7 +4,7 @@ can run here), so ``import modelcost.bench.registry`` costs nothing.
 The default sweep (``default=`` of each row; issue 9) is one config per way of deploying, at the precision that
 route is normally deployed at, so that an answer comes in about a minute: the FP32 eager baseline (also the
 accuracy reference), autocast FP16 (the one-line change), CUDA-graph replay of the FP16 model (no compile),
-torch.compile + CUDA graphs at FP16 (the fastest PyTorch route, compiled once per batch size), ONNX Runtime CUDA
+torch.compile + CUDA graphs at FP16 (the fastest PyTorch route; one compile serves the batch sizes), ONNX Runtime CUDA
 at FP32 and FP16, and TensorRT (engine and ORT provider) at FP16. FP16 rather than BF16: the same tensor-core
 speed on every GPU that has both, with 3 more mantissa bits (closer to FP32). Left out unless asked for: TF32
 (between FP32 and FP16), BF16, the cast eager model (CUDA graphs of it are in), torch.compile without CUDA graphs

@@ -184,6 +184,7 @@ class Sweep:
                 self.handle = got
         self.device_info: DeviceInfo = device_info(plan.device, self.nvml, self.handle)
         self.reference = Reference(model, plan.device, config)
+        trace("sweep set up (NVML, device info)")
 
     def run(self) -> None:
         self.results.extend(self.plan.skipped)

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from modelcost.core.errors import ModelcostError
+from modelcost.core.trace import trace
 from modelcost.core.types import RunReport
 
 
@@ -157,6 +158,7 @@ def write_outputs(run: RunReport, *, json_path: Path | None, report: bool, out_d
                                   str(samples_csv) if samples_csv and samples_csv.exists() else None,
                                   plots=not interrupted)
         say(f"report folder: {folder}")
+    trace("outputs written")
     if samples_csv is not None:
         if samples_line and "header only" not in samples_line:
             say(samples_line)

@@ -43,6 +43,7 @@ from typing import Any
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
 from modelcost.core.text import strip_ansi
+from modelcost.core.trace import trace
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.base import LoadOptions, source_kind
 from modelcost.loaders.input_dtypes import guess_dtype, token_high, with_dtypes
@@ -119,6 +120,7 @@ class LoadedTorch:
 
 def load_torch(source: str, options: LoadOptions) -> LoadedTorch:
     require("torch")
+    trace("torch imported")
     kind = source_kind(source)
     if kind == "zoo":
         return _load_zoo(source, options)
