@@ -208,7 +208,8 @@ def test_probe_measurement_is_the_screening_one_with_a_short_warm_up():
 
     full = BenchConfig()
     probe, screen = probe_config(full), screening_config(full)
-    assert (probe.warmup_max_s, probe.max_time_s) == (0.3, 0.5)  # the screening's 1.0 s and 1.0 s, capped
+    assert (probe.warmup_max_s, probe.max_time_s) == (0.3, 0.5)  # the screening's 0.5 s and 1.0 s, capped
+    assert screen.warmup_max_s == 0.5
     assert (probe.min_time_s, probe.min_iters, probe.target_rel_ci) == (screen.min_time_s, screen.min_iters,
                                                                        screen.target_rel_ci)
     tiny = BenchConfig(warmup_max_s=0.05, min_time_s=0.1, max_time_s=0.2)  # never longer than asked
