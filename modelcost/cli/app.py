@@ -97,7 +97,19 @@ def main() -> None:
     except KeyboardInterrupt:
         fail(f"interrupted ({signals.name()})")
         sys.exit(signals.exit_code())
-    except SystemExit:
+    except SystemExit as exc:
         if signals.received() is not None:  # reports written: skip the seconds torch's teardown takes
             signals.exit_fast()
+        if "torch" in sys.modules:  # every output is written: the same fast ending, with the command's code
+            signals.exit_fast(_exit_code(exc.code))
         raise
+
+
+def _exit_code(code: object) -> int:
+    """The status ``sys.exit(code)`` would give: None -> 0, an int as is, anything else printed -> 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1

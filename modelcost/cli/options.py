@@ -149,7 +149,6 @@ def lock_out(folder: Path | None) -> None:
     that failed before writing) is removed at exit."""
     if folder is None:
         return
-    import atexit
     import os
 
     try:
@@ -170,7 +169,9 @@ def lock_out(folder: Path | None) -> None:
                              "another --out") from None
     _HELD.append(fd)
     if made:
-        atexit.register(_remove_if_empty, folder)
+        from modelcost.cli.signals import at_exit
+
+        at_exit(lambda: _remove_if_empty(folder))
 
 
 _HELD: list[int] = []  # descriptors of the locked --out folders (held until the command ends)
