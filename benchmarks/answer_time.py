@@ -8,7 +8,7 @@ compiled kernels), the second reuses it. With --exhaustive, also the full-length
 against the best config found exhaustively.
 
     python3 benchmarks/answer_time.py zoo:resnet50 [--steps analyze-cold,recommend-cold] [--exhaustive]
-        [--cache DIR] [--out DIR]
+        [--cache DIR] [--out DIR] [--batch-sizes 1,64,256] [--exhaustive-batch-sizes 256]
 
 Prints a table; writes answer_time_<model>.json into --out (default $OUT or .).
 """
@@ -77,6 +77,7 @@ def summarize(rows: list[dict]) -> list[dict]:
         summary.append(r)
     exh = next((r for r in summary if r["temp"] == "exhaustive"), None)
     warm = next((r for r in summary if r["what"] == "recommend" and r["temp"] == "warm"), None)
+    warm = warm or next((r for r in summary if r["what"] == "recommend" and r["temp"] == "cold"), None)
     if exh and warm and exh["best_measured"] and warm["pick"]:
         exh["pick_vs_exhaustive_best"] = round(warm["pick"]["throughput_ips"] / exh["best_measured"]["throughput_ips"],
                                                4)
@@ -102,6 +103,9 @@ def main() -> None:
                                     "machine can reuse them")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--timeout-s", type=float, default=240)
+    ap.add_argument("--batch-sizes", default="1,64,256", help="recommend's --batch-sizes (default 1,64,256)")
+    ap.add_argument("--exhaustive-batch-sizes", default=None,
+                    help="the exhaustive step's --batch-sizes (default: --batch-sizes)")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -113,7 +117,8 @@ def main() -> None:
         caches = {"analyze": root / "cache-analyze", "recommend": root / "cache-recommend"}
         for step in steps:
             what, temp = step.split("-")
-            args = ["analyze", a.model] if what == "analyze" else ["recommend", a.model, "--batch-sizes", "1,64,256"]
+            sizes = (a.exhaustive_batch_sizes or a.batch_sizes) if temp == "exhaustive" else a.batch_sizes
+            args = ["analyze", a.model] if what == "analyze" else ["recommend", a.model, "--batch-sizes", sizes]
             if temp == "exhaustive":
                 args.append("--exhaustive")
             if temp == "cold":  # cold: an empty cache of its own

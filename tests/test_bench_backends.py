@@ -143,7 +143,8 @@ def test_one_compile_serves_every_batch_and_a_failed_shared_compile_falls_back(t
 
     monkeypatch.setattr(torch, "compile", fake_compile)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
-    monkeypatch.setattr(torch._dynamo, "reset", lambda: None)
+    resets: list[int] = []
+    monkeypatch.setattr(torch._dynamo, "reset", lambda: resets.append(len(compiles)))
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     entry = dataclasses.replace(BACKENDS["torch-cpu"], name="cpu-compile", compile=True)
     model = _model()
@@ -153,7 +154,7 @@ def test_one_compile_serves_every_batch_and_a_failed_shared_compile_falls_back(t
         session.run()
         assert session.outputs()[0].shape[0] == batch and not session.notes
         session.close()
-    assert compiles == [None]  # one compile, shared
+    assert compiles == [None] and resets == []  # one compile, shared: no session threw its graphs away
     session = runner.session(8, model.host_inputs(8)[0])
     session.run()
     assert compiles == [None, False] and session.outputs()[0].shape[0] == 8
@@ -161,3 +162,4 @@ def test_one_compile_serves_every_batch_and_a_failed_shared_compile_falls_back(t
                              "failed (dynamic shape guard failed)"]
     session.close()
     runner.close()
+    assert resets == [1, 2]  # before the static fallback compile, and when the runner closed

@@ -335,7 +335,5 @@ class TorchSession:
         self.inputs = []
         self._fn = None
         self.deactivate()
-        if self.runner.entry.compile:
-            # a fresh compile per session: compiled code of earlier shapes and dtypes never piles up against
-            # dynamo's recompile limit (past it dynamo would silently run eager)
-            self._torch._dynamo.reset()
+        # compiled graphs stay for the runner's next batch (module doc); the runner's close() resets dynamo, so
+        # graphs of other backends / precisions never pile up against its recompile limit
