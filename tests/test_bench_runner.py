@@ -225,3 +225,22 @@ def test_an_interrupt_keeps_what_finished(tmp_path: Path, fakes) -> None:  # noq
         run_benchmarks(tiny_model(), backends=["fake-int"], batch_sizes=[1, 4], config=fast_config(tmp_path),
                        results=kept)
     assert [(r.backend, r.batch_size, r.status) for r in kept] == [("fake-int", 1, "ok")]
+
+
+def test_long_lived_objects_are_frozen_for_the_sweep_and_thawed_after() -> None:
+    import gc
+
+    from modelcost.bench.memory import long_lived_frozen
+
+    assert gc.get_freeze_count() == 0
+    with long_lived_frozen():
+        frozen = gc.get_freeze_count()
+        assert frozen > 0  # what existed before the sweep
+        with long_lived_frozen():  # nested (the batch search inside a run): one freeze, kept until the outer ends
+            assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() == frozen
+        made_here = [[]]
+        made_here[0].append(made_here)  # a cycle the sweep makes is still collected
+        del made_here
+        assert gc.collect() >= 1
+    assert gc.get_freeze_count() == 0

@@ -134,7 +134,7 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
     """``saturating_batch`` measured on ``model`` with the probe backend (short screening measurements; the
     runner is prepared once). None when the plan has nothing runnable. ``device``: the plan's ("cuda" / "cpu")."""
     from modelcost.bench import registry
-    from modelcost.bench.memory import free_device_memory
+    from modelcost.bench.memory import free_device_memory, long_lived_frozen
     from modelcost.bench.runner import is_out_of_memory
     from modelcost.bench.stats import median
     from modelcost.bench.timing import CudaEventClock, WallClock, measure
@@ -176,7 +176,8 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
             _closed(session)
 
     try:
-        search = saturating_batch(ips_at, growth=growth, max_batch=max_batch, time_budget_s=time_budget_s)
+        with long_lived_frozen():
+            search = saturating_batch(ips_at, growth=growth, max_batch=max_batch, time_budget_s=time_budget_s)
     finally:
         runner.close()
         model.release_device_copies()

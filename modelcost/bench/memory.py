@@ -9,11 +9,34 @@ before the backend was prepared (their arenas, workspaces and weights; anything 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import platform
+from collections.abc import Iterator
 from typing import Any
 
 from modelcost.core.types import DeviceInfo
+
+
+_FROZEN = [0]  # nesting depth of long_lived_frozen
+
+
+@contextlib.contextmanager
+def long_lived_frozen() -> Iterator[None]:
+    """While a sweep runs, what existed before it (imported modules, the loaded model's graph: hundreds of
+    thousands of objects with torch, inductor and transformers loaded) is moved out of the garbage collector's
+    sight (``gc.freeze``), so the ``gc.collect()`` of ``free_device_memory`` between configs scans only what the
+    sweep made: on this project's 2-core VM a collection went from 0.2 s to under 1 ms, and a run makes a dozen.
+    Nothing the sweep allocates is frozen; everything is unfrozen after the outermost block."""
+    if _FROZEN[0] == 0:
+        gc.freeze()
+    _FROZEN[0] += 1
+    try:
+        yield
+    finally:
+        _FROZEN[0] -= 1
+        if _FROZEN[0] == 0:
+            gc.unfreeze()
 
 
 def no_nvidia_device() -> bool:

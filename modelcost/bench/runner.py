@@ -23,6 +23,7 @@ from modelcost.bench.memory import (
     cuda_uuid,
     device_info,
     free_device_memory,
+    long_lived_frozen,
 )
 from modelcost.bench.model import BenchModel
 from modelcost.bench.screening import Rejects, after_screening, screen_out_reason, screening_config, speed_rank
@@ -187,6 +188,10 @@ class Sweep:
         trace("sweep set up (NVML, device info)")
 
     def run(self) -> None:
+        with long_lived_frozen():
+            self._run()
+
+    def _run(self) -> None:
         self.results.extend(self.plan.skipped)
         if self.plan.runnable:  # before any config, so no config's memory figure includes the reference's
             self._advance("reference outputs (fp32)", 0)
