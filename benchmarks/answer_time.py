@@ -104,6 +104,7 @@ def main() -> None:
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--timeout-s", type=float, default=240)
     ap.add_argument("--batch-sizes", default="1,64,256", help="recommend's --batch-sizes (default 1,64,256)")
+    ap.add_argument("--exhaustive-timeout-s", type=float, default=590)
     ap.add_argument("--exhaustive-batch-sizes", default=None,
                     help="the exhaustive step's --batch-sizes (default: --batch-sizes)")
     a = ap.parse_args()
@@ -123,7 +124,8 @@ def main() -> None:
                 args.append("--exhaustive")
             if temp == "cold":  # cold: an empty cache of its own
                 shutil.rmtree(caches[what], ignore_errors=True)
-            r = run(args, caches[what], Path(tmp) / f"{what}-{temp}.json", 590 if temp == "exhaustive" else a.timeout_s)
+            timeout_s = a.exhaustive_timeout_s if temp == "exhaustive" else a.timeout_s
+            r = run(args, caches[what], Path(tmp) / f"{what}-{temp}.json", timeout_s)
             r.update(what=what, temp=temp)
             (out / f"{name}-{step}.json").write_text(json.dumps(r["report"], indent=1))  # the report, for reading
             (out / f"{name}-{step}.log").write_text(r.pop("output"))  # all it printed (MODELCOST_TRACE lines too)
