@@ -63,7 +63,8 @@ def _table(report) -> list[str]:
             f"{r.backend:<18} {r.batch_size:>2}  {r.ttft_ms:8.2f} ({tb:6.2f}, {_ratio(r.ttft_bound_ratio):>5})  "
             f"{r.tpot_ms:7.3f} ({pb:6.3f}, {_ratio(r.tpot_bound_ratio):>5})  "
             f"{r.tpot_stats.p90:6.3f}/{r.tpot_stats.p99:6.3f}  {r.tokens_per_second:7.0f}  "
-            f"{_ratio(r.bandwidth_utilization, True):>6}  {_ratio(r.mfu, True):>4}  {mem:<22}  ok"
+            f"{_ratio(r.bandwidth_utilization, True):>6}  {_ratio(r.mfu, True):>4}  {mem:<22}  "
+            f"{'unstable: ' + r.unstable if r.unstable else 'ok'}"
             + (f"  [{'; '.join(r.notes)}]" if r.notes else ""))
     return rows
 

@@ -220,3 +220,19 @@ def test_clock_note_says_what_the_gpu_did_and_nothing_without_samples():
                                                           "(min 1,095), busy 37%")
     assert _clock_note(SimpleNamespace(summary=SamplerSummary())) is None  # NVML answered nothing
     assert _clock_note(None) is None  # off CUDA
+
+
+def test_a_measurement_whose_runs_disagree_is_flagged_unstable_and_says_why():
+    from types import SimpleNamespace
+
+    from modelcost.bench.generation import unstable_reason
+
+    assert unstable_reason([14.10, 14.20, 14.15]) is None  # 0.7% apart: repeats
+    assert unstable_reason([15.0]) is None  # one run: nothing to compare
+    # the H100's eager decode (llm_eager_jitter, gc-paused rows): 12.570 / 16.595 / 20.858 ms per token, GPU ~17% busy
+    why = unstable_reason([12.570, 16.595, 20.858], SimpleNamespace(gpu_util_mean=17.0))
+    assert why == ("the 3 timed runs' TPOT medians range 12.570-20.858 ms (66% apart, over the 5% this tool "
+                   "accepts); the GPU was busy 17% of the time, so the decode is launch-bound and runs at the pace "
+                   "of the host CPU, which varied")
+    busy = unstable_reason([1.50, 1.60], SimpleNamespace(gpu_util_mean=96.0))  # 6.7%: GPU-bound, no CPU story
+    assert busy == "the 2 timed runs' TPOT medians range 1.500-1.600 ms (7% apart, over the 5% this tool accepts)"

@@ -52,6 +52,9 @@ TIMING = ("CUDA events around prefill+argmax (TTFT) and each decode step+argmax 
           "tokens, EOS ignored; no tokenizer, prompt already on the device")
 WARMUP_SETTLE = 0.02
 WARMUP_MAX = 8
+# The timed runs' TPOT medians may differ by this much before the result is flagged unstable: a figure that the
+# next run would not repeat within a few percent is reported, never passed off as settled.
+UNSTABLE_SPREAD = 0.05
 
 
 class _Clock:
@@ -284,16 +287,19 @@ def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str,
         result.notes.append(f"{ran} warm-up generations")
     if cuda:
         torch.cuda.reset_peak_memory_stats()
-    ttfts, tpots, e2es = [], [], []
+    ttfts, tpots, e2es, run_tpots = [], [], [], []
     with _gpu_sampling(device) as gpu, gc_paused():
         for _ in range(runs):
             steps = _one_run(run, ids, device)
             ttfts.append(steps[0])
             tpots.extend(steps[1:])
             e2es.append(sum(steps))
+            if steps[1:]:
+                run_tpots.append(median(steps[1:]))
     clock_note = _clock_note(gpu)
     if clock_note:
         result.notes.append(clock_note)
+    result.unstable = unstable_reason(run_tpots, getattr(gpu, "summary", None))
     result.status, result.runs = "ok", runs
     result.ttft_stats, result.e2e_ms = latency_stats(ttfts), latency_stats(e2es)
     result.tpot_stats = latency_stats(tpots) if tpots else None
@@ -301,6 +307,26 @@ def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str,
     result.tokens_per_second = result.batch_size * result.gen_len / (median(e2es) / 1e3)
     if cuda:
         result.peak_memory_bytes = torch.cuda.max_memory_allocated()
+
+
+def unstable_reason(run_tpots_ms: Sequence[float], gpu: Any = None, limit: float = UNSTABLE_SPREAD) -> str | None:
+    """Why a measurement does not repeat, or None: the timed runs' median TPOTs differ by more than ``limit``.
+    With the GPU mostly idle (NVML busy share under 50%) the decode is launch-bound, and the reason says so: its
+    pace is the host CPU's (on the H100 machine lent to this project the same eager decode ran 11-21 ms per token
+    from one generation to the next, its thread on a CPU 99% of the time, no steal time, the SM clock fixed)."""
+    if len(run_tpots_ms) < 2:
+        return None
+    low, high = min(run_tpots_ms), max(run_tpots_ms)
+    spread = high / low - 1
+    if spread <= limit:
+        return None
+    why = (f"the {len(run_tpots_ms)} timed runs' TPOT medians range {low:.3f}-{high:.3f} ms ({spread:.0%} apart, "
+           f"over the {limit:.0%} this tool accepts)")
+    busy = getattr(gpu, "gpu_util_mean", None)
+    if busy is not None and busy < 50:
+        why += (f"; the GPU was busy {busy:.0f}% of the time, so the decode is launch-bound and runs at the pace of "
+                "the host CPU, which varied")
+    return why
 
 
 def _gpu_sampling(device: str) -> Any:

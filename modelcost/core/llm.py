@@ -119,6 +119,7 @@ class GenerationResult:
     runs: int = 0
     timing: str = ""  # what the figures include
     notes: list[str] = field(default_factory=list)
+    unstable: str | None = None  # why the figures do not repeat (the timed runs' TPOT medians disagree); None: they do
 
 
 @dataclass

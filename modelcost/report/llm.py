@@ -112,7 +112,8 @@ def bench_table(results: list[GenerationResult]) -> Table:
                if r.peak_memory_bytes else "-")
         table.add_row(r.backend, r.precision, str(r.batch_size), str(r.prompt_len), str(r.gen_len), _ms(r.ttft_ms),
                       tpot, f"{r.tokens_per_second:,.0f}", _ratio(r.ttft_bound_ratio), _ratio(r.tpot_bound_ratio),
-                      _ratio(r.bandwidth_utilization, True), _ratio(r.mfu, True), mem, "ok")
+                      _ratio(r.bandwidth_utilization, True), _ratio(r.mfu, True), mem,
+                      f"[yellow]unstable[/]: {escape(r.unstable)}" if r.unstable else "ok")
     return table
 
 
