@@ -8,8 +8,9 @@ the (batch, prompt_len) prompt that yields token 1 (logits of the last position 
 Timing: on CUDA an event is recorded before the prefill and after each token's argmax (the GPU clock between
 them; host launch gaps the GPU waits through are included), one synchronize at the end; on CPU perf_counter.
 Python's garbage collector is paused (after a collection) during warm-up and timed generations, as ``timeit``
-does. The GPU's SM clock and busy share during the timed runs are sampled (NVML) and given in the notes: a
-launch-bound decode leaves the GPU idle between kernels, and where its clock then varies, so does the step time.
+does. The GPU's SM clock and busy share during the timed runs are sampled (NVML) and given in the notes: a busy
+share well under 100% marks a launch-bound decode, whose pace is the host CPU's. A point whose timed runs' median
+TPOTs differ by more than 5% is marked ``unstable`` with the reason (``unstable_reason``).
 Warm-up (untimed): at least ``warmup`` whole generations, then more until the median step time of two successive
 ones agrees within 2% (``WARMUP_SETTLE``; at most ``WARMUP_MAX`` generations), the rule the inference warm-up
 follows: on an H100 the first timed repeat of a launch-bound eager decode ran 13-15% slower than the second after
@@ -343,8 +344,8 @@ def _gpu_sampling(device: str) -> Any:
 
 
 def _clock_note(gpu: Any) -> str | None:
-    """What the GPU did during the timed runs: a launch-bound (eager) decode leaves it idle between kernels, and
-    its clocks then drop and vary, which moves the step time with them."""
+    """What the GPU did during the timed runs: its SM clock (a drop would slow every step) and busy share (well
+    under 100%: the decode is launch-bound and waits on the host)."""
     summary = getattr(gpu, "summary", None)
     if summary is None or not summary.samples or summary.sm_clock_mhz_mean is None:
         return None

@@ -10,7 +10,6 @@ import sys
 import time
 
 
-
 def _process_age_s() -> float:
     """Seconds since this process started (Linux /proc), 0 where that cannot be read."""
     try:

@@ -160,6 +160,13 @@ class TorchRunner:
             self._compiled = torch.compile(self.module, mode=self.compile_mode, dynamic=None)
         return self._compiled
 
+    def forget_compiled(self) -> None:
+        """Drop the shared compile and dynamo's caches (the next ``compiled()`` starts afresh)."""
+        import torch
+
+        self._compiled = None
+        torch._dynamo.reset()
+
     def context(self) -> contextlib.AbstractContextManager[Any]:
         """Entered around everything a session does: inference mode, TF32 setting, autocast."""
         import torch
@@ -228,8 +235,7 @@ class TorchSession:
         except Exception as exc:  # noqa: BLE001 - retried once with static shapes; a second failure is raised
             if is_oom(exc):
                 raise
-            torch._dynamo.reset()
-            runner._compiled = None
+            runner.forget_compiled()
             fn = runner.model.bind(runner.compiled(static=True))
             self._out = fn(*self.inputs)
             why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
