@@ -163,3 +163,34 @@ def test_one_compile_serves_every_batch_and_a_failed_shared_compile_falls_back(t
     session.close()
     runner.close()
     assert resets == [1, 2]  # before the static fallback compile, and when the runner closed
+
+
+def test_real_dynamo_compiles_two_graphs_for_four_batch_sizes(tmp_path: Path, monkeypatch) -> None:
+    """The same CPU twin with torch's real dynamo (its eager backend: no C++ compiler needed): batch 1 gets its own
+    graph, batches 4, 8 and 16 share one with a dynamic batch dimension - 2 graphs, not 4, and right outputs."""
+    import dataclasses
+
+    from torch._dynamo.utils import counters
+
+    from modelcost.bench.backends import torch_backends
+
+    real_compile = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda module, mode=None, dynamic=None: real_compile(
+        module, backend="eager", dynamic=dynamic))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    torch._dynamo.reset()
+    counters.clear()
+    entry = dataclasses.replace(BACKENDS["torch-cpu"], name="cpu-compile", compile=True)
+    model = _model()
+    runner = torch_backends.TorchBackend(entry).prepare(model, "fp32", BenchConfig(cache_dir=tmp_path))
+    for batch in (1, 4, 8, 16):
+        arrays, _ = model.host_inputs(batch)
+        session = runner.session(batch, arrays)
+        session.run()
+        with torch.no_grad():
+            expected = model.cpu_module()(torch.from_numpy(arrays[0])).numpy()
+        assert np.allclose(session.outputs()[0], expected, atol=1e-6) and not session.notes
+        session.close()
+    assert counters["stats"]["unique_graphs"] == 2
+    runner.close()
