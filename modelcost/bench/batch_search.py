@@ -169,11 +169,14 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
-            session = _closed(session)
+            if session is not None:
+                session.close()
+                session = None
             free_device_memory()  # what the failed batch held goes back before the search ends
             return None
         finally:
-            _closed(session)
+            if session is not None:
+                session.close()
 
     try:
         with long_lived_frozen():
@@ -184,8 +187,3 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
         free_device_memory()
     search.probe = f"{probe[0]} {probe[1]}"
     return search
-
-
-def _closed(session: Any) -> None:
-    if session is not None:
-        session.close()

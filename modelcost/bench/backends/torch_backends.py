@@ -183,11 +183,9 @@ class TorchRunner:
         return TorchSession(self, batch_size, host_inputs)
 
     def close(self) -> None:
-        self.module = self._compiled = None
+        self.module = None
         if self.entry.compile:
-            import torch
-
-            torch._dynamo.reset()
+            self.forget_compiled()
 
 
 _ACTIVE: list[TorchSession | None] = [None]  # the session whose global settings are in force
