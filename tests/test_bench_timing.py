@@ -77,6 +77,15 @@ def test_e2e_loop_takes_at_least_min_iters() -> None:
     assert samples == [3.0] * 7
 
 
+def test_e2e_loop_runs_its_own_time_floor_not_the_main_loops() -> None:
+    # 10 ms calls (slept), at least 3 of them and 0.05 s: about 5 calls, however long --min-time-s is (the e2e
+    # figure is secondary: it no longer runs the main loop's 1 s floor); at most e2e_max_s once the count is met
+    config = BenchConfig(e2e_min_iters=3, e2e_min_time_s=0.05, e2e_max_s=2.0, min_time_s=1.0)
+    t0 = time.perf_counter()
+    samples = measure_e2e(ScriptedClock(itertools.repeat(10.0)), lambda: time.sleep(0.01), config)
+    assert 3 <= len(samples) <= 6 and time.perf_counter() - t0 < 0.5
+
+
 def test_a_slow_model_is_not_held_to_a_whole_warmup_window() -> None:
     # 30 ms calls, windows of 10, a 50 ms warm-up limit: it stops after the call that crosses 50 ms (2 calls,
     # or 1 if the machine is so loaded that one sleep overruns), not after the window's 10

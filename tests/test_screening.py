@@ -21,7 +21,7 @@ def test_screening_config_is_never_longer_than_asked():
     full = BenchConfig(min_time_s=1.0, min_iters=50, max_time_s=20.0)
     s = screening_config(full)
     assert (s.min_time_s, s.min_iters, s.max_time_s, s.target_rel_ci) == (0.1, 10, 1.0, 0.03)
-    assert (s.warmup_min_cuda_s, s.e2e_max_s) == (0.1, 0.1)
+    assert (s.warmup_min_cuda_s, s.e2e_min_iters) == (0.1, 0)  # no end-to-end loop while screening
     # the full measurement that follows a screening of the same session: no warm-up floor, the settle rule stays
     after = after_screening(full)
     assert (after.warmup_min_cuda_s, after.warmup_settle, after.min_time_s) == (0.0, full.warmup_settle, 1.0)
@@ -104,10 +104,12 @@ def test_screened_sweep_reports_every_config(tmp_path: Path) -> None:
                                                             ("ort-cpu", 4)]
     for r in results:
         assert r.status in ("ok", "screened") and r.latency_ms is not None
-        if r.status == "screened":
+        if r.status == "screened":  # no end-to-end loop in a screening, and the row says so
             assert r.reason.startswith("screened out:") and r.extra["measurement"] == "screening"
+            assert r.e2e_latency_ms is None and r.extra["e2e_timing"].startswith("not measured")
         else:
             assert r.extra["measurement"] == "full (after screening)" and r.extra["screening_p50_ms"] > 0
+            assert r.e2e_latency_ms is not None and r.e2e_latency_ms.p50 > 0
     # A rejects() that refuses batch 4 screens out exactly the batch-4 configs.
     results, _ = run_benchmarks(_tiny(), backends=["ort-cpu"], batch_sizes=[1, 4], config=_fast(tmp_path),
                                 screen=True, rejects=lambda r: "batch 4 refused" if r.batch_size == 4 else None)

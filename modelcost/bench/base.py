@@ -53,7 +53,8 @@ class BenchConfig:
     min_iters: int = 50
     max_time_s: float = 20.0
     target_rel_ci: float = 0.01
-    e2e_min_iters: int = 10  # host-side end-to-end latency: a shorter loop of the same kind
+    e2e_min_iters: int = 10  # host-side end-to-end latency: a shorter loop of the same kind (0: none)
+    e2e_min_time_s: float = 0.3  # ... of at least this long (it is a secondary figure: no CI rule)
     e2e_max_s: float = 2.0
     compile_mode: str = "default"  # torch.compile: "default" | "max-autotune"
     samples_csv: Path | None = None  # NVML samples of every timed run, nvidia-smi field names

@@ -344,13 +344,16 @@ class Sweep:
             limit = min(config.warmup_max_s, config.max_time_s)
             result.notes.append(f"warm-up did not settle within {limit:g} s ({m.warmup_iters} calls)")
         self._accuracy(session, result)
-        sync = torch.cuda.synchronize if torch is not None else None
-        e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), config)
-        result.e2e_latency_ms = latency_stats(e2e)
-        result.extra["e2e_timing"] = (
-            "host wall time (perf_counter) from host inputs to host outputs: host->device input copies, the forward, "
-            "device->host output copies, synchronised" if torch is not None else
-            "host wall time (perf_counter) from fresh host inputs to outputs on the CPU")
+        if config.e2e_min_iters > 0:
+            sync = torch.cuda.synchronize if torch is not None else None
+            e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), config)
+            result.e2e_latency_ms = latency_stats(e2e)
+            result.extra["e2e_timing"] = (
+                "host wall time (perf_counter) from host inputs to host outputs: host->device input copies, the "
+                "forward, device->host output copies, synchronised" if torch is not None else
+                "host wall time (perf_counter) from fresh host inputs to outputs on the CPU")
+        else:
+            result.extra["e2e_timing"] = "not measured (a screening measurement has no end-to-end loop)"
         load.stop()
         result.unstable = stability.instability(result.latency_ms, result.e2e_latency_ms, load)
         result.extra.update({"other_cpu_share": load.other_share, "load_avg_1m": load.load_avg_1m})

@@ -136,13 +136,14 @@ def measure(clock: Any, fn: Fn, config: BenchConfig, on_timed: Callable[[bool], 
 
 
 def measure_e2e(clock: Any, fn: Fn, config: BenchConfig) -> list[float]:
-    """The shorter host-side loop: 2 warm-up calls, then at least ``e2e_min_iters`` calls and at most
-    ``e2e_max_s`` seconds (whichever comes last, the count winning if one call is slow)."""
+    """The shorter host-side loop: 2 warm-up calls, then at least ``e2e_min_iters`` calls and
+    ``e2e_min_time_s`` seconds, at most ``e2e_max_s`` seconds (the count winning if one call is slow)."""
     for _ in range(2):
         fn()
     samples: list[float] = []
     t0 = time.perf_counter()
-    while len(samples) < config.e2e_min_iters or time.perf_counter() - t0 < min(config.e2e_max_s, config.min_time_s):
+    floor_s = min(config.e2e_min_time_s, config.e2e_max_s)
+    while len(samples) < config.e2e_min_iters or time.perf_counter() - t0 < floor_s:
         samples.append(clock.time_ms(fn))
         if len(samples) >= config.e2e_min_iters and time.perf_counter() - t0 >= config.e2e_max_s:
             break
