@@ -46,15 +46,19 @@ def flatten_outputs(obj: Any) -> list[Any]:
     return []
 
 
+def export_path(model: BenchModel, cache_dir: Path) -> Path:
+    """Where the export of ``model`` is cached (whether or not it is there yet)."""
+    return Path(cache_dir) / "onnx" / f"{_slug(model.name)}-{model.content_hash()[:16]}" / "model.onnx"
+
+
 def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
     """(path of the ONNX file, a note saying how it was made)."""
     import torch
 
     from modelcost.bench.cache import mark_used
 
-    key = model.content_hash()[:16]
-    final_dir = Path(cache_dir) / "onnx" / f"{_slug(model.name)}-{key}"
-    final = final_dir / "model.onnx"
+    final = export_path(model, cache_dir)
+    final_dir = final.parent
     if final.exists():
         mark_used(final)
         return final, f"ONNX export reused from the cache ({final})"

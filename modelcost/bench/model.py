@@ -34,6 +34,7 @@ class BenchModel:
     _inputs: dict[int, tuple[list[Any], list[str]]] = field(default_factory=dict)
     _int_high: dict[str, int] | None = None
     _hash: str | None = None
+    export_ahead: Any = None  # bench.export_ahead.ExportAhead: the export being made in a background process
 
     # -- inputs --------------------------------------------------------------------------------------------
     def specs(self, batch_size: int) -> list[TensorSpec]:
@@ -130,6 +131,11 @@ class BenchModel:
     def onnx_file(self, cache_dir: Path) -> Path:
         """The ONNX file: the model itself, or the cached export of the PyTorch model (dynamic batch)."""
         if self.onnx_path is None:
+            ahead, self.export_ahead = self.export_ahead, None
+            got = ahead.result() if ahead is not None else None
+            if got is not None:
+                self.onnx_path, self.export_note = got
+                return self.onnx_path
             from modelcost.bench.export import export_to_onnx
 
             self.onnx_path, self.export_note = export_to_onnx(self, cache_dir)
@@ -148,6 +154,9 @@ class BenchModel:
         return self._hash
 
     def close(self) -> None:
+        if self.export_ahead is not None:
+            self.export_ahead.stop()
+            self.export_ahead = None
         self.release_device_copies()
         self._module = None
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.bench import registry, stability
+from modelcost.bench import export_ahead, registry, stability
 from modelcost.bench.accuracy import compare
 from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.memory import (
@@ -201,8 +201,16 @@ class Sweep:
             self.model.release_device_copies()
         order = sorted(self.plan.runnable, key=speed_rank) if self.screen else self.plan.runnable
         first = len(self.results)
-        for backend, precision in order:
-            self._sweep_one(backend, precision)
+        self.model.export_ahead = export_ahead.start(self.model, order, self.plan.device, self.config.cache_dir)
+        if self.model.export_ahead is not None:
+            trace("ONNX export started in a background process")
+        try:
+            for backend, precision in order:
+                self._sweep_one(backend, precision)
+        finally:
+            if self.model.export_ahead is not None:  # no ONNX config ran (or all failed before asking): stop it
+                self.model.export_ahead.stop()
+                self.model.export_ahead = None
         if self.screen:  # report in plan order, whatever order they were measured in
             rank = {pair: i for i, pair in enumerate(self.plan.runnable)}
             mine = sorted(self.results[first:], key=lambda r: (rank.get((r.backend, r.precision), -1),
@@ -326,8 +334,11 @@ class Sweep:
                 summary["s"] = sampler.stop()
 
         load = stability.CpuLoad().start()
+        exporting = self.model.export_ahead is not None and self.model.export_ahead.running()
         with pinned_to_one_cpu(config.pin_cpu and torch is not None) as cpu:
             m = measure(clock, session.run, config, on_timed)
+        if exporting:
+            result.notes.append(export_ahead.NOTE)
         if cpu is not None:
             result.extra["pinned_cpu"] = cpu
         result.latency_ms = latency_stats(m.samples_ms)

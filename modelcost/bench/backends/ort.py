@@ -97,11 +97,15 @@ class OrtBackend:
         return OrtRunner(self, model, precision, config)
 
 
+def fp16_copy_path(cache_dir: Path, key: str) -> Path:
+    return Path(cache_dir) / "onnx-fp16" / f"{key}.onnx"
+
+
 def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
     """An fp16 copy of the model, I/O types kept fp32; cached under ``<cache>/onnx-fp16/<key>.onnx``."""
     import onnx
 
-    out = Path(cache_dir) / "onnx-fp16" / f"{key}.onnx"
+    out = fp16_copy_path(cache_dir, key)
     if out.exists():
         from modelcost.bench.cache import mark_used
 

@@ -1,0 +1,176 @@
+"""The ONNX export of a PyTorch model, made in a background process while torch.compile compiles (issue 9).
+
+A default GPU sweep of a PyTorch model runs the torch.compile config first (likely the fastest, so screening can
+drop the others against it) and the ONNX Runtime configs later, and both wait on CPU work: compiling (10-18 s per
+graph on an H100's host) and exporting to ONNX with its fp16 copy (4 s for ResNet-50, 14 s for BERT-base). The two
+do not depend on each other, so the export is forked off just before the first compile and runs beside it; when
+an ONNX Runtime config asks for the file (``BenchModel.onnx_file``) it is usually in the cache already.
+
+The child is a ``fork`` of this process: it has the very CPU module and seeded inputs the sweep uses (so the same
+weights, whatever the model's source), and it never touches CUDA. It runs niced, with one torch thread (torch's
+OpenMP pool is not usable after a fork; a DataLoader worker does the same), off the CPU the timing loop pins
+itself to, with its output sent to /dev/null. It writes the same atomic cache entries an export in this process
+would. Anything that goes wrong there (the child fails, dies, or outlives ``WAIT_S``) only means the export is
+made here as before, with its own error if it fails again; a child alive but idle for ``STALL_S`` (stuck on a
+lock some other thread held at the fork) is given up on. A timed loop that runs while the child is still exporting
+says so in its notes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+WAIT_S = 600.0  # the longest the sweep waits for the background export before making it itself
+STALL_S = 15.0  # ... or this long while the child uses no CPU at all
+NOTE = "ONNX export running in a background process (niced, one CPU) while this was timed"
+
+
+class ExportAhead:
+    """One background export (and fp16 copy); ``result()`` waits for it."""
+
+    def __init__(self, model: Any, cache_dir: Path, fp16: bool) -> None:
+        import multiprocessing
+
+        self.model, self.cache_dir, self.fp16 = model, Path(cache_dir), fp16
+        self.key = model.content_hash()[:16]  # made here, so the child and this process name the same entries
+        model.cpu_module()  # the child must inherit the module, not instantiate another one
+        ctx = multiprocessing.get_context("fork")
+        self._recv, send = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(target=_child, args=(model, self.cache_dir, fp16, self.key, send), daemon=True,
+                                    name="modelcost-onnx-export")
+        with warnings.catch_warnings():  # Python 3.12 warns on any fork of a threaded process
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self._process.start()
+        send.close()
+        self._got: tuple[Path, str] | None = None
+        self._done = False
+
+    def running(self) -> bool:
+        return not self._done and self._process.is_alive()
+
+    def result(self, wait_s: float = WAIT_S) -> tuple[Path, str] | None:
+        """(the ONNX file, its note), or None if the child did not make it (the caller exports it itself)."""
+        if self._done:
+            return self._got
+        self._done = True
+        try:
+            if self._wait(wait_s):
+                got = self._recv.recv()
+                if got is not None:
+                    path, note = Path(got[0]), str(got[1])
+                    if path.exists():
+                        self._got = (path, note)
+        except (EOFError, OSError):  # the child died without a word
+            pass
+        finally:
+            self.stop()
+        return self._got
+
+    def _wait(self, wait_s: float) -> bool:
+        """Whether the child's answer came within ``wait_s``; a child that is alive but has used no CPU for
+        ``STALL_S`` is taken for stuck (a lock held by another thread at the fork) and given up on early."""
+        deadline = time.monotonic() + wait_s
+        last_cpu, last_change = _cpu_ticks(self._process.pid), time.monotonic()
+        while True:
+            if self._recv.poll(min(1.0, max(0.0, deadline - time.monotonic()))):
+                return True
+            now = time.monotonic()
+            if now >= deadline or not self._process.is_alive():
+                return self._recv.poll(0)
+            cpu = _cpu_ticks(self._process.pid)
+            if cpu != last_cpu or cpu is None:
+                last_cpu, last_change = cpu, now
+            elif now - last_change > STALL_S:
+                return False
+
+    def stop(self) -> None:
+        """End the child (if it is still at work) and reap it."""
+        self._done = True
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join(timeout=5)
+        with contextlib.suppress(OSError):
+            self._recv.close()
+
+
+def start(model: Any, order: list[tuple[str, str]], device: str, cache_dir: Path) -> ExportAhead | None:
+    """Start the background export when it pays: a PyTorch model on the GPU with no ONNX file yet, whose sweep
+    compiles (``order``: the (backend, precision) pairs in the order they run) before an ONNX config needs the
+    file. None otherwise, or when a fork is not possible here."""
+    from modelcost.bench import registry
+
+    if model.kind != "pytorch" or model.onnx_path is not None or device != "cuda" or not hasattr(os, "fork"):
+        return None
+    needs = [i for i, (b, _) in enumerate(order) if b.startswith("ort-") or b == "tensorrt"]
+    compiles = [i for i, (b, _) in enumerate(order) if registry.info(b).compile]
+    if not needs or not compiles or compiles[0] > needs[0]:
+        return None
+    from modelcost.bench.backends.ort import fp16_copy_path
+    from modelcost.bench.export import export_path
+
+    fp16 = ("ort-cuda", "fp16") in order
+    cached = export_path(model, cache_dir).exists() and (
+        not fp16 or fp16_copy_path(cache_dir, model.content_hash()[:16]).exists())
+    if cached:  # a warm cache: nothing to make
+        return None
+    try:
+        return ExportAhead(model, cache_dir, fp16=fp16)
+    except (OSError, ValueError, RuntimeError):  # no fork (resources, platform): the export is made in place
+        return None
+
+
+def _child(model: Any, cache_dir: Path, fp16: bool, key: str, send: Any) -> None:
+    """The forked process: export (and the fp16 copy), send (path, note) or None, and leave."""
+    try:
+        _quiet_and_out_of_the_way()
+        from modelcost.bench.export import export_to_onnx
+
+        path, note = export_to_onnx(model, cache_dir)
+        if fp16:
+            from modelcost.bench.backends.ort import fp16_copy
+
+            with contextlib.suppress(Exception):  # the parent makes it (and reports its error) if this fails
+                fp16_copy(path, cache_dir, key)
+        if note.startswith("exported"):
+            note += " (in a background process, beside the torch.compile configs)"
+        send.send((str(path), note))
+    except BaseException:  # noqa: BLE001 - the parent exports in place and reports the error itself
+        with contextlib.suppress(Exception):
+            send.send(None)
+    finally:
+        with contextlib.suppress(Exception):
+            send.close()
+
+
+def _quiet_and_out_of_the_way() -> None:
+    import signal
+
+    import torch
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # not the parent's handlers (they write the parent's outputs)
+        signal.signal(sig, signal.SIG_DFL)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    with contextlib.suppress(AttributeError, OSError):
+        cpus = os.sched_getaffinity(0)
+        if len(cpus) > 1:  # the timing loop pins itself to the highest CPU (bench.timing.pinned_to_one_cpu)
+            os.sched_setaffinity(0, cpus - {max(cpus)})
+    torch.set_num_threads(1)
+
+
+def _cpu_ticks(pid: int | None) -> int | None:
+    """CPU time (clock ticks, user + system) a process has used, from /proc; None where that cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
