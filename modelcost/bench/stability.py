@@ -10,8 +10,8 @@ flagged *unstable*, with the reasons, when
   among thousands of samples moves neither the median nor the bulk, and a heavy tail is the next check's;
 * the tail is far from the median: p99 / p50 above ``TAIL_LIMIT``;
 * other processes used more than ``OTHER_CPU_LIMIT`` of the machine's CPU time while it was timed (from
-  ``/proc/stat`` minus this process's own CPU time; the 1-minute load average is quoted beside it; where
-  ``/proc/stat`` is missing, a load average above the CPU count is the sign);
+  ``/proc/stat`` minus the CPU time of this process and its descendants, ``_own_cpu_s``; the 1-minute load
+  average is quoted beside it; where ``/proc/stat`` is missing, a load average above the CPU count is the sign);
 * the end-to-end median is below the latency median it contains (``E2E_SLACK``): end-to-end is timed in a
   second, shorter loop after the latency loop, so when the load changes between the two loops the two figures
   see different machines - the cause of "e2e p50 1,004 ms below latency p50 2,108 ms" on a loaded CPU. Both
@@ -51,8 +51,39 @@ def _proc_stat() -> tuple[float, float, int] | None:
 
 
 def _own_cpu_s() -> float:
+    """CPU seconds of this process and its descendants: those that ended (``os.times``' children) and those still
+    running (``/proc``): modelcost's own helpers (inductor's compile workers, the background compile and ONNX
+    export of bench.compile_ahead / bench.export_ahead, which say in a row's notes when they ran beside it) are
+    not "other processes"."""
     t = os.times()
-    return t.user + t.system
+    return t.user + t.system + t.children_user + t.children_system + _live_descendants_cpu_s(os.getpid())
+
+
+def _live_descendants_cpu_s(root: int) -> float:
+    """User + system CPU seconds of the running descendants of ``root`` (0 where /proc cannot be read)."""
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        tick = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return 0.0
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            parent[pid], ticks[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    total, stack = 0, list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        total += ticks.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total / tick
 
 
 @dataclass
