@@ -106,6 +106,7 @@ class LoadedModel:
     loaded: Any
     name: str
     seed: int = 0
+    reloadable: bool = False  # loaded from a path or name, so another process can load it again
     _cost: CostReport | None = None
     _bench: BenchModel | None = None
     _cleanup: list[Callable[[], None]] = field(default_factory=list, repr=False)
@@ -161,7 +162,7 @@ def load(source: Any, options: RunOptions | None = None) -> LoadedModel:
             return LoadedModel(source, "onnx", load_onnx(source, load_opts), Path(source).stem, seed)
         from modelcost.loaders.torch_loader import load_torch
 
-        return LoadedModel(source, "pytorch", load_torch(source, load_opts), _torch_name(source), seed)
+        return LoadedModel(source, "pytorch", load_torch(source, load_opts), _torch_name(source), seed, reloadable=True)
     if objects.is_onnx_proto(source):
         loaded, cleanup = objects.load_onnx_proto(source, load_opts)
         model = LoadedModel(loaded.source, "onnx", loaded, loaded.path.stem, seed)
@@ -242,7 +243,9 @@ def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tu
     warm_compile_workers(plan)  # inductor's worker processes start while the batch search and others run
     trace("compile workers started")
     screen = not options.exhaustive and (options.screen == "on" or (options.screen == "gpu" and plan.device == "cuda"))
-    if options.batch_search == "on" or (options.batch_search == "gpu" and plan.device == "cuda"):
+    searching = options.batch_search == "on" or (options.batch_search == "gpu" and plan.device == "cuda")
+    ahead = _compile_ahead(model, options, plan, [1] if searching else batches, more=searching)
+    if searching:
         from modelcost.bench.batch_search import find_throughput_batch
 
         search = find_throughput_batch(model.bench_model(), plan.runnable, options.bench, device=plan.device)
@@ -250,7 +253,26 @@ def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tu
             report.notes.append(search.describe())
             trace(f"batch search: {search.describe()}")
             batches = sorted({1, search.batch})
+        if ahead is not None:
+            ahead.add_batches([b for b in batches if b != 1], last=True)
     return batches, screen
+
+
+def _compile_ahead(model: LoadedModel, options: RunOptions, plan: Any, batches: list[int], more: bool) -> Any:
+    """Start compiling the plan's torch.compile graphs in a background process (bench/compile_ahead.py); the
+    sweep finds the handle on the bench model."""
+    from modelcost.bench import compile_ahead
+
+    bench = model.bench_model()
+    source = model.source if model.reloadable else None
+    ahead = compile_ahead.start(bench, source, options.load_options(), plan.runnable, plan.device, options.bench,
+                                batches, more_batches=more)
+    if ahead is not None:
+        trace("torch.compile started in a background process")
+        if not more:
+            ahead.add_batches([], last=True)
+    bench.compile_ahead = ahead
+    return ahead
 
 
 def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell: Progress) -> None:

@@ -35,6 +35,7 @@ class BenchModel:
     _int_high: dict[str, int] | None = None
     _hash: str | None = None
     export_ahead: Any = None  # bench.export_ahead.ExportAhead: the export being made in a background process
+    compile_ahead: Any = None  # bench.compile_ahead.CompileAhead: graphs being compiled in a background process
 
     # -- inputs --------------------------------------------------------------------------------------------
     def specs(self, batch_size: int) -> list[TensorSpec]:
@@ -157,6 +158,9 @@ class BenchModel:
         if self.export_ahead is not None:
             self.export_ahead.stop()
             self.export_ahead = None
+        if self.compile_ahead is not None:
+            self.compile_ahead.stop()
+            self.compile_ahead = None
         self.release_device_copies()
         self._module = None
 

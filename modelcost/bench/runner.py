@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.bench import export_ahead, registry, stability
+from modelcost.bench import compile_ahead, export_ahead, registry, stability
 from modelcost.bench.accuracy import compare
 from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.memory import (
@@ -98,6 +98,19 @@ def make_plan(model: BenchModel, backends: Sequence[str] | None, precisions: Seq
     if precisions and not plan.runnable and not plan.skipped:
         raise ModelcostError(f"no chosen backend has precision {', '.join(precisions)}; see 'modelcost backends'")
     return plan
+
+
+def compile_ahead_order(order: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """With graphs compiling in a background process (bench.compile_ahead): the torch configs that need no compile
+    first (they give the child time), then the compile configs, then the rest (ONNX Runtime, TensorRT: their
+    memory figures are device-wide, so they run once the child is gone); each part in its given order."""
+    def part(pair: tuple[str, str]) -> int:
+        entry = registry.info(pair[0])
+        if entry.model_kinds != ("pytorch",):
+            return 2
+        return 1 if entry.compile else 0
+
+    return sorted(order, key=part)  # stable: the given order within each part
 
 
 def warm_compile_workers(plan: Plan) -> None:
@@ -199,7 +212,9 @@ class Sweep:
                 self.reference.get(batch)
             trace(f"reference outputs for batches {self.batch_sizes}")
             self.model.release_device_copies()
-        order = sorted(self.plan.runnable, key=speed_rank) if self.screen else self.plan.runnable
+        order = sorted(self.plan.runnable, key=speed_rank) if self.screen else list(self.plan.runnable)
+        if self.model.compile_ahead is not None:
+            order = compile_ahead_order(order)
         first = len(self.results)
         self.model.export_ahead = export_ahead.start(self.model, order, self.plan.device, self.config.cache_dir)
         if self.model.export_ahead is not None:
@@ -211,7 +226,8 @@ class Sweep:
             if self.model.export_ahead is not None:  # no ONNX config ran (or all failed before asking): stop it
                 self.model.export_ahead.stop()
                 self.model.export_ahead = None
-        if self.screen:  # report in plan order, whatever order they were measured in
+            self._end_compile_ahead()
+        if order != list(self.plan.runnable):  # report in plan order, whatever order they were measured in
             rank = {pair: i for i, pair in enumerate(self.plan.runnable)}
             mine = sorted(self.results[first:], key=lambda r: (rank.get((r.backend, r.precision), -1),
                                                                  self.batch_sizes.index(r.batch_size)
@@ -222,9 +238,17 @@ class Sweep:
         if self.progress is not None:
             self.progress(label, steps)
 
+    def _end_compile_ahead(self, wait_s: float = 0.0) -> None:
+        ahead, self.model.compile_ahead = self.model.compile_ahead, None
+        if ahead is not None:
+            ahead.stop(wait_s)
+            trace("background torch.compile ended")
+
     def _sweep_one(self, backend: str, precision: str) -> None:
         entry = registry.info(backend)
         batches = list(self.batch_sizes)
+        if entry.model_kinds != ("pytorch",):  # NVML (device-wide) memory figures: the child's GPU memory must be gone
+            self._end_compile_ahead(wait_s=30.0)
         if entry.device == "cuda":
             free_device_memory()
         baseline = self._memory_used()
@@ -269,6 +293,11 @@ class Sweep:
         arrays, input_notes = self.model.host_inputs(batch)
         result.notes.extend(list(getattr(runner, "notes", [])) + input_notes)
         session = None
+        ahead = self.model.compile_ahead
+        if ahead is not None and registry.info(backend).compile:
+            got = ahead.wait_for(precision, batch)
+            trace(f"{backend} {precision} b{batch}: background compile "
+                  f"{'ready' if got else 'not ready: compiling here'}")
         try:
             session = runner.session(batch, arrays)
             trace(f"{backend} {precision} b{batch}: session built ({getattr(session, 'build_s', 0.0):.1f} s)")
@@ -335,10 +364,13 @@ class Sweep:
 
         load = stability.CpuLoad().start()
         exporting = self.model.export_ahead is not None and self.model.export_ahead.running()
+        compiling = self.model.compile_ahead is not None and self.model.compile_ahead.running()
         with pinned_to_one_cpu(config.pin_cpu and torch is not None) as cpu:
             m = measure(clock, session.run, config, on_timed)
         if exporting:
             result.notes.append(export_ahead.NOTE)
+        if compiling:
+            result.notes.append(compile_ahead.NOTE)
         if cpu is not None:
             result.extra["pinned_cpu"] = cpu
         result.latency_ms = latency_stats(m.samples_ms)

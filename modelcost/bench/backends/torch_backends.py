@@ -239,7 +239,8 @@ class TorchSession:
             why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
             self.notes.append(f"compiled for batch {self.batch_size} alone with static shapes: the shared "
                               f"(dynamic batch) compile failed ({why})")
-        torch.cuda.synchronize()
+        if self.device == "cuda":
+            torch.cuda.synchronize()
         return fn
 
     def _to_device(self, array: Any) -> Any:

@@ -1,0 +1,118 @@
+"""torch.compile's graphs compiled in a background process (bench.compile_ahead): the child process and its
+protocol on the CPU (dynamo's eager backend: no C++ compiler needed), when it is started, and how a sweep orders
+its configs and notes its timed loops around it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from modelcost.bench import compile_ahead
+from modelcost.bench.runner import compile_ahead_order
+from modelcost.loaders.base import LoadOptions
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SOURCE = f"{FIXTURES}/tiny_cnn.py:make_model"
+
+
+def _payload(tmp_path: Path, batches: list[int]) -> dict:
+    return {"source": SOURCE, "load_options": dataclasses.asdict(LoadOptions()), "seed": 0,
+            "precisions": ["fp32"], "compile_mode": "default", "cache_dir": str(tmp_path),
+            "batches": batches, "marker": str(tmp_path / "compile-ahead" / "m.done"),
+            "device": "cpu", "dynamo_backend": "eager"}
+
+
+def test_the_child_compiles_the_batches_it_is_given_and_leaves_a_marker(tmp_path: Path) -> None:
+    ahead = compile_ahead.CompileAhead(_payload(tmp_path, [1]))
+    assert ahead.wait_for("fp32", 1, wait_s=120)  # known at the start
+    ahead.add_batches([8], last=True)  # the throughput batch, once the search has found it
+    assert ahead.wait_for("fp32", 8, wait_s=120)
+    assert not ahead.wait_for("fp16", 8, wait_s=120)  # never asked for: it says so once the child has ended
+    ahead.stop(wait_s=30)
+    assert not ahead.running() and (tmp_path / "compile-ahead" / "m.done").exists()
+
+
+def test_a_child_that_cannot_load_the_model_ends_and_the_parent_stops_waiting(tmp_path: Path) -> None:
+    payload = dict(_payload(tmp_path, [1]), source=f"{FIXTURES}/bad_factories.py:raises")
+    ahead = compile_ahead.CompileAhead(payload)
+    assert not ahead.wait_for("fp32", 1, wait_s=120)
+    ahead.stop(wait_s=5)
+    assert not (tmp_path / "compile-ahead" / "m.done").exists()
+
+
+def test_it_starts_only_for_a_reloadable_pytorch_model_whose_graphs_are_not_cached(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    from modelcost.bench.base import BenchConfig
+    from modelcost.bench.model import from_loaded_torch
+    from modelcost.loaders.torch_loader import load_torch
+
+    model = from_loaded_torch(load_torch(SOURCE, LoadOptions()), name="tiny", source=SOURCE)
+    config = BenchConfig(cache_dir=tmp_path)
+    monkeypatch.setattr(compile_ahead, "_small_beside", lambda model: True)  # as on a GPU with room for it
+    compiles = [("torch-compile-cudagraph", "fp16"), ("torch-eager", "fp32")]
+    args = (LoadOptions(), compiles)
+    assert compile_ahead.start(model, SOURCE, *args, "cpu", config, [1], True) is None  # CPU sweeps never compile
+    assert compile_ahead.start(model, None, *args, "cuda", config, [1], True) is None  # an object: not reloadable
+    assert compile_ahead.start(model, SOURCE, LoadOptions(), [("torch-eager", "fp32")], "cuda", config, [1],
+                               True) is None  # nothing to compile
+    marker = compile_ahead.marker_path(tmp_path, model.content_hash(), ["fp16"], "default", 1, True)
+    marker.parent.mkdir(parents=True)
+    marker.write_text("{}")
+    assert compile_ahead.start(model, SOURCE, *args, "cuda", config, [1], True) is None  # warm: nothing to do
+    # a different batch shape is another set of graphs (batch 64 first, static)
+    assert marker != compile_ahead.marker_path(tmp_path, model.content_hash(), ["fp16"], "default", 64, False)
+
+
+def test_only_a_model_small_beside_the_gpu_memory_gets_a_child(monkeypatch) -> None:
+    """tiny_cnn has 314 parameters: 628 bytes at 16 bits. Under 5% of a 1 MB GPU, not of a 10 KB one."""
+    import torch
+
+    from modelcost.bench.model import from_loaded_torch
+    from modelcost.loaders.torch_loader import load_torch
+
+    model = from_loaded_torch(load_torch(SOURCE, LoadOptions()), name="tiny", source=SOURCE)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (0, 1 << 20))
+    assert compile_ahead._small_beside(model)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (0, 10_000))
+    assert not compile_ahead._small_beside(model)
+
+
+def test_the_sweep_runs_plain_torch_first_then_compile_then_onnx() -> None:
+    order = [("torch-compile-cudagraph", "fp16"), ("torch-cudagraph", "fp16"), ("ort-cuda", "fp16"),
+             ("torch-compile", "bf16"), ("ort-cuda", "fp32"), ("torch-autocast", "fp16"), ("torch-eager", "fp32")]
+    assert compile_ahead_order(order) == [
+        ("torch-cudagraph", "fp16"), ("torch-autocast", "fp16"), ("torch-eager", "fp32"),
+        ("torch-compile-cudagraph", "fp16"), ("torch-compile", "bf16"), ("ort-cuda", "fp16"), ("ort-cuda", "fp32")]
+
+
+def test_a_sweep_notes_timed_loops_beside_the_child_and_ends_it_before_an_onnx_config(tmp_path: Path) -> None:
+    """A CPU sweep with a stand-in child: torch-cpu's timed loop says the child was running; the child is ended
+    (waited for, bounded) before ort-cpu, whose memory figure would be device-wide on a GPU."""
+    from modelcost.bench.base import BenchConfig
+    from modelcost.bench.model import from_loaded_torch
+    from modelcost.bench.runner import run_benchmarks
+    from modelcost.loaders.torch_loader import load_torch
+
+    class Child:
+        def __init__(self) -> None:
+            self.stops: list[float] = []
+
+        def running(self) -> bool:
+            return not self.stops
+
+        def wait_for(self, precision: str, batch: int, wait_s: float = 0.0) -> bool:
+            return True
+
+        def stop(self, wait_s: float = 0.0) -> None:
+            self.stops.append(wait_s)
+
+    child = Child()
+    model = from_loaded_torch(load_torch(SOURCE, LoadOptions()), name="tiny", source=SOURCE)
+    model.compile_ahead = child
+    config = BenchConfig(device="cpu", warmup=2, warmup_max_s=0.05, min_time_s=0.02, min_iters=5, max_time_s=0.3,
+                         e2e_min_iters=2, e2e_min_time_s=0.0, cache_dir=tmp_path)
+    results, _ = run_benchmarks(model, backends=["ort-cpu", "torch-cpu"], batch_sizes=[1], config=config)
+    notes = {r.backend: r.notes for r in results}
+    assert [r.backend for r in results] == ["ort-cpu", "torch-cpu"]  # reported in plan order
+    assert compile_ahead.NOTE in notes["torch-cpu"] and compile_ahead.NOTE not in notes["ort-cpu"]
+    assert child.stops == [30.0] and model.compile_ahead is None
