@@ -8,7 +8,8 @@
 #       (answer_time.py); exhaustive-MODEL -> recommend --exhaustive at batch 256 on that model's recommend cache
 #       (run it after the model's own step, which fills that cache)
 # Each step writes under $OUT/<step>/ (summary JSON, each command's report JSON and full log with MODELCOST_TRACE
-# lines). Timeouts: TIMEOUT_S per command (default 170), EXHAUSTIVE_TIMEOUT_S (default 400).
+# lines). Timeouts: TIMEOUT_S per command (default 170), EXHAUSTIVE_TIMEOUT_S (default 400). STEPS: which of a
+# model's commands run (default analyze-cold,recommend-cold,recommend-warm).
 #
 # The lent machine's torch ships without bytecode caches and Python writes none (no __pycache__ in its
 # site-packages): every process would compile torch's sources again (7-14 s, BENCHMARKS.md). A pip install compiles
@@ -19,12 +20,13 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/answer_time_out}
 TIMEOUT_S=${TIMEOUT_S:-170}
 EXHAUSTIVE_TIMEOUT_S=${EXHAUSTIVE_TIMEOUT_S:-400}
+STEPS=${STEPS:-analyze-cold,recommend-cold,recommend-warm}
 export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-/tmp/pyc}
 unset PYTHONDONTWRITEBYTECODE
 export MODELCOST_TRACE=1
 
 if [ $# -eq 0 ]; then
-  sed -n '2,12p' "$0"
+  sed -n '2,13p' "$0"
   exit 2
 fi
 zoo=$(python3 -m modelcost zoo 2>/dev/null | grep -o 'zoo:[A-Za-z0-9_.-]*' | sed 's/^zoo://' | tr '\n' ' ')
@@ -48,7 +50,7 @@ for step in "$@"; do
       python3 benchmarks/answer_time.py "zoo:$model" --steps "" --exhaustive --exhaustive-batch-sizes 256 \
         --exhaustive-timeout-s "$EXHAUSTIVE_TIMEOUT_S" --cache "/tmp/at-$model" --out "$OUT/$step" ;;
     *)
-      python3 benchmarks/answer_time.py "zoo:$step" --steps analyze-cold,recommend-cold,recommend-warm \
+      python3 benchmarks/answer_time.py "zoo:$step" --steps "$STEPS" \
         --timeout-s "$TIMEOUT_S" --cache "/tmp/at-$step" --out "$OUT/$step" ;;
   esac
 done

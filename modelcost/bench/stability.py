@@ -60,7 +60,8 @@ def _own_cpu_s() -> float:
 
 
 def _live_descendants_cpu_s(root: int) -> float:
-    """User + system CPU seconds of the running descendants of ``root`` (0 where /proc cannot be read)."""
+    """User + system CPU seconds of the running descendants of ``root`` and of the processes they waited for (0
+    where /proc cannot be read)."""
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
         tick = os.sysconf("SC_CLK_TCK")
@@ -72,7 +73,9 @@ def _live_descendants_cpu_s(root: int) -> float:
         try:
             with open(f"/proc/{pid}/stat", "rb") as f:
                 fields = f.read().rsplit(b")", 1)[1].split()
-            parent[pid], ticks[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+            # utime + stime + cutime + cstime: a descendant's own time and that of its descendants that ended
+            # and were waited for (a compile worker that ends mid-window moves into its parent's cutime)
+            parent[pid], ticks[pid] = int(fields[1]), sum(int(f) for f in fields[11:15])
         except (OSError, IndexError, ValueError):
             continue
     children: dict[int, list[int]] = {}
