@@ -1,4 +1,4 @@
-"""The ONNX export made in a background process beside the torch.compile configs (bench.export_ahead)."""
+"""The ONNX export made in a background process while other configs are measured (bench.export_ahead)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_the_background_export_is_the_file_the_sweep_uses(tmp_path: Path, monkey
     _refuse_in_this_process(monkeypatch)
     path = model.onnx_file(tmp_path)
     assert path == export_module.export_path(model, tmp_path) and path.exists()
-    assert model.export_note.endswith("(in a background process, beside the torch.compile configs)")
+    assert model.export_note.endswith("(in a background process while other configs were measured)")
     assert fp16_copy_path(tmp_path, model.content_hash()[:16]).exists()  # the fp16 copy was made there too
     assert model.export_ahead is None
     # the child's file computes what the module computes (the same weights: the child is a fork)

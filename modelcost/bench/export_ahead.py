@@ -1,10 +1,11 @@
-"""The ONNX export of a PyTorch model, made in a background process while torch.compile compiles (issue 9).
+"""The ONNX export of a PyTorch model, made in a background process while other configs are measured (issue 9).
 
-A default GPU sweep of a PyTorch model runs the torch.compile config first (likely the fastest, so screening can
-drop the others against it) and the ONNX Runtime configs later, and both wait on CPU work: compiling (10-18 s per
-graph on an H100's host) and exporting to ONNX with its fp16 copy (4 s for ResNet-50, 14 s for BERT-base). The two
-do not depend on each other, so the export is forked off just before the first compile and runs beside it; when
-an ONNX Runtime config asks for the file (``BenchModel.onnx_file``) it is usually in the cache already.
+A GPU sweep of a PyTorch model runs its torch configs first and the ONNX Runtime configs later, which wait for the
+export and its fp16 copy (4 s for ResNet-50, 14 s for BERT-base on an H100's host, CPU work the GPU waited on).
+The export depends on nothing the torch configs measure, so it is forked off before the first config and runs
+beside them; when an ONNX Runtime config asks for the file (``BenchModel.onnx_file``) it is usually in the cache
+already. It starts only where a torch.compile config runs before the first ONNX config (``start``): the compile,
+or the wait for the background compile of bench.compile_ahead, is CPU-side time it hides behind.
 
 The child is a ``fork`` of this process: it has the very CPU module and seeded inputs the sweep uses (so the same
 weights, whatever the model's source), and it never touches CUDA. It runs niced, with one torch thread (torch's
@@ -137,7 +138,7 @@ def _child(model: Any, cache_dir: Path, fp16: bool, key: str, send: Any) -> None
             with contextlib.suppress(Exception):  # the parent makes it (and reports its error) if this fails
                 fp16_copy(path, cache_dir, key)
         if note.startswith("exported"):
-            note += " (in a background process, beside the torch.compile configs)"
+            note += " (in a background process while other configs were measured)"
         send.send((str(path), note))
     except BaseException:  # noqa: BLE001 - the parent exports in place and reports the error itself
         with contextlib.suppress(Exception):
