@@ -38,6 +38,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from modelcost.core.procstat import cpu_ticks
+
 NOTE = "torch.compile running in a background process (filling inductor's caches) while this was timed"
 WAIT_S = 300.0  # the longest the sweep waits for one graph of the child before compiling it itself
 STALL_S = 20.0  # ... or this long while the child uses no CPU at all
@@ -94,7 +96,7 @@ class CompileAhead:
         """Wait until the child has compiled ``precision`` at ``batch``; False if it will not (it ended, failed,
         stalled, or ``wait_s`` passed)."""
         deadline = time.monotonic() + wait_s
-        last_cpu, last_change = _cpu_ticks(self._process.pid), time.monotonic()
+        last_cpu, last_change = cpu_ticks(self._process.pid), time.monotonic()
         while (precision, batch) not in self.compiled:
             if self._ended:
                 return False
@@ -102,7 +104,7 @@ class CompileAhead:
                 line = self._lines.get(timeout=1.0)
             except queue.Empty:
                 now = time.monotonic()
-                cpu = _cpu_ticks(self._process.pid)
+                cpu = cpu_ticks(self._process.pid)
                 if cpu != last_cpu or cpu is None:
                     last_cpu, last_change = cpu, now
                 if now >= deadline or now - last_change > STALL_S:
@@ -163,16 +165,6 @@ def _small_beside(model: Any, share: float = SMALL_SHARE) -> bool:
     except Exception:  # noqa: BLE001 - no CUDA after all: no child
         return False
     return weights_bytes < share * total
-
-
-def _cpu_ticks(pid: int | None) -> int | None:
-    """CPU time (clock ticks, user + system) of a process and its children that ended, from /proc (the compile
-    workers are the child's own children: counted once they end, and the child itself is busy while they run)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return sum(int(f) for f in fields[11:15])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 # -- the child --------------------------------------------------------------------------------------------------

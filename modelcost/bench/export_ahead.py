@@ -26,6 +26,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from modelcost.core.procstat import cpu_ticks
+
 WAIT_S = 600.0  # the longest the sweep waits for the background export before making it itself
 STALL_S = 15.0  # ... or this long while the child uses no CPU at all
 NOTE = "ONNX export running in a background process (niced, one CPU) while this was timed"
@@ -76,14 +78,14 @@ class ExportAhead:
         """Whether the child's answer came within ``wait_s``; a child that is alive but has used no CPU for
         ``STALL_S`` is taken for stuck (a lock held by another thread at the fork) and given up on early."""
         deadline = time.monotonic() + wait_s
-        last_cpu, last_change = _cpu_ticks(self._process.pid), time.monotonic()
+        last_cpu, last_change = cpu_ticks(self._process.pid), time.monotonic()
         while True:
             if self._recv.poll(min(1.0, max(0.0, deadline - time.monotonic()))):
                 return True
             now = time.monotonic()
             if now >= deadline or not self._process.is_alive():
                 return self._recv.poll(0)
-            cpu = _cpu_ticks(self._process.pid)
+            cpu = cpu_ticks(self._process.pid)
             if cpu != last_cpu or cpu is None:
                 last_cpu, last_change = cpu, now
             elif now - last_change > STALL_S:
@@ -166,12 +168,3 @@ def _quiet_and_out_of_the_way() -> None:
         if len(cpus) > 1:  # the timing loop pins itself to the highest CPU (bench.timing.pinned_to_one_cpu)
             os.sched_setaffinity(0, cpus - {max(cpus)})
     torch.set_num_threads(1)
-
-
-def _cpu_ticks(pid: int | None) -> int | None:
-    """CPU time (clock ticks, user + system) a process has used, from /proc; None where that cannot be read."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-    except (OSError, IndexError, ValueError):
-        return None

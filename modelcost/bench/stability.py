@@ -60,33 +60,15 @@ def _own_cpu_s() -> float:
 
 
 def _live_descendants_cpu_s(root: int) -> float:
-    """User + system CPU seconds of the running descendants of ``root`` and of the processes they waited for (0
-    where /proc cannot be read)."""
+    """User + system CPU seconds of the running descendants of ``root`` and of the processes they waited for (a
+    compile worker that ends mid-window moves into its parent's count); 0 where /proc cannot be read."""
+    from modelcost.core.procstat import cpu_ticks, descendants
+
     try:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
         tick = os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError):
         return 0.0
-    parent: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            # utime + stime + cutime + cstime: a descendant's own time and that of its descendants that ended
-            # and were waited for (a compile worker that ends mid-window moves into its parent's cutime)
-            parent[pid], ticks[pid] = int(fields[1]), sum(int(f) for f in fields[11:15])
-        except (OSError, IndexError, ValueError):
-            continue
-    children: dict[int, list[int]] = {}
-    for pid, ppid in parent.items():
-        children.setdefault(ppid, []).append(pid)
-    total, stack = 0, list(children.get(root, []))
-    while stack:
-        pid = stack.pop()
-        total += ticks.get(pid, 0)
-        stack.extend(children.get(pid, []))
-    return total / tick
+    return sum(cpu_ticks(pid) or 0 for pid in descendants(root)) / tick
 
 
 @dataclass

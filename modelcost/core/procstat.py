@@ -1,0 +1,54 @@
+"""CPU time of processes from Linux's ``/proc/<pid>/stat`` (standard library only; None / empty elsewhere)."""
+
+from __future__ import annotations
+
+import os
+
+
+def stat_fields(pid: int) -> list[bytes] | None:
+    """The fields after the command name (field 3, the state, is index 0); None where they cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def cpu_ticks(pid: int | None, waited_children: bool = True) -> int | None:
+    """Clock ticks of CPU a process has used: user + system, plus (``waited_children``) those of its children that
+    ended and were waited for; None where that cannot be read."""
+    fields = stat_fields(pid) if pid is not None else None
+    try:
+        return sum(int(f) for f in fields[11:15 if waited_children else 13]) if fields else None
+    except ValueError:
+        return None
+
+
+def parents() -> dict[int, int]:
+    """pid -> parent pid of every process that can be seen."""
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return {}
+    found: dict[int, int] = {}
+    for pid in pids:
+        fields = stat_fields(pid)
+        if fields:
+            try:
+                found[pid] = int(fields[1])
+            except (IndexError, ValueError):
+                continue
+    return found
+
+
+def descendants(root: int) -> list[int]:
+    """The running descendants of ``root`` (children, their children, ...)."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parents().items():
+        children.setdefault(ppid, []).append(pid)
+    found, stack = [], list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, []))
+    return found

@@ -1,0 +1,32 @@
+"""core.procstat: CPU ticks and descendants from /proc."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from modelcost.core import procstat
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
+
+
+def test_a_child_and_its_child_are_descendants_and_their_ticks_grow() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
+                              "subprocess.run([sys.executable, '-c', 'import time\\nt = time.perf_counter()\\n"
+                              "while time.perf_counter() - t < 1.5: pass'])"])
+    try:
+        time.sleep(0.7)
+        found = procstat.descendants(os.getpid())
+        assert child.pid in found and len(found) >= 2  # the child and the grandchild it runs
+        grandchild = [p for p in found if p != child.pid][0]
+        before = procstat.cpu_ticks(grandchild)
+        time.sleep(0.4)
+        assert before is not None and procstat.cpu_ticks(grandchild) > before
+    finally:
+        child.wait()
+    assert procstat.cpu_ticks(child.pid) is None  # gone: nothing to read
+    assert procstat.cpu_ticks(None) is None
