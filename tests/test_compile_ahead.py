@@ -32,6 +32,15 @@ def test_the_child_compiles_the_batches_it_is_given_and_leaves_a_marker(tmp_path
     assert not ahead.running() and (tmp_path / "compile-ahead" / "m.done").exists()
 
 
+def test_no_marker_for_a_dynamic_graph_that_was_never_compiled(tmp_path: Path) -> None:
+    """The parent stopped before the batch search gave the child its second batch: batch 1 is cached, the
+    dynamic-batch graph the marker would name is not, so no marker (a later run starts a child again)."""
+    ahead = compile_ahead.CompileAhead(dict(_payload(tmp_path, [1]), dynamic=True))
+    assert ahead.wait_for("fp32", 1, wait_s=120)
+    ahead.stop(wait_s=30)
+    assert not ahead.running() and not (tmp_path / "compile-ahead" / "m.done").exists()
+
+
 def test_a_child_that_cannot_load_the_model_ends_and_the_parent_stops_waiting(tmp_path: Path) -> None:
     payload = dict(_payload(tmp_path, [1]), source=f"{FIXTURES}/bad_factories.py:raises")
     ahead = compile_ahead.CompileAhead(payload)

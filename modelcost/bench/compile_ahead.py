@@ -147,7 +147,7 @@ def start(model: Any, source: str | None, load_options: Any, order: Sequence[tup
 
     payload = {"source": source, "load_options": dataclasses.asdict(load_options), "seed": model.seed,
                "precisions": precisions, "compile_mode": config.compile_mode, "cache_dir": str(config.cache_dir),
-               "batches": [int(b) for b in batches], "marker": str(marker)}
+               "batches": [int(b) for b in batches], "marker": str(marker), "dynamic": dynamic}
     try:
         return CompileAhead(payload)
     except OSError:
@@ -218,17 +218,22 @@ def _child(payload: dict[str, Any]) -> None:
     batches = list(payload["batches"])
     for batch in batches:
         compile_at(batch)
+    ended = False
     for line in sys.stdin:
         if line.strip() == "end":
+            ended = True
             break
         with contextlib.suppress(ValueError):
             batch = int(line)
             if batch not in batches:
                 batches.append(batch)
                 compile_at(batch)
-    marker = Path(payload["marker"])
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"source": source, "batches": batches}))
+    # The marker says the graphs are cached: not after a parent that went away (EOF, no "end"), nor when the
+    # dynamic-batch graph it names was never compiled (the parent stopped before the search found a batch).
+    if ended and (not payload.get("dynamic") or len(set(batches)) > 1):
+        marker = Path(payload["marker"])
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"source": source, "batches": batches}))
     print("done", flush=True)
 
 
