@@ -125,3 +125,38 @@ def test_a_sweep_notes_timed_loops_beside_the_child_and_ends_it_before_an_onnx_c
     assert [r.backend for r in results] == ["ort-cpu", "torch-cpu"]  # reported in plan order
     assert compile_ahead.NOTE in notes["torch-cpu"] and compile_ahead.NOTE not in notes["ort-cpu"]
     assert child.stops == [30.0] and model.compile_ahead is None
+
+
+def test_the_pipeline_gives_the_child_batch_1_first_and_the_searched_batch_after(tmp_path: Path, monkeypatch) -> None:
+    """sweep_plan with a batch search: the child is started with [1] and told more will come, then given the
+    batch the search chose (and 'end'); the bench model carries the handle to the sweep. A stand-in child, and a
+    stand-in search (batch 8), on the CPU."""
+    from modelcost import pipeline
+    from modelcost.bench import batch_search
+    from modelcost.bench.base import BenchConfig
+    from modelcost.core.types import RunReport
+
+    calls: list[tuple] = []
+
+    class Child:
+        def add_batches(self, batches, last=True):  # noqa: ANN001, ANN201
+            calls.append(("add", list(batches), last))
+
+    def fake_start(model, source, load_options, order, device, config, batches, more_batches):  # noqa: ANN001, ANN202
+        calls.append(("start", source, list(batches), more_batches))
+        return Child()
+
+    monkeypatch.setattr(compile_ahead, "start", fake_start)
+    monkeypatch.setattr(batch_search, "find_throughput_batch",
+                        lambda *a, **k: batch_search.BatchSearch(batch=8, reason="stand-in", probe="x"))
+    options = pipeline.RunOptions(backends=("torch-cpu",), batch_search="on",
+                                  bench=BenchConfig(device="cpu", cache_dir=tmp_path))
+    model = pipeline.load(SOURCE, options)
+    try:
+        batches, _ = pipeline.sweep_plan(model, options, RunReport())
+        assert batches == [1, 8]
+        assert calls == [("start", SOURCE, [1], True), ("add", [8], True)]
+        assert isinstance(model.bench_model().compile_ahead, Child)
+    finally:
+        model.bench_model().compile_ahead = None
+        model.close()
