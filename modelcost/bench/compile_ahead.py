@@ -181,15 +181,11 @@ def _child(payload: dict[str, Any]) -> None:
     from modelcost.bench.backends.torch_backends import TorchBackend
     from modelcost.bench.base import BenchConfig
     from modelcost.bench.model import from_loaded_torch
+    from modelcost.bench.timing import step_aside
     from modelcost.loaders.base import LoadOptions
     from modelcost.loaders.torch_loader import load_torch
 
-    with contextlib.suppress(OSError):
-        os.nice(5)
-    with contextlib.suppress(AttributeError, OSError):
-        cpus = os.sched_getaffinity(0)
-        if len(cpus) > 1:  # the timing loop pins itself to the highest CPU (bench.timing.pinned_to_one_cpu)
-            os.sched_setaffinity(0, cpus - {max(cpus)})
+    step_aside(5)
     opts = payload["load_options"]
     options = LoadOptions(batch_size=opts.get("batch_size"),
                           input_shapes={k: tuple(v) for k, v in (opts.get("input_shapes") or {}).items()},

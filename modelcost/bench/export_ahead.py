@@ -155,16 +155,13 @@ def _quiet_and_out_of_the_way() -> None:
 
     import torch
 
+    from modelcost.bench.timing import step_aside
+
     for sig in (signal.SIGINT, signal.SIGTERM):  # not the parent's handlers (they write the parent's outputs)
         signal.signal(sig, signal.SIG_DFL)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     os.close(devnull)
-    with contextlib.suppress(OSError):
-        os.nice(10)
-    with contextlib.suppress(AttributeError, OSError):
-        cpus = os.sched_getaffinity(0)
-        if len(cpus) > 1:  # the timing loop pins itself to the highest CPU (bench.timing.pinned_to_one_cpu)
-            os.sched_setaffinity(0, cpus - {max(cpus)})
+    step_aside(10)
     torch.set_num_threads(1)

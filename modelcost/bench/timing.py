@@ -184,6 +184,17 @@ def pinned_to_one_cpu(enabled: bool) -> Iterator[int | None]:
                 setter(tid, cpus)
 
 
+def step_aside(niceness: int) -> None:
+    """For a helper process of a GPU run (bench.compile_ahead, bench.export_ahead): lower its priority by
+    ``niceness`` and keep it off the CPU ``pinned_to_one_cpu`` pins the timing loop to (the highest one)."""
+    with contextlib.suppress(OSError):
+        os.nice(niceness)
+    with contextlib.suppress(AttributeError, OSError):
+        cpus = os.sched_getaffinity(0)
+        if len(cpus) > 1:
+            os.sched_setaffinity(0, cpus - {max(cpus)})
+
+
 def _thread_ids() -> list[int]:
     """The kernel thread ids of this process (Linux: /proc/self/task); elsewhere just this thread (0)."""
     try:
