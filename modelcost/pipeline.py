@@ -264,7 +264,7 @@ def _compile_ahead(model: LoadedModel, options: RunOptions, plan: Any, batches: 
     from modelcost.bench import compile_ahead
 
     bench = model.bench_model()
-    source = model.source if model.reloadable else None
+    source = model.source if model.reloadable and options.bench.background else None
     ahead = compile_ahead.start(bench, source, options.load_options(), plan.runnable, plan.device, options.bench,
                                 batches, more_batches=more)
     if ahead is not None:

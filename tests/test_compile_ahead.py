@@ -160,3 +160,21 @@ def test_the_pipeline_gives_the_child_batch_1_first_and_the_searched_batch_after
     finally:
         model.bench_model().compile_ahead = None
         model.close()
+
+
+def test_no_background_starts_no_helper(tmp_path: Path, monkeypatch) -> None:
+    """--no-background (BenchConfig.background False): neither helper is started, whatever the plan."""
+    from modelcost import pipeline
+    from modelcost.bench import export_ahead
+    from modelcost.bench.base import BenchConfig
+
+    started: list[object] = []
+    monkeypatch.setattr(compile_ahead, "start", lambda model, source, *a, **k: started.append(source))
+    monkeypatch.setattr(export_ahead, "start", lambda *a, **k: started.append("export"))
+    options = pipeline.RunOptions(backends=("torch-cpu",), batch_sizes=(1,),
+                                  bench=BenchConfig(device="cpu", cache_dir=tmp_path, background=False,
+                                                    min_time_s=0.01, min_iters=3, max_time_s=0.2, warmup=2,
+                                                    warmup_max_s=0.05, e2e_min_iters=2, e2e_min_time_s=0.0))
+    run = pipeline.run(SOURCE, options)
+    assert started == [None]  # the compile helper was asked with no source to reload: it starts nothing
+    assert [r.status for r in run.benchmarks] == ["ok"]

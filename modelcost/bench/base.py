@@ -57,6 +57,9 @@ class BenchConfig:
     e2e_min_time_s: float = 0.3  # ... of at least this long (it is a secondary figure: no CI rule)
     e2e_max_s: float = 2.0
     compile_mode: str = "default"  # torch.compile: "default" | "max-autotune"
+    # Cold-cache work in helper processes beside the GPU measurements (bench.compile_ahead, bench.export_ahead);
+    # False (--no-background): nothing else of modelcost's runs while a config is timed
+    background: bool = True
     samples_csv: Path | None = None  # NVML samples of every timed run, nvidia-smi field names
     sample_interval_s: float = 0.02
     cache_dir: Path = field(default_factory=default_cache_dir)

@@ -216,7 +216,8 @@ class Sweep:
         if self.model.compile_ahead is not None:
             order = compile_ahead_order(order)
         first = len(self.results)
-        self.model.export_ahead = export_ahead.start(self.model, order, self.plan.device, self.config.cache_dir)
+        if self.config.background:
+            self.model.export_ahead = export_ahead.start(self.model, order, self.plan.device, self.config.cache_dir)
         if self.model.export_ahead is not None:
             trace("ONNX export started in a background process")
         try:

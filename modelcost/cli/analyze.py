@@ -39,6 +39,7 @@ def analyze(
     profile_layers: o.ProfileLayers = False,
     screen: o.Screen = None,
     exhaustive: o.Exhaustive = False,
+    background: o.Background = True,
     allow_partial: o.AllowPartial = False,
 ) -> None:
     """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark every backend and
@@ -48,7 +49,8 @@ def analyze(
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
     o.lock_out(out)
     with o.staged_samples(None if static else samples_csv) as staged_csv:
-        config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv)
+        config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv,
+                                   background)
         options = flow.run_options(
             o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static,

@@ -31,6 +31,7 @@ def bench(
     profile_layers: o.ProfileLayers = False,
     screen: o.Screen = None,
     exhaustive: o.Exhaustive = False,
+    background: o.Background = True,
     trust_pickle: o.TrustPickle = False,
     allow_partial: o.AllowPartial = False,
 ) -> None:
@@ -40,7 +41,8 @@ def bench(
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
     o.lock_out(out)
     with o.staged_samples(samples_csv) as staged_csv:
-        config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv)
+        config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv,
+                                   background)
         # The static analysis (for the roofline) at --batch-size or 1; when it fails the benchmarks still run.
         options = flow.run_options(
             o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,

@@ -39,6 +39,10 @@ BatchSizes = Annotated[Optional[str], typer.Option("--batch-sizes", help=(
 Screen = Annotated[Optional[bool], typer.Option("--screen/--no-screen", help=(
     "Screen every config with a short measurement and give the full one only to contenders (default: on a GPU); "
     "--no-screen measures every config in full."))]
+Background = Annotated[bool, typer.Option("--background/--no-background", help=(
+    "On a cold cache, compile torch.compile's graphs and export to ONNX in helper processes while other configs "
+    "are measured (off the timing CPU; rows timed beside them say so). --no-background: nothing else of "
+    "modelcost's runs while a config is timed, and a cold run takes longer."))]
 MinTime = Annotated[float, typer.Option(min=0, help="Time each config at least this long (seconds).")]
 MinIters = Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")]
 MaxTime = Annotated[float, typer.Option(
