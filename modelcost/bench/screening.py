@@ -13,7 +13,10 @@ it can still be on the latency-throughput Pareto front or meet the caller's cons
 
 A dropped config keeps its screening figures, status ``screened`` and the reason, so it is reported, never missing.
 The decision is online (against what has been measured so far), so the sweep measures configs that tend to be fast
-first (``speed_rank``); the order changes how many full measurements are made, never a full figure.
+first (``speed_rank``); the order changes how many full measurements are made, never a full figure. While
+torch.compile's graphs are compiled in a background process (bench.compile_ahead) the plain torch configs go first
+instead (``bench.runner.compile_ahead_order``): one or two more of them get a full measurement (on an H100, CUDA
+graphs of the fp16 model at each batch), and the compiles they hide are worth 10-15 s each.
 """
 
 from __future__ import annotations
