@@ -30,3 +30,18 @@ def test_a_child_and_its_child_are_descendants_and_their_ticks_grow() -> None:
         child.wait()
     assert procstat.cpu_ticks(child.pid) is None  # gone: nothing to read
     assert procstat.cpu_ticks(None) is None
+
+
+def test_tree_ticks_count_the_workers_a_parent_waits_on() -> None:
+    """A parent asleep while its child burns a CPU: its own ticks stand still, its tree's grow."""
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
+                               "subprocess.run([sys.executable, '-c', 'import time\\nt = time.perf_counter()\\n"
+                               "while time.perf_counter() - t < 1.5: pass'])"])
+    try:
+        time.sleep(0.7)
+        own, tree = procstat.cpu_ticks(parent.pid), procstat.tree_ticks(parent.pid)
+        time.sleep(0.4)
+        assert procstat.cpu_ticks(parent.pid) - own <= 2 and procstat.tree_ticks(parent.pid) - tree >= 10
+    finally:
+        parent.wait()
+    assert procstat.tree_ticks(parent.pid) is None

@@ -38,11 +38,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from modelcost.core.procstat import cpu_ticks
+from modelcost.core.procstat import tree_ticks
 
 NOTE = "torch.compile running in a background process (filling inductor's caches) while this was timed"
 WAIT_S = 300.0  # the longest the sweep waits for one graph of the child before compiling it itself
-STALL_S = 20.0  # ... or this long while the child uses no CPU at all
+STALL_S = 20.0  # ... or this long while the child and its compile workers use no CPU at all
 SMALL_SHARE = 0.05  # a child only for models whose 16-bit weights take under this share of the GPU's memory
 
 
@@ -96,7 +96,7 @@ class CompileAhead:
         """Wait until the child has compiled ``precision`` at ``batch``; False if it will not (it ended, failed,
         stalled, or ``wait_s`` passed)."""
         deadline = time.monotonic() + wait_s
-        last_cpu, last_change = cpu_ticks(self._process.pid), time.monotonic()
+        last_cpu, last_change = tree_ticks(self._process.pid), time.monotonic()
         while (precision, batch) not in self.compiled:
             if self._ended:
                 return False
@@ -104,7 +104,7 @@ class CompileAhead:
                 line = self._lines.get(timeout=1.0)
             except queue.Empty:
                 now = time.monotonic()
-                cpu = cpu_ticks(self._process.pid)
+                cpu = tree_ticks(self._process.pid)  # its compile workers count: it waits on them
                 if cpu != last_cpu or cpu is None:
                     last_cpu, last_change = cpu, now
                 if now >= deadline or now - last_change > STALL_S:
@@ -113,8 +113,9 @@ class CompileAhead:
             if line is None:
                 self._ended = True
             elif line.startswith("compiled "):
-                _, prec, b = line.split()
-                self.compiled.add((prec, int(b)))
+                with contextlib.suppress(ValueError):  # anything else a library printed is not the protocol
+                    _, prec, b = line.split()
+                    self.compiled.add((prec, int(b)))
         return True
 
     def stop(self, wait_s: float = 0.0) -> None:

@@ -52,3 +52,12 @@ def descendants(root: int) -> list[int]:
         found.append(pid)
         stack.extend(children.get(pid, []))
     return found
+
+
+def tree_ticks(pid: int | None) -> int | None:
+    """``cpu_ticks`` of a process plus those of its running descendants (a parent waiting on worker processes is
+    idle while they work); None where the process cannot be read."""
+    own = cpu_ticks(pid)
+    if own is None or pid is None:
+        return None
+    return own + sum(cpu_ticks(d) or 0 for d in descendants(pid))
