@@ -178,3 +178,35 @@ def test_no_background_starts_no_helper(tmp_path: Path, monkeypatch) -> None:
     run = pipeline.run(SOURCE, options)
     assert started == [None]  # the compile helper was asked with no source to reload: it starts nothing
     assert [r.status for r in run.benchmarks] == ["ok"]
+
+
+def test_the_child_ends_with_the_run_that_started_it(tmp_path: Path) -> None:
+    """A run killed (SIGKILL: no clean-up of its own) while its child is busy loading a slow model: the child goes
+    too (Linux's parent-death signal), instead of working on for nobody."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    if not sys.platform.startswith("linux"):
+        import pytest
+
+        pytest.skip("parent-death signal: Linux only")
+    payload = dict(_payload(tmp_path, [1]), source=f"{FIXTURES}/slow_factory.py:make_model")
+    script = ("import json, sys, time\n"
+              "from modelcost.bench import compile_ahead\n"
+              "payload = json.loads(sys.argv[1])\n"
+              "import os; payload['parent_pid'] = os.getpid()\n"
+              "ahead = compile_ahead.CompileAhead(payload)\n"
+              "print(ahead._process.pid, flush=True)\n"
+              "time.sleep(60)\n")
+    run = subprocess.Popen([sys.executable, "-c", script, json.dumps(payload)], stdout=subprocess.PIPE, text=True)
+    child = int(run.stdout.readline())
+    time.sleep(3)  # the child is now importing torch or inside the 30 s factory
+    run.kill()
+    run.wait()
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not os.path.exists(f"/proc/{child}") or "Z" in open(f"/proc/{child}/stat").read().split(")")[1][:3]

@@ -148,7 +148,8 @@ def start(model: Any, source: str | None, load_options: Any, order: Sequence[tup
 
     payload = {"source": source, "load_options": dataclasses.asdict(load_options), "seed": model.seed,
                "precisions": precisions, "compile_mode": config.compile_mode, "cache_dir": str(config.cache_dir),
-               "batches": [int(b) for b in batches], "marker": str(marker), "dynamic": dynamic}
+               "batches": [int(b) for b in batches], "marker": str(marker), "dynamic": dynamic,
+               "parent_pid": os.getpid()}
     try:
         return CompileAhead(payload)
     except OSError:
@@ -186,7 +187,7 @@ def _child(payload: dict[str, Any]) -> None:
     from modelcost.loaders.base import LoadOptions
     from modelcost.loaders.torch_loader import load_torch
 
-    step_aside(5)
+    step_aside(5, payload.get("parent_pid"))
     opts = payload["load_options"]
     options = LoadOptions(batch_size=opts.get("batch_size"),
                           input_shapes={k: tuple(v) for k, v in (opts.get("input_shapes") or {}).items()},

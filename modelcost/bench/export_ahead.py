@@ -44,8 +44,8 @@ class ExportAhead:
         model.cpu_module()  # the child must inherit the module, not instantiate another one
         ctx = multiprocessing.get_context("fork")
         self._recv, send = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(target=_child, args=(model, self.cache_dir, fp16, self.key, send), daemon=True,
-                                    name="modelcost-onnx-export")
+        self._process = ctx.Process(target=_child, args=(model, self.cache_dir, fp16, self.key, send, os.getpid()),
+                                    daemon=True, name="modelcost-onnx-export")
         with warnings.catch_warnings():  # Python 3.12 warns on any fork of a threaded process
             warnings.simplefilter("ignore", DeprecationWarning)
             self._process.start()
@@ -127,10 +127,10 @@ def start(model: Any, order: list[tuple[str, str]], device: str, cache_dir: Path
         return None
 
 
-def _child(model: Any, cache_dir: Path, fp16: bool, key: str, send: Any) -> None:
+def _child(model: Any, cache_dir: Path, fp16: bool, key: str, send: Any, parent_pid: int) -> None:
     """The forked process: export (and the fp16 copy), send (path, note) or None, and leave."""
     try:
-        _quiet_and_out_of_the_way()
+        _quiet_and_out_of_the_way(parent_pid)
         from modelcost.bench.export import export_to_onnx
 
         path, note = export_to_onnx(model, cache_dir)
@@ -150,7 +150,7 @@ def _child(model: Any, cache_dir: Path, fp16: bool, key: str, send: Any) -> None
             send.close()
 
 
-def _quiet_and_out_of_the_way() -> None:
+def _quiet_and_out_of_the_way(parent_pid: int) -> None:
     import signal
 
     import torch
@@ -163,5 +163,5 @@ def _quiet_and_out_of_the_way() -> None:
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     os.close(devnull)
-    step_aside(10)
+    step_aside(10, parent_pid)
     torch.set_num_threads(1)

@@ -184,15 +184,35 @@ def pinned_to_one_cpu(enabled: bool) -> Iterator[int | None]:
                 setter(tid, cpus)
 
 
-def step_aside(niceness: int) -> None:
+def step_aside(niceness: int, parent_pid: int | None = None) -> None:
     """For a helper process of a GPU run (bench.compile_ahead, bench.export_ahead): lower its priority by
-    ``niceness`` and keep it off the CPU ``pinned_to_one_cpu`` pins the timing loop to (the highest one)."""
+    ``niceness``, keep it off the CPU ``pinned_to_one_cpu`` pins the timing loop to (the highest one), and (Linux,
+    ``parent_pid`` given) have it killed when the run's process ends, however that ends."""
+    if parent_pid is not None:
+        _die_with_parent(parent_pid)
     with contextlib.suppress(OSError):
         os.nice(niceness)
     with contextlib.suppress(AttributeError, OSError):
         cpus = os.sched_getaffinity(0)
         if len(cpus) > 1:
             os.sched_setaffinity(0, cpus - {max(cpus)})
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """prctl(PR_SET_PDEATHSIG, SIGKILL); if the parent is already gone (it ended before the call), end now."""
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:
+        os._exit(0)
 
 
 def _thread_ids() -> list[int]:
