@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from modelcost.core.procstat import tree_ticks
+from modelcost.core.procstat import IdleWatch
 
 NOTE = "torch.compile running in a background process (filling inductor's caches) while this was timed"
 WAIT_S = 300.0  # the longest the sweep waits for one graph of the child before compiling it itself
@@ -96,18 +96,14 @@ class CompileAhead:
         """Wait until the child has compiled ``precision`` at ``batch``; False if it will not (it ended, failed,
         stalled, or ``wait_s`` passed)."""
         deadline = time.monotonic() + wait_s
-        last_cpu, last_change = tree_ticks(self._process.pid), time.monotonic()
+        watch = IdleWatch(self._process.pid, STALL_S, tree=True)  # its compile workers count: it waits on them
         while (precision, batch) not in self.compiled:
             if self._ended:
                 return False
             try:
                 line = self._lines.get(timeout=1.0)
             except queue.Empty:
-                now = time.monotonic()
-                cpu = tree_ticks(self._process.pid)  # its compile workers count: it waits on them
-                if cpu != last_cpu or cpu is None:
-                    last_cpu, last_change = cpu, now
-                if now >= deadline or now - last_change > STALL_S:
+                if watch.idle() or time.monotonic() >= deadline:
                     return False
                 continue
             if line is None:

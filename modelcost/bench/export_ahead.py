@@ -26,7 +26,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from modelcost.core.procstat import cpu_ticks
+from modelcost.core.procstat import IdleWatch
 
 WAIT_S = 600.0  # the longest the sweep waits for the background export before making it itself
 STALL_S = 15.0  # ... or this long while the child uses no CPU at all
@@ -78,17 +78,13 @@ class ExportAhead:
         """Whether the child's answer came within ``wait_s``; a child that is alive but has used no CPU for
         ``STALL_S`` is taken for stuck (a lock held by another thread at the fork) and given up on early."""
         deadline = time.monotonic() + wait_s
-        last_cpu, last_change = cpu_ticks(self._process.pid), time.monotonic()
+        watch = IdleWatch(self._process.pid, STALL_S)
         while True:
             if self._recv.poll(min(1.0, max(0.0, deadline - time.monotonic()))):
                 return True
-            now = time.monotonic()
-            if now >= deadline or not self._process.is_alive():
+            if time.monotonic() >= deadline or not self._process.is_alive():
                 return self._recv.poll(0)
-            cpu = cpu_ticks(self._process.pid)
-            if cpu != last_cpu or cpu is None:
-                last_cpu, last_change = cpu, now
-            elif now - last_change > STALL_S:
+            if watch.idle():
                 return False
 
     def stop(self) -> None:

@@ -62,13 +62,13 @@ def _own_cpu_s() -> float:
 def _live_descendants_cpu_s(root: int) -> float:
     """User + system CPU seconds of the running descendants of ``root`` and of the processes they waited for (a
     compile worker that ends mid-window moves into its parent's count); 0 where /proc cannot be read."""
-    from modelcost.core.procstat import cpu_ticks, descendants
+    from modelcost.core.procstat import descendants_ticks
 
     try:
         tick = os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError):
         return 0.0
-    return sum(cpu_ticks(pid) or 0 for pid in descendants(root)) / tick
+    return descendants_ticks(root) / tick
 
 
 @dataclass
