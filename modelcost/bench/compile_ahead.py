@@ -61,7 +61,6 @@ class CompileAhead:
     """The parent's handle on the child process."""
 
     def __init__(self, payload: dict[str, Any]) -> None:
-        self.precisions: list[str] = list(payload["precisions"])
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self._process = subprocess.Popen(
             [sys.executable, "-m", "modelcost.bench.compile_ahead", json.dumps(payload)], stdin=subprocess.PIPE,
@@ -184,11 +183,8 @@ def _child(payload: dict[str, Any]) -> None:
     from modelcost.loaders.torch_loader import load_torch
 
     step_aside(5, payload.get("parent_pid"))
-    opts = payload["load_options"]
-    options = LoadOptions(batch_size=opts.get("batch_size"),
-                          input_shapes={k: tuple(v) for k, v in (opts.get("input_shapes") or {}).items()},
-                          input_dtypes=dict(opts.get("input_dtypes") or {}),
-                          trust_pickle=bool(opts.get("trust_pickle")))
+    opts = payload["load_options"]  # dataclasses.asdict of the parent's LoadOptions; JSON made the shapes lists
+    options = LoadOptions(**{**opts, "input_shapes": {k: tuple(v) for k, v in opts["input_shapes"].items()}})
     source = payload["source"]
     model = from_loaded_torch(load_torch(source, options), name="compile-ahead", source=source, seed=payload["seed"])
     device = payload.get("device", "cuda")

@@ -39,12 +39,11 @@ class ExportAhead:
     def __init__(self, model: Any, cache_dir: Path, fp16: bool) -> None:
         import multiprocessing
 
-        self.model, self.cache_dir, self.fp16 = model, Path(cache_dir), fp16
-        self.key = model.content_hash()[:16]  # made here, so the child and this process name the same entries
+        key = model.content_hash()[:16]  # made here, so the child and this process name the same entries
         model.cpu_module()  # the child must inherit the module, not instantiate another one
         ctx = multiprocessing.get_context("fork")
         self._recv, send = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(target=_child, args=(model, self.cache_dir, fp16, self.key, send, os.getpid()),
+        self._process = ctx.Process(target=_child, args=(model, Path(cache_dir), fp16, key, send, os.getpid()),
                                     daemon=True, name="modelcost-onnx-export")
         with warnings.catch_warnings():  # Python 3.12 warns on any fork of a threaded process
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -105,7 +104,7 @@ def start(model: Any, order: list[tuple[str, str]], device: str, cache_dir: Path
 
     if model.kind != "pytorch" or model.onnx_path is not None or device != "cuda" or not hasattr(os, "fork"):
         return None
-    needs = [i for i, (b, _) in enumerate(order) if b.startswith("ort-") or b == "tensorrt"]
+    needs = [i for i, (b, _) in enumerate(order) if "onnx" in registry.info(b).model_kinds]  # runs the ONNX file
     compiles = [i for i, (b, _) in enumerate(order) if registry.info(b).compile]
     if not needs or not compiles or compiles[0] > needs[0]:
         return None
