@@ -14,10 +14,15 @@ from modelcost.core import procstat
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
 
 
+def _parent_of_a_burner() -> subprocess.Popen:
+    """A process that waits, idle, on a child of its own spinning on a CPU for 1.5 s."""
+    return subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
+                             "subprocess.run([sys.executable, '-c', 'import time\\nt = time.perf_counter()\\n"
+                             "while time.perf_counter() - t < 1.5: pass'])"])
+
+
 def test_a_child_and_its_child_are_descendants_and_their_ticks_grow() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
-                              "subprocess.run([sys.executable, '-c', 'import time\\nt = time.perf_counter()\\n"
-                              "while time.perf_counter() - t < 1.5: pass'])"])
+    child = _parent_of_a_burner()
     try:
         time.sleep(0.7)
         found = procstat.descendants(os.getpid())
@@ -34,9 +39,7 @@ def test_a_child_and_its_child_are_descendants_and_their_ticks_grow() -> None:
 
 def test_tree_ticks_count_the_workers_a_parent_waits_on() -> None:
     """A parent asleep while its child burns a CPU: its own ticks stand still, its tree's grow."""
-    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
-                               "subprocess.run([sys.executable, '-c', 'import time\\nt = time.perf_counter()\\n"
-                               "while time.perf_counter() - t < 1.5: pass'])"])
+    parent = _parent_of_a_burner()
     try:
         time.sleep(0.7)
         own, tree = procstat.cpu_ticks(parent.pid), procstat.tree_ticks(parent.pid)
