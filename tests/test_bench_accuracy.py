@@ -49,3 +49,22 @@ def test_mismatched_outputs_are_refused() -> None:
         compare([np.ones(3)], [np.ones(4)], batch_size=1, reference_name="r")
     with pytest.raises(ValueError, match="outputs"):
         compare([np.ones(3)], [np.ones(3), np.ones(3)], batch_size=1, reference_name="r")
+
+
+def test_chunks_add_up_to_the_whole_and_a_nan_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    import modelcost.bench.accuracy as accuracy
+
+    # Two outputs over several chunks of 4 elements: the figures are those of the whole, concatenated vectors.
+    # y = (1..10) and (2, 2); r = y except element 7 (8 -> 6) and the last (2 -> 1)
+    # max abs = 2 (8 vs 6, and 2 vs 1 is 1); rel = 2/6 at that element and 1/1 = 1 at the last -> max rel 1
+    # <y, r> = sum(k^2, 1..10) - 64 + 48 + 4 + 2 = 385 - 16 + 6 = 375; |y|^2 = 385 + 8 = 393; |r|^2 = 385 - 28 + 5 = 362
+    monkeypatch.setattr(accuracy, "CHUNK", 4)
+    y = [np.arange(1.0, 11.0), np.array([2.0, 2.0])]
+    r = [y[0].copy(), np.array([2.0, 1.0])]
+    r[0][7] = 6.0
+    acc = compare(y, r, batch_size=1, reference_name="r")
+    assert acc.max_abs_err == 2.0 and acc.max_rel_err == 1.0
+    assert acc.cosine == pytest.approx(375 / math.sqrt(393 * 362))
+    # an overflowed fp16 output (NaN) reads as NaN, never as a small error from the chunks around it
+    y[0][2] = np.nan
+    assert math.isnan(compare(y, r, batch_size=1, reference_name="r").max_abs_err)
