@@ -45,8 +45,33 @@ def test_dominated_only_beyond_the_margin():
 
 def test_a_constraint_failing_beyond_the_margin_screens_out():
     r = res("a", 1, 30.0)
-    why = screen_out_reason(r, [], rejects=lambda x: "p99 latency 30 ms > 20 ms" if x.latency_ms.p99 > 22 else None)
+    def rejects(x: BenchResult, margin: float) -> str | None:
+        return "p99 latency 30 ms > 20 ms" if x.latency_ms.p99 > 20 * (1 + margin) else None
+
+    why = screen_out_reason(r, [], rejects=rejects)
     assert why == "screened out: p99 latency 30 ms > 20 ms (by more than the 10% screening margin)"
+
+
+def test_only_a_config_that_meets_the_constraints_screens_others_out():
+    # recommend --max-accuracy-drop-pct 0.1: the fp16 config is 3x faster but drops 0.5% (cosine 0.995); it cannot
+    # be the answer, so it must not screen out the slower fp32 config that may be.
+    from modelcost.core.types import AccuracyStats
+    from modelcost.decide.recommend import Constraints, screening_rejects
+
+    fast16, slow32 = res("a", 1, 1.0), res("b", 1, 3.0)
+    fast16.precision = "fp16"
+    fast16.accuracy = AccuracyStats(max_abs_err=0.1, max_rel_err=0.1, cosine=0.995, top1_agreement=None)
+    slow32.accuracy = AccuracyStats(max_abs_err=0.0, max_rel_err=0.0, cosine=1.0, top1_agreement=None)
+    rejects = screening_rejects(Constraints(max_accuracy_drop_pct=0.1))
+    assert rejects(fast16, -0.1) is not None and screen_out_reason(slow32, [fast16], rejects=rejects) is None
+    # without that constraint it dominates as before
+    assert screen_out_reason(slow32, [fast16], rejects=screening_rejects(Constraints())) is not None
+    # a dominator's constrained figure that was not measured (no accuracy) counts as failing: it screens out nothing
+    fast16.accuracy = None
+    assert screen_out_reason(slow32, [fast16], rejects=rejects) is None
+    # ... and must meet the limit by more than the margin: 18 ms against --max-latency-ms 20 is inside 20 / 1.1
+    lat = screening_rejects(Constraints(max_latency_ms=20.0))
+    assert lat(res("a", 1, 18.0), -0.1) is None and lat(res("a", 1, 18.5), -0.1) is not None
 
 
 def test_likely_fast_configs_are_screened_first():
@@ -112,7 +137,7 @@ def test_screened_sweep_reports_every_config(tmp_path: Path) -> None:
             assert r.e2e_latency_ms is not None and r.e2e_latency_ms.p50 > 0
     # A rejects() that refuses batch 4 screens out exactly the batch-4 configs.
     results, _ = run_benchmarks(_tiny(), backends=["ort-cpu"], batch_sizes=[1, 4], config=_fast(tmp_path),
-                                screen=True, rejects=lambda r: "batch 4 refused" if r.batch_size == 4 else None)
+                                screen=True, rejects=lambda r, m: "batch 4 refused" if r.batch_size == 4 else None)
     assert {r.batch_size: r.status for r in results} == {1: "ok", 4: "screened"}
 
 

@@ -7,9 +7,12 @@ it can still be on the latency-throughput Pareto front or meet the caller's cons
 * **dominated beyond the noise**: another config already measured (screened or full) has a lower latency AND a
   higher throughput, each by more than ``margin`` (default 10%, several times the screening interval, so noise
   cannot make a config look dominated). Such a config cannot be the recommendation, nor tie with it (a tie needs
-  overlapping +-1% intervals);
-* **fails a constraint beyond the noise**: the caller's ``rejects(result)`` says so (recommend passes its latency /
-  throughput / memory / accuracy limits, applied with the same margin).
+  overlapping +-1% intervals). Only a config that meets the caller's constraints can dominate, and it must meet
+  each by more than the margin, with every constrained figure measured (``rejects(other, -margin)``): an fp16
+  config that fails ``--max-accuracy-drop-pct`` must not screen out the slower fp32 config the answer may be;
+* **fails a constraint beyond the noise**: the caller's ``rejects(result, margin)`` says so (recommend passes its
+  latency / throughput / memory / accuracy limits, applied with the same margin; a negative margin asks whether
+  a config meets every limit by more than that, with figures not measured counting as failing).
 
 A dropped config keeps its screening figures, status ``screened`` and the reason, so it is reported, never missing.
 The decision is online (against what has been measured so far), so the sweep measures configs that tend to be fast
@@ -29,7 +32,7 @@ from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult
 
 SCREEN_MARGIN = 0.10
-Rejects = Callable[[BenchResult], "str | None"]
+Rejects = Callable[[BenchResult, float], "str | None"]
 
 # Likely fastest first; only the order of screening depends on it.
 _BACKEND_RANK = ("tensorrt", "torch-compile-cudagraph", "ort-tensorrt", "torch-cudagraph", "torch-compile",
@@ -84,9 +87,10 @@ def screen_out_reason(candidate: BenchResult, measured: Iterable[BenchResult], m
                       rejects: Rejects | None = None) -> str | None:
     """Why ``candidate`` (with screening figures) gets no full measurement, or None if it must get one."""
     if rejects is not None:
-        why = rejects(candidate)
+        why = rejects(candidate, margin)
         if why:
             return f"screened out: {why} (by more than the {margin * 100:.0f}% screening margin)"
+        measured = [r for r in measured if rejects(r, -margin) is None]  # only a config that can be the answer
     other = dominator(candidate, measured, margin)
     if other is None:
         return None

@@ -382,24 +382,35 @@ def _total_excess(checks: list[ConstraintCheck]) -> float:
     return total
 
 
-def screening_rejects(c: Constraints, margin: float = 0.10) -> Callable[[BenchResult], str | None]:
-    """For bench.screening: why a config's short screening figures already fail a constraint by more than
-    ``margin`` (so the full measurement cannot bring it within the limit), else None. Unmeasured figures reject
-    nothing here: the recommendation says so later."""
-    def rejects(r: BenchResult) -> str | None:
+def screening_rejects(c: Constraints) -> Callable[[BenchResult, float], str | None]:
+    """For bench.screening: ``rejects(r, margin)``. margin > 0: why a config's short screening figures already fail
+    a constraint by more than ``margin`` (so the full measurement cannot bring it within the limit), else None;
+    unmeasured figures reject nothing here (the recommendation says so later). margin < 0: why the config does
+    not meet every constraint by more than ``-margin``, a constrained figure not measured counting as a failure
+    (the test a config must pass before it may screen others out)."""
+    def rejects(r: BenchResult, margin: float) -> str | None:
+        strict = margin < 0
+
+        def fails(value: float | None, limit: float | None, upper: bool) -> bool:
+            if limit is None:
+                return False
+            if value is None:
+                return strict
+            return value > limit * (1 + margin) if upper else value * (1 + margin) < limit
+
         if c.batch_sizes and r.batch_size not in c.batch_sizes:
             return f"batch {r.batch_size} is not among the batch sizes asked for"
         lat = latency_of(r, c.latency_stat)
-        if c.max_latency_ms is not None and lat is not None and lat > c.max_latency_ms * (1 + margin):
+        if fails(lat, c.max_latency_ms, upper=True):
             return f"{c.latency_stat} latency {number(lat)} ms > {number(c.max_latency_ms)} ms"
         thr = r.throughput_ips
-        if c.min_throughput_ips is not None and thr is not None and thr * (1 + margin) < c.min_throughput_ips:
+        if fails(thr, c.min_throughput_ips, upper=False):
             return f"throughput {number(thr)} ips < {number(c.min_throughput_ips)} ips"
         mem = r.gpu_memory_peak_bytes
-        if c.max_memory_gb is not None and mem is not None and mem / GB > c.max_memory_gb * (1 + margin):
-            return f"peak GPU memory {number(mem / GB)} GB > {number(c.max_memory_gb)} GB"
+        if fails(None if mem is None else mem / GB, c.max_memory_gb, upper=True):
+            return f"peak GPU memory {number(None if mem is None else mem / GB)} GB > {number(c.max_memory_gb)} GB"
         drop = accuracy_drop_pct(r)
-        if c.max_accuracy_drop_pct is not None and drop is not None and drop > c.max_accuracy_drop_pct * (1 + margin):
+        if fails(drop, c.max_accuracy_drop_pct, upper=True):
             return f"accuracy drop {number(drop, 3)}% > {number(c.max_accuracy_drop_pct)}%"
         return None
 
