@@ -244,3 +244,18 @@ def test_long_lived_objects_are_frozen_for_the_sweep_and_thawed_after() -> None:
         del made_here
         assert gc.collect() >= 1
     assert gc.get_freeze_count() == 0
+
+
+def test_reference_outputs_do_not_autotune_cudnn() -> None:
+    # The reference is computed once and untimed: cuDNN picks by heuristics there, and the setting comes back.
+    import torch
+
+    from modelcost.bench.runner import _no_cudnn_autotune
+
+    torch.backends.cudnn.benchmark = True
+    with _no_cudnn_autotune(True):
+        assert torch.backends.cudnn.benchmark is False
+    assert torch.backends.cudnn.benchmark is True
+    with _no_cudnn_autotune(False):  # ONNX Runtime and CPU references leave torch alone
+        assert torch.backends.cudnn.benchmark is True
+    torch.backends.cudnn.benchmark = False

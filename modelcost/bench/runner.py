@@ -10,7 +10,8 @@ they finish, so an interrupted run keeps what it measured.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,7 +141,10 @@ def _is_oom(exc: BaseException) -> bool:
 
 class Reference:
     """The FP32 reference outputs per batch size: torch eager FP32 (TF32 off) for PyTorch models, ONNX Runtime
-    FP32 for ONNX models, on the benchmark device; computed once per batch size, untimed."""
+    FP32 for ONNX models, on the benchmark device; computed once per batch size, untimed. On CUDA, torch's
+    reference runs with cuDNN choosing its algorithms by heuristics: autotuning them (``cudnn.benchmark``) cost
+    ResNet-50 about 5 s at three batch sizes on an H100, for outputs that are computed once; the eager fp32
+    config autotunes at its own first call, like every other config."""
 
     def __init__(self, model: BenchModel, device: str, config: BenchConfig) -> None:
         self.model, self.device, self.config = model, device, config
@@ -167,14 +171,30 @@ class Reference:
         if self.model.kind == "onnx" and name == "ort-cuda" and registry.unavailable_reason(name) is not None:
             name = "ort-cpu"
         runner = registry.get_backend(name).prepare(self.model, "fp32", self.config)
-        session = runner.session(batch_size, arrays)
-        try:
-            session.run()
-            return session.outputs()
-        finally:
-            session.close()
-            if self.model.kind == "onnx":
-                runner.close()
+        with _no_cudnn_autotune(name == "torch-eager"):
+            session = runner.session(batch_size, arrays)
+            try:
+                session.run()
+                return session.outputs()
+            finally:
+                session.close()
+                if self.model.kind == "onnx":
+                    runner.close()
+
+
+@contextlib.contextmanager
+def _no_cudnn_autotune(active: bool) -> Iterator[None]:
+    if not active:
+        yield
+        return
+    import torch
+
+    before = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.benchmark = before
 
 
 class Sweep:
