@@ -11,6 +11,7 @@ they finish, so an interrupted run keeps what it measured.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -371,6 +372,7 @@ class Sweep:
         if session.device == "cuda":
             import torch
         clock = CudaEventClock(torch, session.stream) if torch is not None else WallClock()
+        marks = [time.perf_counter()]  # for the trace line: where this measurement's wall time went
         result.first_inference_ms = clock.time_ms(session.run)
         sampler = self._sampler()
         summary: dict[str, Any] = {}
@@ -386,8 +388,10 @@ class Sweep:
         load = stability.CpuLoad().start()
         exporting = self.model.export_ahead is not None and self.model.export_ahead.running()
         compiling = self.model.compile_ahead is not None and self.model.compile_ahead.running()
+        marks.append(time.perf_counter())
         with pinned_to_one_cpu(config.pin_cpu and torch is not None) as cpu:
             m = measure(clock, session.run, config, on_timed)
+        marks.append(time.perf_counter())
         if exporting:
             result.notes.append(export_ahead.NOTE)
         if compiling:
@@ -408,6 +412,7 @@ class Sweep:
             limit = min(config.warmup_max_s, config.max_time_s)
             result.notes.append(f"warm-up did not settle within {limit:g} s ({m.warmup_iters} calls)")
         self._accuracy(session, result)
+        marks.append(time.perf_counter())
         if config.e2e_min_iters > 0:
             sync = torch.cuda.synchronize if torch is not None else None
             e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), config)
@@ -421,8 +426,14 @@ class Sweep:
         load.stop()
         result.unstable = stability.instability(result.latency_ms, result.e2e_latency_ms, load)
         result.extra.update({"other_cpu_share": load.other_share, "load_avg_1m": load.load_avg_1m})
+        marks.append(time.perf_counter())
         self._memory(session, result, summary.get("s"), baseline)
         self._power(result, summary.get("s"), len(m.samples_ms), sampler)
+        marks.append(time.perf_counter())
+        step = [f"{b - a:.2f}" for a, b in zip(marks, marks[1:])]
+        trace(f"{config_label(result)}: first call {step[0]} s, warm-up {m.warmup_s:.2f} s ({m.warmup_iters} calls), "
+              f"timed {m.timed_s:.2f} s ({len(m.samples_ms)}), loop total {step[1]} s, accuracy {step[2]} s, "
+              f"e2e {step[3]} s, memory/power {step[4]} s")
 
     def _accuracy(self, session: Any, result: BenchResult) -> None:
         ref = self.reference.get(result.batch_size)
