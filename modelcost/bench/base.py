@@ -60,6 +60,9 @@ class BenchConfig:
     # Cold-cache work in helper processes beside the GPU measurements (bench.compile_ahead, bench.export_ahead);
     # False (--no-background): nothing else of modelcost's runs while a config is timed
     background: bool = True
+    # A screening run may leave out a config that an earlier run's figures show hopelessly slow
+    # (bench.screening_record); False (--fresh): every config is measured in this run
+    reuse_earlier: bool = True
     samples_csv: Path | None = None  # NVML samples of every timed run, nvidia-smi field names
     sample_interval_s: float = 0.02
     cache_dir: Path = field(default_factory=default_cache_dir)

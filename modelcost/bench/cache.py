@@ -3,8 +3,9 @@
 modelcost keeps files that are slow to make under one folder (``$MODELCOST_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/modelcost``, else ``~/.cache/modelcost``): ONNX exports of PyTorch models (a BERT-base export
 is ~440 MB), fp16 and Q/DQ INT8 copies, TensorRT engines and timing caches, the engines of ONNX Runtime's
-TensorRT provider, and measured GPU ceilings. Nothing is ever evicted on its own, so a run that used the cache
-says where it is and how large it has grown, and ``modelcost cache --clear`` empties it.
+TensorRT provider, torch.compile's inductor caches, measured GPU ceilings, and the figures of earlier screening
+runs (bench.screening_record). Nothing is ever evicted on its own, so a run that used the cache says where it is
+and how large it has grown, and ``modelcost cache --clear`` empties it.
 
 Only the entries modelcost writes are counted and removed: when the variable points at a folder that holds
 other files too, those are listed as left alone, never deleted.
@@ -29,6 +30,9 @@ ENTRIES = {
     "tensorrt": "TensorRT engines and timing caches",
     "ort-tensorrt": "engines of ONNX Runtime's TensorRT provider",
     "ceilings": "measured GPU ceilings",
+    "screening": "figures of earlier screening runs (configs that lost by more than 2x are not measured again)",
+    "inductor": "torch.compile's on-disk caches (FX graphs, kernels, autotuning)",
+    "compile-ahead": "markers of torch.compile graphs already compiled into inductor's caches",
 }
 MTIME_SLACK_S = 2.0  # file systems that keep mtimes to the second (or two, FAT) still count as "since"
 

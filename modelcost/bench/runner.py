@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.bench import compile_ahead, export_ahead, registry, stability
+from modelcost.bench import compile_ahead, export_ahead, registry, screening_record, stability
 from modelcost.bench.accuracy import compare
 from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.memory import (
@@ -28,7 +28,14 @@ from modelcost.bench.memory import (
     long_lived_frozen,
 )
 from modelcost.bench.model import BenchModel
-from modelcost.bench.screening import Rejects, after_screening, screen_out_reason, screening_config, speed_rank
+from modelcost.bench.screening import (
+    SCREEN_MARGIN,
+    Rejects,
+    after_screening,
+    screen_out_reason,
+    screening_config,
+    speed_rank,
+)
 from modelcost.bench.stats import block_medians, latency_stats
 from modelcost.bench.timing import (
     CudaEventClock,
@@ -219,6 +226,7 @@ class Sweep:
                 self.handle = got
         self.device_info: DeviceInfo = device_info(plan.device, self.nvml, self.handle)
         self.reference = Reference(model, plan.device, config)
+        self.record: screening_record.ScreeningRecord | None = None  # opened in run(): it hashes the model
         trace("sweep set up (NVML, device info)")
 
     def run(self) -> None:
@@ -227,6 +235,10 @@ class Sweep:
 
     def _run(self) -> None:
         self.results.extend(self.plan.skipped)
+        if self.screen and self.config.reuse_earlier and self.plan.runnable:
+            key = screening_record.record_key(self.model.content_hash(), self.device_info,
+                                              cuda_uuid() if self.plan.device == "cuda" else None, self.config)
+            self.record = screening_record.ScreeningRecord.open(self.config.cache_dir, key)
         if self.plan.runnable:  # before any config, so no config's memory figure includes the reference's
             self._advance("reference outputs (fp32)", 0)
             for batch in self.batch_sizes:
@@ -249,6 +261,8 @@ class Sweep:
                 self.model.export_ahead.stop()
                 self.model.export_ahead = None
             self._end_compile_ahead()
+            if self.record is not None:
+                self.record.save()
         if order != list(self.plan.runnable):  # report in plan order, whatever order they were measured in
             rank = {pair: i for i, pair in enumerate(self.plan.runnable)}
             mine = sorted(self.results[first:], key=lambda r: (rank.get((r.backend, r.precision), -1),
@@ -266,9 +280,37 @@ class Sweep:
             ahead.stop(wait_s)
             trace("background torch.compile ended")
 
+    def _inputs(self, batch: int) -> str:
+        return repr([(s.name, tuple(s.shape), s.dtype) for s in self.model.specs(batch)])
+
+    def _beaten_earlier(self, backend: str, precision: str, batch: int) -> BenchResult | None:
+        """bench.screening_record: the row of this config if it needs no measurement in this run, else None."""
+        if self.record is None:
+            return None
+        earlier = self.record.earlier(backend, precision, batch, self._inputs(batch))
+        if earlier is None:
+            return None
+
+        def qualifies(r: BenchResult) -> bool:  # meets the constraints, as a screening dominator must
+            return self.rejects is None or self.rejects(r, -SCREEN_MARGIN) is None
+
+        measured = [r for r in self.results if r.latency_ms is not None]
+        row = screening_record.beaten_earlier(backend, precision, batch, earlier, measured, qualifies)
+        if row is not None:
+            row.device = self.device_info.name
+        return row
+
     def _sweep_one(self, backend: str, precision: str) -> None:
         entry = registry.info(backend)
         batches = list(self.batch_sizes)
+        beaten = [self._beaten_earlier(backend, precision, batch) for batch in batches]
+        if beaten and all(beaten):  # nothing of it to measure: not even prepared
+            trace(f"{backend} {precision}: every batch beaten by more than {screening_record.REUSE_FACTOR:g}x by "
+                  "this run against an earlier run's figures; not measured")
+            for batch, row in zip(batches, beaten, strict=True):
+                self.results.append(row)  # type: ignore[arg-type]
+                self._advance(f"{backend} {precision} batch {batch}")
+            return
         if entry.model_kinds != ("pytorch",):  # NVML (device-wide) memory figures: the child's GPU memory must be gone
             self._end_compile_ahead(wait_s=30.0)
         if entry.device == "cuda":
@@ -286,9 +328,17 @@ class Sweep:
             return
         try:
             for i, batch in enumerate(batches):
+                row = self._beaten_earlier(backend, precision, batch)  # again: this config's other batches count now
+                if row is not None:
+                    trace(f"{backend} {precision} b{batch}: beaten against an earlier run's figures; not measured")
+                    self.results.append(row)
+                    self._advance(f"{backend} {precision} batch {batch}")
+                    continue
                 self._advance(f"{backend} {precision} batch {batch}", 0)
                 result = self._run_config(runner, backend, precision, batch, baseline)
                 self.results.append(result)
+                if self.record is not None:
+                    self.record.add(result, self._inputs(batch))
                 self._advance(f"{backend} {precision} batch {batch}")
                 if result.status == "oom":
                     self._advance(f"{backend} {precision}", len(batches) - i - 1)

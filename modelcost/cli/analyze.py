@@ -40,6 +40,7 @@ def analyze(
     screen: o.Screen = None,
     exhaustive: o.Exhaustive = False,
     background: o.Background = True,
+    fresh: o.Fresh = False,
     allow_partial: o.AllowPartial = False,
 ) -> None:
     """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark every backend and
@@ -50,7 +51,7 @@ def analyze(
     o.lock_out(out)
     with o.staged_samples(None if static else samples_csv) as staged_csv:
         config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv,
-                                   background)
+                                   background, fresh)
         options = flow.run_options(
             o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static,

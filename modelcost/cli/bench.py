@@ -32,6 +32,7 @@ def bench(
     screen: o.Screen = None,
     exhaustive: o.Exhaustive = False,
     background: o.Background = True,
+    fresh: o.Fresh = False,
     trust_pickle: o.TrustPickle = False,
     allow_partial: o.AllowPartial = False,
 ) -> None:
@@ -42,7 +43,7 @@ def bench(
     o.lock_out(out)
     with o.staged_samples(samples_csv) as staged_csv:
         config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv,
-                                   background)
+                                   background, fresh)
         # The static analysis (for the roofline) at --batch-size or 1; when it fails the benchmarks still run.
         options = flow.run_options(
             o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,

@@ -234,6 +234,7 @@ def recommend(
     screen: o.Screen = None,
     exhaustive: o.Exhaustive = False,
     background: o.Background = True,
+    fresh: o.Fresh = False,
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
     objective: Annotated[str, typer.Option(
         help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
@@ -273,7 +274,7 @@ def recommend(
     lock_out(out)
     with staged_samples(samples_csv) as staged_csv:
         config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
-                         samples_csv=staged_csv, background=background)
+                         samples_csv=staged_csv, background=background, reuse_earlier=not fresh)
         options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
                               trust_pickle=trust_pickle, bench=config, screen=screen_mode(screen),
                               exhaustive=exhaustive,

@@ -43,6 +43,10 @@ Background = Annotated[bool, typer.Option("--background/--no-background", help=(
     "On a cold cache, compile torch.compile's graphs and export to ONNX in helper processes while other configs "
     "are measured (off the timing CPU; rows timed beside them say so). --no-background: nothing else of "
     "modelcost's runs while a config is timed, and a cold run takes longer."))]
+Fresh = Annotated[bool, typer.Option("--fresh", help=(
+    "Measure every config in this run. Without it a screening run leaves out a config that a config measured now "
+    "beats by more than 2x on latency and throughput against that config's own figures of an earlier run (same "
+    "model, GPU, software and settings, within 7 days); the row says so and quotes them."))]
 MinTime = Annotated[float, typer.Option(min=0, help="Time each config at least this long (seconds).")]
 MinIters = Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")]
 MaxTime = Annotated[float, typer.Option(
