@@ -259,3 +259,26 @@ def test_reference_outputs_do_not_autotune_cudnn() -> None:
     with _no_cudnn_autotune(False):  # ONNX Runtime and CPU references leave torch alone
         assert torch.backends.cudnn.benchmark is True
     torch.backends.cudnn.benchmark = False
+
+
+def test_device_copy_is_deepcopy_then_to_without_the_cpu_copy() -> None:
+    # The same tensors as copy.deepcopy(m).to(dtype): floating-point ones cast, integer buffers kept, tied weights
+    # still one tensor, and nothing shared with the CPU module.
+    import copy
+
+    import torch
+
+    from modelcost.bench.model import device_copy
+
+    torch.manual_seed(0)
+    lin, emb = torch.nn.Linear(4, 4), torch.nn.Embedding(4, 4)
+    emb.weight = lin.weight  # tied, as a language model's head and embedding
+    mod = torch.nn.ModuleDict({"lin": lin, "emb": emb, "bn": torch.nn.BatchNorm1d(4)}).eval()
+    got = device_copy(mod, "cpu", torch.float16)
+    want = copy.deepcopy(mod).to(dtype=torch.float16)
+    for (name, a), (_, b) in zip(got.state_dict().items(), want.state_dict().items(), strict=True):
+        assert a.dtype == b.dtype and torch.equal(a, b), name
+    assert got["bn"].num_batches_tracked.dtype == torch.int64
+    assert got["lin"].weight is got["emb"].weight and isinstance(got["lin"].weight, torch.nn.Parameter)
+    assert all(p.data_ptr() != q.data_ptr() for p, q in zip(got.parameters(), mod.parameters(), strict=True))
+    assert mod["lin"].weight.dtype == torch.float32  # the CPU module is untouched

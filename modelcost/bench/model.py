@@ -109,8 +109,6 @@ class BenchModel:
     def device_module(self, device: str, dtype: str = "float32", channels_last: bool = False) -> Any:
         """A copy of the CPU module on ``device`` at ``dtype`` (cached: backends that only read it share it;
         at most two copies are kept)."""
-        import copy
-
         import torch
 
         key = (device, dtype, channels_last)
@@ -119,7 +117,7 @@ class BenchModel:
             return self._copies[key]
         while len(self._copies) >= 2:
             self._copies.popitem(last=False)
-        mod = copy.deepcopy(self.cpu_module()).to(device=device, dtype=getattr(torch, dtype))
+        mod = device_copy(self.cpu_module(), device, getattr(torch, dtype))
         if channels_last:
             mod = mod.to(memory_format=torch.channels_last)
         self._copies[key] = mod.eval()
@@ -163,6 +161,27 @@ class BenchModel:
             self.compile_ahead = None
         self.release_device_copies()
         self._module = None
+
+
+def device_copy(module: Any, device: str, dtype: Any) -> Any:
+    """``copy.deepcopy(module).to(device, dtype)`` without the CPU copy: each parameter and buffer goes straight to
+    the device and is cast there (floating-point ones only, as ``Module.to`` does); shared (tied) tensors stay
+    shared. For BERT-base the deep copy and the CPU cast took 1.1 s here, the direct copy a fraction of that."""
+    import copy
+    import itertools
+
+    import torch
+
+    memo: dict[int, Any] = {}
+    for t in itertools.chain(module.parameters(), module.buffers()):
+        if id(t) in memo:
+            continue
+        data = t.detach().to(device=device)
+        if data.is_floating_point():
+            data = data.to(dtype=dtype)
+        memo[id(t)] = (torch.nn.Parameter(data, requires_grad=t.requires_grad)
+                       if isinstance(t, torch.nn.Parameter) else data)
+    return copy.deepcopy(module, memo)
 
 
 def hash_onnx_file(h: Any, path: Path) -> None:
