@@ -7,8 +7,8 @@
 # STEP: a zoo model (resnet50, bert-base, ...) -> analyze cold, recommend --batch-sizes 1,64,256 cold and warm
 #       (answer_time.py); exhaustive-MODEL -> recommend --exhaustive at batch 256 on that model's recommend cache
 #       (run it after the model's own step, which fills that cache)
-# Each step writes under $OUT/<step>/ (summary JSON, each command's report JSON and full log with MODELCOST_TRACE
-# lines). Timeouts: TIMEOUT_S per command (default 170), EXHAUSTIVE_TIMEOUT_S (default 400). STEPS: which of a
+# Each step writes $OUT/answer_time_<step>.json (the summary) and $OUT/<step>.tgz (each command's report JSON and
+# full log with MODELCOST_TRACE lines; packed, as the device tool brings back at most 8 files). Timeouts: TIMEOUT_S per command (default 170), EXHAUSTIVE_TIMEOUT_S (default 400). STEPS: which of a
 # model's commands run (default analyze-cold,recommend-cold,recommend-warm).
 #
 # The lent machine's torch ships without bytecode caches and Python writes none (no __pycache__ in its
@@ -53,4 +53,6 @@ for step in "$@"; do
       python3 benchmarks/answer_time.py "zoo:$step" --steps "$STEPS" \
         --timeout-s "$TIMEOUT_S" --cache "/tmp/at-$step" --out "$OUT/$step" ;;
   esac
+  mv "$OUT/$step"/answer_time_*.json "$OUT/answer_time_$step.json" 2>/dev/null
+  tar czf "$OUT/$step.tgz" -C "$OUT" "$step" && rm -rf "${OUT:?}/$step"
 done

@@ -196,6 +196,20 @@ def test_cli_recommend_writes_the_report(convnet, tmp_path):
     assert "## Recommendation" in (out / "report.md").read_text()
 
 
+def test_cli_recommend_json_alone(convnet, tmp_path):
+    # --json: the versioned report with the recommendation, and no report folder (nor its plots) unless asked
+    import json
+
+    path = tmp_path / "rec.json"
+    r = _cli(["recommend", str(convnet), "--backends", "ort-cpu", "--batch-sizes", "1", "--json", str(path),
+              *FAST_BENCH])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(path.read_text())
+    assert doc["recommendation"]["best"]["backend"] == "ort-cpu" and doc["benchmarks"][0]["batch_size"] == 1
+    assert f"JSON report (with the recommendation): {path}" in r.output.replace("\n", "")
+    assert list(tmp_path.iterdir()) == [path]
+
+
 def test_cli_recommend_nothing_fits_exits_1(convnet):
     r = _cli(["recommend", str(convnet), "--backends", "ort-cpu", "--min-throughput", "1e12", *FAST_BENCH])
     assert r.exit_code == 1, r.output

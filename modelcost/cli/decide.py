@@ -13,7 +13,7 @@ from rich.markup import escape
 from modelcost.cli import options as o
 from modelcost.cli import signals
 from modelcost.cli.app import app, user_errors
-from modelcost.cli.options import check_writable, lock_out, publish_samples, staged_samples
+from modelcost.cli.options import check_writable, lock_out, publish_samples, staged_samples, wrote
 from modelcost.core.errors import ModelcostError
 from modelcost.core.units import number
 from modelcost.report.console import stderr_console
@@ -251,6 +251,7 @@ def recommend(
     samples_csv: o.SamplesCsv = None,
     report: Annotated[bool, typer.Option("--report", help="Write the report folder (reports/<model>-<time>).")] = False,
     out: OutOpt = None,
+    json_path: o.JsonPath = None,
     trust_pickle: o.TrustPickle = False,
 ) -> None:
     """Benchmark MODEL, then pick the backend + precision + batch size that meets the constraints best, say why,
@@ -270,7 +271,7 @@ def recommend(
 
     if min_iters is None:  # enough samples to rank on the latency statistic (core/samples.py)
         min_iters = max(50, min_samples(latency_stat))
-    check_writable(files=(samples_csv,), folders=(out,))
+    check_writable(files=(samples_csv, json_path), folders=(out,))
     lock_out(out)
     with staged_samples(samples_csv) as staged_csv:
         config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
@@ -286,6 +287,12 @@ def recommend(
             write=report or out is not None, progress=True, command=_command(), options=options)
         samples_line = publish_samples(staged_csv, samples_csv)
     print_recommendation(rec, folder)
+    if json_path is not None:
+        from modelcost.report.folder import write_report_json
+
+        existed = json_path.exists()
+        write_report_json(run, json_path, recommendation=rec)
+        typer.echo(wrote("JSON report (with the recommendation)", json_path, existed))
     if samples_line:
         _console().print(samples_line, markup=False)
     if not run.complete:

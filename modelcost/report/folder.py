@@ -102,12 +102,29 @@ def _roofline_maker(run: RunReport) -> dict[str, tuple[str, Callable[[], bytes |
     return {"roofline": ("Roofline: each measured config against the GPU's roofs", draw)}
 
 
+def write_report_json(run: RunReport, path: str | Path, *, recommendation: Recommendation | None = None,
+                      comparison: Comparison | None = None) -> Path:
+    """The versioned JSON report (report/json_report.py) with the recommendation / comparison, written atomically:
+    the folder's report.json, and ``recommend --json``."""
+    import json
+
+    from modelcost.report import json_report
+
+    doc = json_report.run_to_dict(run)
+    if recommendation is not None:
+        doc["recommendation"] = recommendation_to_dict(recommendation)
+    if comparison is not None:
+        doc["comparison"] = comparison_to_dict(comparison)
+    atomic_write_text(Path(path), json.dumps(doc, indent=2) + "\n")
+    return Path(path)
+
+
 def write_report_folder(run: RunReport, out_dir: str | Path | None = None, samples_csv: str | Path | None = None,
                         *, recommendation: Recommendation | None = None, comparison: Comparison | None = None,
                         root: str | Path = DEFAULT_ROOT, plots: bool = True) -> Path:
     """Write every report file into ``out_dir`` (default ``root/<model>-<timestamp>``); returns the folder.
     ``plots=False`` skips drawing (a quick checkpoint while a long run goes on)."""
-    from modelcost.report import csv_report, json_report
+    from modelcost.report import csv_report
     from modelcost.report import plots as plotting
     from modelcost.report.html import render_html
     from modelcost.report.markdown import render_markdown
@@ -120,14 +137,7 @@ def write_report_folder(run: RunReport, out_dir: str | Path | None = None, sampl
         notes=[*run.notes, *([f"NVML samples CSV {samples_csv} was not found; not copied"] if missing else [])])
     folder = Path(out_dir) if out_dir is not None else default_dir(run, comparison, Path(root))
     folder.mkdir(parents=True, exist_ok=True)
-    doc = json_report.run_to_dict(run)
-    if recommendation is not None:
-        doc["recommendation"] = recommendation_to_dict(recommendation)
-    if comparison is not None:
-        doc["comparison"] = comparison_to_dict(comparison)
-    import json
-
-    atomic_write_text(folder / "report.json", json.dumps(doc, indent=2) + "\n")
+    write_report_json(run, folder / "report.json", recommendation=recommendation, comparison=comparison)
     csv_report.write_csv(run, folder / "benchmarks.csv")
     if samples_csv is not None and Path(samples_csv).is_file():
         atomic_write_bytes(folder / Path(samples_csv).name, Path(samples_csv).read_bytes())
