@@ -68,3 +68,45 @@ def test_chunks_add_up_to_the_whole_and_a_nan_is_kept(monkeypatch: pytest.Monkey
     # an overflowed fp16 output (NaN) reads as NaN, never as a small error from the chunks around it
     y[0][2] = np.nan
     assert math.isnan(compare(y, r, batch_size=1, reference_name="r").max_abs_err)
+
+
+def test_torch_outputs_give_the_same_figures_where_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A CUDA session's outputs are compared on the GPU; the torch path is the numpy one's sums, here on the CPU with
+    # chunks of 4 elements (the figures of test_chunks_add_up_to_the_whole_and_a_nan_is_kept), fp16 outputs included.
+    import torch
+
+    import modelcost.bench.accuracy as accuracy
+
+    monkeypatch.setattr(accuracy, "DEVICE_CHUNK", 4)
+    y = [np.arange(1.0, 11.0), np.array([2.0, 2.0])]
+    r = [y[0].copy(), np.array([2.0, 1.0])]
+    r[0][7] = 6.0
+    acc = compare([torch.from_numpy(a).half() for a in y], [a.astype(np.float32) for a in r], batch_size=1,
+                  reference_name="r")
+    assert acc.max_abs_err == 2.0 and acc.max_rel_err == 1.0
+    assert acc.cosine == pytest.approx(375 / math.sqrt(393 * 362))
+    # class scores: top-1 by row, as in test_top1_counts_disagreeing_rows
+    ref = [np.array([[0.0, 1.0], [1.0, 0.0], [0.2, 0.1], [0.0, 5.0]])]
+    out = [torch.tensor([[0.0, 1.0], [0.0, 1.0], [0.2, 0.1], [0.0, 5.0]])]
+    assert compare(out, ref, batch_size=4, reference_name="r").top1_agreement == 0.75
+    y[0][2] = np.nan
+    assert math.isnan(compare([torch.from_numpy(a) for a in y], r, batch_size=1, reference_name="r").max_abs_err)
+
+
+def test_ort_outputs_reach_torch_without_a_copy() -> None:
+    # ONNX Runtime's bound outputs become torch tensors through DLPack (compared on the GPU where they live); with
+    # nothing bound the session says so and the sweep takes the host copy instead.
+    import onnxruntime as ort
+    import torch
+
+    from modelcost.bench.backends.ort import OrtSession
+
+    session = OrtSession.__new__(OrtSession)
+    session.device, session._io = "cpu", object()
+    value = ort.OrtValue.ortvalue_from_numpy(np.arange(6, dtype=np.float16).reshape(2, 3))
+    session._values = [value]
+    (got,) = session.device_outputs()
+    assert got.dtype == torch.float16 and got.tolist() == [[0, 1, 2], [3, 4, 5]]
+    session._values = []
+    with pytest.raises(ValueError, match="no outputs bound"):
+        session.device_outputs()

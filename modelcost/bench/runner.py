@@ -416,8 +416,8 @@ class Sweep:
         return full
 
     def _measure(self, session: Any, result: BenchResult, arrays: list[Any], baseline: int | None,
-                 config: BenchConfig | None = None, accuracy: tuple[Any, str | None] | None = None
-                 ) -> tuple[Any, str | None]:
+                 config: BenchConfig | None = None, accuracy: tuple[Any, str | None, str] | None = None
+                 ) -> tuple[Any, str | None, str]:
         """Time the session into ``result``; returns the accuracy it used. ``accuracy``: the one this session's
         screening computed (the same outputs: the same graph on the same inputs), not computed again (BERT-base's
         25 M outputs at batch 256 take ~0.3 s to compare on an H100 host)."""
@@ -456,6 +456,7 @@ class Sweep:
         result.throughput_ips = result.batch_size / result.latency_ms.p50 * 1e3
         result.budget_hit = m.budget_hit
         result.timing = session.timing
+        self._memory(session, result, summary.get("s"), baseline)  # before anything else allocates (accuracy, e2e)
         result.extra.update({"samples": len(m.samples_ms), "warmup_iters": m.warmup_iters,
                              "warmup_settled": m.warmup_settled, "median_ci95_rel": m.rel_ci,
                              "stop_reason": m.stop_reason, "timed_s": round(m.timed_s, 3), "clock": clock.kind,
@@ -472,6 +473,8 @@ class Sweep:
         result.accuracy = accuracy[0]
         if accuracy[1] is not None:
             result.notes.append(accuracy[1])
+        if accuracy[2]:
+            result.extra["accuracy_compared_on"] = accuracy[2]
         marks.append(time.perf_counter())
         if config.e2e_min_iters > 0:
             sync = torch.cuda.synchronize if torch is not None else None
@@ -487,7 +490,6 @@ class Sweep:
         result.unstable = stability.instability(result.latency_ms, result.e2e_latency_ms, load)
         result.extra.update({"other_cpu_share": load.other_share, "load_avg_1m": load.load_avg_1m})
         marks.append(time.perf_counter())
-        self._memory(session, result, summary.get("s"), baseline)
         self._power(result, summary.get("s"), len(m.samples_ms), sampler)
         marks.append(time.perf_counter())
         step = [f"{b - a:.2f}" for a, b in zip(marks, marks[1:])]
@@ -496,15 +498,24 @@ class Sweep:
               f"e2e {step[3]} s, memory/power {step[4]} s")
         return accuracy
 
-    def _accuracy(self, session: Any, batch_size: int) -> tuple[Any, str | None]:
-        """(AccuracyStats or None, the note saying why there are none) of the session's last outputs."""
+    def _accuracy(self, session: Any, batch_size: int) -> tuple[Any, str | None, str]:
+        """(AccuracyStats or None, the note saying why there are none, where it was compared: "gpu" or "host") of
+        the session's last outputs."""
         ref = self.reference.get(batch_size)
         if isinstance(ref, str):
-            return None, ref
+            return None, ref, ""
+        outputs, where = None, "host"
+        if session.device == "cuda" and hasattr(session, "device_outputs"):
+            try:  # compared on the GPU, where they are
+                outputs, where = session.device_outputs(), "gpu"
+            except Exception:  # noqa: BLE001 - e.g. an ONNX Runtime without DLPack: compared on the host
+                outputs, where = None, "host"
         try:
-            return compare(session.outputs(), ref, batch_size=batch_size, reference_name=self.reference.name), None
+            if outputs is None:
+                outputs = session.outputs()
+            return compare(outputs, ref, batch_size=batch_size, reference_name=self.reference.name), None, where
         except ValueError as exc:
-            return None, f"accuracy not compared: {exc}"
+            return None, f"accuracy not compared: {exc}", ""
 
     def _sampler(self) -> Any:
         if self.nvml is None:

@@ -261,6 +261,18 @@ class OrtSession:
         else:
             self._outputs = self.runner.ort_session.run(self.runner.output_names, self.feed)
 
+    def device_outputs(self) -> list[Any]:
+        """The bound outputs where they are, as torch tensors sharing their memory (DLPack; bench.accuracy then
+        compares them on the GPU). Raises where there is nothing bound or this build has no DLPack: the caller
+        then takes ``outputs()``."""
+        import torch
+
+        if self._io is None or not self._values:
+            raise ValueError("no outputs bound on the device")
+        if self.device == "cuda":
+            torch.cuda.synchronize()  # ONNX Runtime's own stream
+        return [torch.from_dlpack(getattr(v, "_ortvalue", v)) for v in self._values]
+
     def outputs(self) -> list[Any]:
         import numpy as np
 

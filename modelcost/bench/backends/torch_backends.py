@@ -306,6 +306,11 @@ class TorchSession:
         if self.device == "cuda":
             self._torch.cuda.synchronize()
 
+    def device_outputs(self) -> list[Any]:
+        """The last outputs where they are (bench.accuracy compares CUDA outputs on the GPU)."""
+        self.activate()
+        return [t.detach() for t in flatten_outputs(self._out)]
+
     def outputs(self) -> list[Any]:
         self.activate()
         outs = []
