@@ -43,6 +43,15 @@ def test_warmup_stops_when_two_windows_agree_within_2_percent() -> None:
     assert len(m.samples_ms) == 20 and not m.budget_hit and m.rel_ci == 0.0
 
 
+def test_after_a_screening_its_median_stands_for_the_window_before() -> None:
+    # The same session was just screened at 2.0 ms: a first window at 2.01 agrees within 2% -> 5 warm-up calls;
+    # one at 2.5 does not (25% off), so the warm-up goes on to a second window that agrees with it -> 10 calls.
+    clock = ScriptedClock(itertools.chain([2.01] * 5, itertools.repeat(2.0)))
+    assert measure(clock, lambda: None, fast(), previous_ms=2.0).warmup_iters == 5
+    clock = ScriptedClock(itertools.chain([2.5] * 5, [2.5] * 5, itertools.repeat(2.0)))
+    assert measure(clock, lambda: None, fast(), previous_ms=2.0).warmup_iters == 10
+
+
 def test_sampling_needs_min_iters_and_min_time() -> None:
     clock = ScriptedClock(itertools.repeat(1.0))
     t0 = time.perf_counter()

@@ -409,18 +409,19 @@ class Sweep:
             result.extra["measurement"] = "screening"
             return result
         full = blank
-        self._measure(session, full, arrays, baseline, after_screening(self.config), accuracy)
+        self._measure(session, full, arrays, baseline, after_screening(self.config), accuracy, screened=result)
         trace(f"{config_label(full)}: full measurement done")
         full.extra["measurement"] = "full (after screening)"
         full.extra["screening_p50_ms"] = result.latency_ms.p50 if result.latency_ms else None
         return full
 
     def _measure(self, session: Any, result: BenchResult, arrays: list[Any], baseline: int | None,
-                 config: BenchConfig | None = None, accuracy: tuple[Any, str | None, str] | None = None
-                 ) -> tuple[Any, str | None, str]:
-        """Time the session into ``result``; returns the accuracy it used. ``accuracy``: the one this session's
-        screening computed (the same outputs: the same graph on the same inputs), not computed again (BERT-base's
-        25 M outputs at batch 256 take ~0.3 s to compare on an H100 host)."""
+                 config: BenchConfig | None = None, accuracy: tuple[Any, str | None, str] | None = None,
+                 screened: BenchResult | None = None) -> tuple[Any, str | None, str]:
+        """Time the session into ``result``; returns the accuracy it used. After a screening of the same session
+        (``screened``, with its ``accuracy``): the warm-up's first window is compared with the screening's median,
+        and the screening's accuracy is taken (the same outputs: the same graph on the same inputs), not computed
+        again."""
         config = config or self.config
         torch = None
         if session.device == "cuda":
@@ -444,7 +445,8 @@ class Sweep:
         compiling = self.model.compile_ahead is not None and self.model.compile_ahead.running()
         marks.append(time.perf_counter())
         with pinned_to_one_cpu(config.pin_cpu and torch is not None) as cpu:
-            m = measure(clock, session.run, config, on_timed)
+            m = measure(clock, session.run, config, on_timed,
+                        screened.latency_ms.p50 if screened is not None and screened.latency_ms else None)
         marks.append(time.perf_counter())
         if exporting:
             result.notes.append(export_ahead.NOTE)

@@ -70,14 +70,15 @@ class Measurement:
     stop_reason: str = ""
 
 
-def warm_up(clock: Any, fn: Fn, config: BenchConfig, m: Measurement) -> None:
+def warm_up(clock: Any, fn: Fn, config: BenchConfig, m: Measurement, previous_ms: float | None = None) -> None:
     """Windows of ``config.warmup`` calls until two successive window medians agree within
     ``config.warmup_settle``, or ``min(warmup_max_s, max_time_s)`` has passed (checked after every call, so a
-    slow model is not held to a whole window; windows also shrink to fit the time left)."""
+    slow model is not held to a whole window; windows also shrink to fit the time left). ``previous_ms``: the
+    median of the same session's calls just before (its screening), standing for the window before the first."""
     t0 = time.perf_counter()
     limit_s = min(config.warmup_max_s, config.max_time_s)
     window = config.warmup
-    previous: float | None = None
+    previous: float | None = previous_ms
     samples: list[float] = []
     while True:
         samples.append(clock.time_ms(fn))
@@ -121,10 +122,12 @@ def sample(clock: Any, fn: Fn, config: BenchConfig, m: Measurement) -> None:
     m.timed_s = time.perf_counter() - t0
 
 
-def measure(clock: Any, fn: Fn, config: BenchConfig, on_timed: Callable[[bool], None] | None = None) -> Measurement:
-    """Warm up, then sample. ``on_timed(True/False)`` is called around the timed phase (NVML sampler)."""
+def measure(clock: Any, fn: Fn, config: BenchConfig, on_timed: Callable[[bool], None] | None = None,
+            previous_ms: float | None = None) -> Measurement:
+    """Warm up, then sample. ``on_timed(True/False)`` is called around the timed phase (NVML sampler);
+    ``previous_ms``: see ``warm_up``."""
     m = Measurement()
-    warm_up(clock, fn, config, m)
+    warm_up(clock, fn, config, m, previous_ms)
     if on_timed is not None:
         on_timed(True)
     try:
