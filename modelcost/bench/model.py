@@ -202,7 +202,7 @@ def hash_module(h: Any, module: Any, specs: list[TensorSpec]) -> None:
         h.update(name.encode())
         h.update(repr((tuple(t.shape), str(t.dtype))).encode())
         data = t.detach().contiguous().cpu().reshape(-1)
-        h.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
+        h.update(data.view(torch.uint8).numpy() if data.numel() else b"")  # the buffer itself: no copy of it
 
 
 def from_module(module: Any, specs_for: Callable[[int], list[TensorSpec]], name: str = "model", seed: int = 0,
