@@ -250,14 +250,12 @@ def test_reference_outputs_do_not_autotune_cudnn() -> None:
     # The reference is computed once and untimed: cuDNN picks by heuristics there, and the setting comes back.
     import torch
 
-    from modelcost.bench.runner import _no_cudnn_autotune
+    from modelcost.hardware.tf32 import no_cudnn_autotune
 
     torch.backends.cudnn.benchmark = True
-    with _no_cudnn_autotune(True):
+    with no_cudnn_autotune():
         assert torch.backends.cudnn.benchmark is False
     assert torch.backends.cudnn.benchmark is True
-    with _no_cudnn_autotune(False):  # ONNX Runtime and CPU references leave torch alone
-        assert torch.backends.cudnn.benchmark is True
     torch.backends.cudnn.benchmark = False
 
 

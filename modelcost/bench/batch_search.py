@@ -19,12 +19,13 @@ stopped at 64 instead of 128-256.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from modelcost.hardware.tf32 import no_cudnn_autotune
 
 GROWTH = 0.05
 MAX_BATCH = 4096
@@ -114,23 +115,6 @@ def _usable_here(model: Any, device: str) -> Callable[[tuple[str, str]], bool]:
     return usable
 
 
-@contextlib.contextmanager
-def _no_cudnn_autotune() -> Iterator[None]:
-    """cuDNN's benchmark mode off for the probe (module doc); restored after. No-op without torch."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is None:
-        yield
-        return
-    saved = torch.backends.cudnn.benchmark
-    torch.backends.cudnn.benchmark = False
-    try:
-        yield
-    finally:
-        torch.backends.cudnn.benchmark = saved
-
-
 def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: Any, *, growth: float = GROWTH,
                           max_batch: int = MAX_BATCH, time_budget_s: float = 60.0,
                           device: str | None = None) -> BatchSearch | None:
@@ -158,7 +142,7 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
         session = None
         try:
             arrays, _ = model.host_inputs(batch)
-            with _no_cudnn_autotune():
+            with no_cudnn_autotune():
                 session = runner.session(batch, arrays)
                 if session.device == "cuda":
                     import torch

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ from modelcost.bench.timing import (
     pinned_to_one_cpu,
 )
 from modelcost.core.errors import ModelcostError
+from modelcost.hardware.tf32 import no_cudnn_autotune
 from modelcost.core.text import config_label, first_line
 from modelcost.core.trace import trace
 from modelcost.core.types import BenchResult, DeviceInfo
@@ -179,7 +180,7 @@ class Reference:
         if self.model.kind == "onnx" and name == "ort-cuda" and registry.unavailable_reason(name) is not None:
             name = "ort-cpu"
         runner = registry.get_backend(name).prepare(self.model, "fp32", self.config)
-        with _no_cudnn_autotune(name == "torch-eager"):
+        with no_cudnn_autotune() if name == "torch-eager" else contextlib.nullcontext():
             session = runner.session(batch_size, arrays)
             try:
                 session.run()
@@ -188,21 +189,6 @@ class Reference:
                 session.close()
                 if self.model.kind == "onnx":
                     runner.close()
-
-
-@contextlib.contextmanager
-def _no_cudnn_autotune(active: bool) -> Iterator[None]:
-    if not active:
-        yield
-        return
-    import torch
-
-    before = torch.backends.cudnn.benchmark
-    torch.backends.cudnn.benchmark = False
-    try:
-        yield
-    finally:
-        torch.backends.cudnn.benchmark = before
 
 
 class Sweep:

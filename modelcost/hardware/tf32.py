@@ -1,5 +1,7 @@
 """TF32 on or off for fp32 matmuls and cuDNN convolutions / RNNs, restored afterwards: the one switch used by the
-torch backends, the training step, the layer profiler and the measured GPU ceilings. Imports torch only when used."""
+torch backends, the training step, the layer profiler and the measured GPU ceilings. Also cuDNN's autotuner off for
+a while (``no_cudnn_autotune``: the batch-search probes and the fp32 reference outputs). Imports torch only when
+used."""
 
 from __future__ import annotations
 
@@ -38,3 +40,21 @@ def tf32_mode(enabled: bool) -> Iterator[None]:
             warnings.simplefilter("ignore")
             for (obj, attr), value in zip(switches, old, strict=True):
                 setattr(obj, attr, value)
+
+
+@contextlib.contextmanager
+def no_cudnn_autotune() -> Iterator[None]:
+    """cuDNN's benchmark mode (autotuning at every new shape) off, restored afterwards; nothing to do in a process
+    that has not imported torch."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    saved = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.benchmark = saved
