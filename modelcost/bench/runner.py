@@ -10,14 +10,12 @@ they finish, so an interrupted run keeps what it measured.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from modelcost.bench import compile_ahead, export_ahead, registry, screening_record, stability
-from modelcost.bench.accuracy import compare
 from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.memory import (
     available_host_bytes,
@@ -28,6 +26,7 @@ from modelcost.bench.memory import (
     long_lived_frozen,
 )
 from modelcost.bench.model import BenchModel
+from modelcost.bench.reference import Compared, Reference
 from modelcost.bench.screening import (
     SCREEN_MARGIN,
     Rejects,
@@ -45,7 +44,6 @@ from modelcost.bench.timing import (
     pinned_to_one_cpu,
 )
 from modelcost.core.errors import ModelcostError
-from modelcost.hardware.tf32 import no_cudnn_autotune
 from modelcost.core.text import config_label, first_line
 from modelcost.core.trace import trace
 from modelcost.core.types import BenchResult, DeviceInfo
@@ -146,49 +144,6 @@ def _is_oom(exc: BaseException) -> bool:
 
         return is_oom(exc)
     return False
-
-
-class Reference:
-    """The FP32 reference outputs per batch size: torch eager FP32 (TF32 off) for PyTorch models, ONNX Runtime
-    FP32 for ONNX models, on the benchmark device; computed once per batch size, untimed. On CUDA, torch's
-    reference runs with cuDNN choosing its algorithms by heuristics: autotuning them (``cudnn.benchmark``) cost
-    ResNet-50 about 5 s at three batch sizes on an H100, for outputs that are computed once; the eager fp32
-    config autotunes at its own first call, like every other config."""
-
-    def __init__(self, model: BenchModel, device: str, config: BenchConfig) -> None:
-        self.model, self.device, self.config = model, device, config
-        self.outputs: dict[int, list[Any] | str] = {}
-        if model.kind == "pytorch":
-            self.name = "torch-eager fp32 (TF32 off)" if device == "cuda" else "torch-cpu fp32"
-        else:
-            self.name = "ort-cuda fp32" if device == "cuda" else "ort-cpu fp32"
-
-    def get(self, batch_size: int) -> list[Any] | str:
-        """The outputs, or the reason there are none."""
-        if batch_size not in self.outputs:
-            try:
-                self.outputs[batch_size] = self._compute(batch_size)
-            except Exception as exc:  # noqa: BLE001 - accuracy is then left out, with the reason
-                self.outputs[batch_size] = f"no reference outputs ({first_line(exc)})"
-                free_device_memory()
-        return self.outputs[batch_size]
-
-    def _compute(self, batch_size: int) -> list[Any]:
-        arrays, _ = self.model.host_inputs(batch_size)
-        name = {"pytorch": "torch-eager" if self.device == "cuda" else "torch-cpu",
-                "onnx": "ort-cuda" if self.device == "cuda" else "ort-cpu"}[self.model.kind]
-        if self.model.kind == "onnx" and name == "ort-cuda" and registry.unavailable_reason(name) is not None:
-            name = "ort-cpu"
-        runner = registry.get_backend(name).prepare(self.model, "fp32", self.config)
-        with no_cudnn_autotune() if name == "torch-eager" else contextlib.nullcontext():
-            session = runner.session(batch_size, arrays)
-            try:
-                session.run()
-                return session.outputs()
-            finally:
-                session.close()
-                if self.model.kind == "onnx":
-                    runner.close()
 
 
 class Sweep:
@@ -402,8 +357,8 @@ class Sweep:
         return full
 
     def _measure(self, session: Any, result: BenchResult, arrays: list[Any], baseline: int | None,
-                 config: BenchConfig | None = None, accuracy: tuple[Any, str | None, str] | None = None,
-                 screened: BenchResult | None = None) -> tuple[Any, str | None, str]:
+                 config: BenchConfig | None = None, accuracy: Compared | None = None,
+                 screened: BenchResult | None = None) -> Compared:
         """Time the session into ``result``; returns the accuracy it used. After a screening of the same session
         (``screened``, with its ``accuracy``): the warm-up's first window is compared with the screening's median,
         and the screening's accuracy is taken (the same outputs: the same graph on the same inputs), not computed
@@ -455,14 +410,14 @@ class Sweep:
             limit = min(config.warmup_max_s, config.max_time_s)
             result.notes.append(f"warm-up did not settle within {limit:g} s ({m.warmup_iters} calls)")
         if accuracy is None:
-            accuracy = self._accuracy(session, result.batch_size)
+            accuracy = self.reference.compare(session, result.batch_size)
         else:
             result.extra["accuracy_outputs"] = "this session's screening outputs (the same inputs)"
-        result.accuracy = accuracy[0]
-        if accuracy[1] is not None:
-            result.notes.append(accuracy[1])
-        if accuracy[2]:
-            result.extra["accuracy_compared_on"] = accuracy[2]
+        result.accuracy = accuracy.stats
+        if accuracy.note is not None:
+            result.notes.append(accuracy.note)
+        if accuracy.on:
+            result.extra["accuracy_compared_on"] = accuracy.on
         marks.append(time.perf_counter())
         if config.e2e_min_iters > 0:
             sync = torch.cuda.synchronize if torch is not None else None
@@ -483,27 +438,8 @@ class Sweep:
         step = [f"{b - a:.2f}" for a, b in zip(marks, marks[1:])]
         trace(f"{config_label(result)}: first call {step[0]} s, warm-up {m.warmup_s:.2f} s ({m.warmup_iters} calls), "
               f"timed {m.timed_s:.2f} s ({len(m.samples_ms)}), loop total {step[1]} s, accuracy {step[2]} s, "
-              f"e2e {step[3]} s, memory/power {step[4]} s")
+              f"e2e {step[3]} s, load check and power {step[4]} s")
         return accuracy
-
-    def _accuracy(self, session: Any, batch_size: int) -> tuple[Any, str | None, str]:
-        """(AccuracyStats or None, the note saying why there are none, where it was compared: "gpu" or "host") of
-        the session's last outputs."""
-        ref = self.reference.get(batch_size)
-        if isinstance(ref, str):
-            return None, ref, ""
-        outputs, where = None, "host"
-        if session.device == "cuda" and hasattr(session, "device_outputs"):
-            try:  # compared on the GPU, where they are
-                outputs, where = session.device_outputs(), "gpu"
-            except Exception:  # noqa: BLE001 - e.g. an ONNX Runtime without DLPack: compared on the host
-                outputs, where = None, "host"
-        try:
-            if outputs is None:
-                outputs = session.outputs()
-            return compare(outputs, ref, batch_size=batch_size, reference_name=self.reference.name), None, where
-        except ValueError as exc:
-            return None, f"accuracy not compared: {exc}", ""
 
     def _sampler(self) -> Any:
         if self.nvml is None:
