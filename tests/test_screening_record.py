@@ -156,9 +156,30 @@ def test_cli_rerun_reports_the_left_out_row_and_fresh_measures_it(tmp_path: Path
     (row,) = [b for b in doc["benchmarks"] if b["batch_size"] == 4]
     assert row["status"] == "screened" and row["latency_ms"] is None and "earlier run" in row["reason"]
     assert row["extra"]["earlier_run"]["measurement"] in ("screening", "full (after screening)")
-    assert "without a measurement in this run" in (out / "report.md").read_text()
+    assert row["extra"]["earlier_run"]["beaten_by_more_than"] == 2.0
+    # the console and the Markdown say it in one line (a warm run leaves out a dozen configs), the JSON row in full
+    summary = "ort-cpu fp32 b4: not measured in this run, each beaten more than 2x on latency and throughput"
+    assert summary in (out / "report.md").read_text() and summary in " ".join(r.output.split())
     _slow_down(tmp_path / "cache", "ort-cpu fp32 b4", 50.0)
     fresh = tmp_path / "fresh"
     assert CliRunner().invoke(app, [*args, "--fresh", "--out", str(fresh)]).exit_code == 0
     doc = json.loads((fresh / "report.json").read_text())
     assert all(b["latency_ms"] is not None for b in doc["benchmarks"])
+
+
+def test_left_out_rows_are_named_in_one_line_grouped_by_config() -> None:
+    from modelcost.report.sections_bench import left_out_line
+
+    def row(backend: str, batch: int, when: str) -> BenchResult:
+        r = BenchResult(backend, "fp32", batch, "screened", reason="...")
+        r.extra["earlier_run"] = {"measured_utc": when, "beaten_by_more_than": 2.0}
+        return r
+
+    rows = [row("torch-eager", 1, "2026-11-23T18:55:59+00:00"), row("torch-eager", 64, "2026-11-23T18:56:01+00:00"),
+            row("ort-cuda", 1, "2026-11-23T18:56:25+00:00"), BenchResult("x", "fp16", 1, "failed", reason="boom")]
+    assert left_out_line(rows) == (
+        "torch-eager fp32 b1, b64; ort-cuda fp32 b1: not measured in this run, each beaten more than 2x on latency "
+        "and throughput by a config measured now against its own figures from an earlier run "
+        "(2026-11-23T18:55:59+00:00 to 2026-11-23T18:56:25+00:00; each row's reason has them; --fresh measures "
+        "every config)")
+    assert left_out_line(rows[3:]) is None

@@ -131,8 +131,9 @@ def beaten_earlier(backend: str, precision: str, batch: int, earlier: dict[str, 
                       f"earlier run ({lat:.4f} ms p50, {thr:,.1f} ips; {earlier['measurement']} measurement of "
                       f"{earlier['measured_utc']}, same model, GPU, software and settings); --fresh measures it again")
             row = BenchResult(backend, precision, batch, "screened", reason=reason)
+            kept = {k: earlier[k] for k in ("p50_ms", "throughput_ips", "measurement", "measured_utc")}
             row.extra.update({"measurement": "none in this run (an earlier run's figures, in the reason)",
-                              "earlier_run": {k: earlier[k] for k in ("p50_ms", "throughput_ips", "measurement",
-                                                                      "measured_utc")}})
+                              "earlier_run": {**kept, "beaten_by_more_than": REUSE_FACTOR}})
             return row
     return None
+

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from modelcost.core.samples import footnote, marked
 from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, GpuSpec, WhatIf
@@ -77,7 +79,7 @@ def benchmark_blocks(results: list[BenchResult]) -> list[Block]:
 def _not_measured(bad: list[BenchResult]) -> list[str]:
     """A line per failed config; unavailable backends grouped by reason (one entry per precision otherwise)."""
     lines = [f"{config_label(r)}: {r.status}" + (f" — {r.reason}" if r.reason else "")
-             for r in bad if r.status != "unavailable"]
+             for r in bad if r.status != "unavailable" and not left_out(r)]
     grouped: dict[str, dict[str, list[str]]] = {}
     for r in bad:
         if r.status == "unavailable":
@@ -86,7 +88,31 @@ def _not_measured(bad: list[BenchResult]) -> list[str]:
     for reason, backends in grouped.items():
         names = ", ".join(f"{b} ({', '.join(ps)})" for b, ps in backends.items())
         lines.append(f"{names}: unavailable" + (f" — {reason}" if reason else ""))
-    return lines
+    summary = left_out_line(bad)
+    return lines + ([summary] if summary else [])
+
+
+def left_out(r: BenchResult) -> bool:
+    """True for a row a re-run left out against an earlier run's figures (bench/screening_record.py)."""
+    return "earlier_run" in r.extra
+
+
+def left_out_line(rows: Iterable[BenchResult]) -> str | None:
+    """One line naming every left-out row (each row's own reason has its figures), or None when there is none:
+    a warm run leaves out a dozen configs, and a dozen 400-character lines would bury the answer."""
+    out = [r for r in rows if left_out(r)]
+    if not out:
+        return None
+    by_pair: dict[str, list[str]] = {}
+    for r in out:
+        by_pair.setdefault(f"{r.backend} {r.precision}", []).append(f"b{r.batch_size}")
+    times = sorted(str(r.extra["earlier_run"].get("measured_utc", "")) for r in out)
+    when = times[0] if times[0] == times[-1] else f"{times[0]} to {times[-1]}"
+    factor = max(float(r.extra["earlier_run"].get("beaten_by_more_than", 2.0)) for r in out)
+    names = "; ".join(f"{pair} {', '.join(batches)}" for pair, batches in by_pair.items())
+    return (f"{names}: not measured in this run, each beaten more than {factor:g}x on latency and throughput by a "
+            f"config measured now against its own figures from an earlier run ({when}; each row's reason has them; "
+            "--fresh measures every config)")
 
 
 def roofline_blocks(results: list[BenchResult]) -> list[Block]:
