@@ -40,7 +40,8 @@ def _command() -> str:
 def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None:
     """The closing lines of compare and recommend: what was not measured (with why) and where the report is."""
     for line in skipped:
-        what = "not decided on" if "unstable timings" in line else "not measured"
+        what = ("not decided on" if "unstable timings" in line else
+                "short measurement only" if ": screened (screened out:" in line else "not measured")
         con.print(f"[yellow]{what}[/]: {escape(line)}", markup=True)
     if folder is not None:
         con.print(f"report: {folder}", markup=False)
