@@ -158,7 +158,7 @@ def test_cli_rerun_reports_the_left_out_row_and_fresh_measures_it(tmp_path: Path
     assert row["extra"]["earlier_run"]["measurement"] in ("screening", "full (after screening)")
     assert row["extra"]["earlier_run"]["beaten_by_more_than"] == 2.0
     # the console and the Markdown say it in one line (a warm run leaves out a dozen configs), the JSON row in full
-    summary = "ort-cpu fp32 b4: not measured in this run, each beaten more than 2x on latency and throughput"
+    summary = "ort-cpu fp32 b4: left out of this run, each beaten more than 2x on latency and throughput"
     assert summary in (out / "report.md").read_text() and summary in " ".join(r.output.split())
     _slow_down(tmp_path / "cache", "ort-cpu fp32 b4", 50.0)
     fresh = tmp_path / "fresh"
@@ -178,7 +178,7 @@ def test_left_out_rows_are_named_in_one_line_grouped_by_config() -> None:
     rows = [row("torch-eager", 1, "2026-11-23T18:55:59+00:00"), row("torch-eager", 64, "2026-11-23T18:56:01+00:00"),
             row("ort-cuda", 1, "2026-11-23T18:56:25+00:00"), BenchResult("x", "fp16", 1, "failed", reason="boom")]
     assert left_out_line(rows) == (
-        "torch-eager fp32 b1, b64; ort-cuda fp32 b1: not measured in this run, each beaten more than 2x on latency "
+        "torch-eager fp32 b1, b64; ort-cuda fp32 b1: left out of this run, each beaten more than 2x on latency "
         "and throughput by a config measured now against its own figures from an earlier run "
         "(2026-11-23T18:55:59+00:00 to 2026-11-23T18:56:25+00:00; each row's reason has them; --fresh measures "
         "every config)")

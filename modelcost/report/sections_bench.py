@@ -110,7 +110,7 @@ def left_out_line(rows: Iterable[BenchResult]) -> str | None:
     when = times[0] if times[0] == times[-1] else f"{times[0]} to {times[-1]}"
     factor = max(float(r.extra["earlier_run"].get("beaten_by_more_than", 2.0)) for r in out)
     names = "; ".join(f"{pair} {', '.join(batches)}" for pair, batches in by_pair.items())
-    return (f"{names}: not measured in this run, each beaten more than {factor:g}x on latency and throughput by a "
+    return (f"{names}: left out of this run, each beaten more than {factor:g}x on latency and throughput by a "
             f"config measured now against its own figures from an earlier run ({when}; each row's reason has them; "
             "--fresh measures every config)")
 
