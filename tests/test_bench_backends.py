@@ -194,3 +194,57 @@ def test_real_dynamo_compiles_two_graphs_for_four_batch_sizes(tmp_path: Path, mo
         session.close()
     assert counters["stats"]["unique_graphs"] == 2
     runner.close()
+
+
+def test_per_batch_graphs_are_static_and_stay_under_dynamo_s_recompile_limit(tmp_path: Path, monkeypatch) -> None:
+    """--compile-graphs per-batch: real dynamo (eager backend) compiles one static graph per batch size (4 graphs for
+    batches 1, 4, 8, 16; shared gives 2, the test above). Past PER_BATCH_GRAPHS sizes (here 2) dynamo's caches start
+    afresh instead of running the model eagerly at the recompile limit: the outputs stay right."""
+    import dataclasses
+
+    from torch._dynamo.utils import counters
+
+    from modelcost.bench.backends import torch_backends
+
+    real_compile = torch.compile
+    dynamics: list[object] = []
+
+    def recording_compile(module, mode=None, dynamic=None):  # noqa: ANN001, ANN202
+        dynamics.append(dynamic)
+        return real_compile(module, backend="eager", dynamic=dynamic)
+
+    monkeypatch.setattr(torch, "compile", recording_compile)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    torch._dynamo.reset()
+    counters.clear()
+    entry = dataclasses.replace(BACKENDS["torch-cpu"], name="cpu-compile", compile=True)
+    model = _model()
+    config = BenchConfig(cache_dir=tmp_path, compile_graphs="per-batch")
+    runner = torch_backends.TorchBackend(entry).prepare(model, "fp32", config)
+    assert any("a static graph per batch size" in n for n in runner.notes)
+
+    def run(batch: int) -> None:
+        arrays, _ = model.host_inputs(batch)
+        session = runner.session(batch, arrays)
+        session.run()
+        with torch.no_grad():
+            expected = model.cpu_module()(torch.from_numpy(arrays[0])).numpy()
+        assert np.allclose(session.outputs()[0], expected, atol=1e-6) and not session.notes
+        session.close()
+
+    for batch in (1, 4, 8, 16):
+        run(batch)
+    assert counters["stats"]["unique_graphs"] == 4 and dynamics == [False]
+    runner.close()
+    monkeypatch.setattr(torch_backends, "PER_BATCH_GRAPHS", 2)
+    runner = torch_backends.TorchBackend(entry).prepare(model, "fp32", config)
+    dynamics.clear()
+    for batch in (1, 4, 8, 4):  # the third size starts afresh (a second compile); 4 then joins 8 under it
+        run(batch)
+    assert dynamics == [False, False]
+    runner.close()
+    from modelcost.core.errors import ModelcostError
+
+    with pytest.raises(ModelcostError, match="--compile-graphs 'static'"):
+        BenchConfig(compile_graphs="static")

@@ -35,10 +35,25 @@ def test_the_child_compiles_the_batches_it_is_given_and_leaves_a_marker(tmp_path
 def test_no_marker_for_a_dynamic_graph_that_was_never_compiled(tmp_path: Path) -> None:
     """The parent stopped before the batch search gave the child its second batch: batch 1 is cached, the
     dynamic-batch graph the marker would name is not, so no marker (a later run starts a child again)."""
-    ahead = compile_ahead.CompileAhead(dict(_payload(tmp_path, [1]), dynamic=True))
+    ahead = compile_ahead.CompileAhead(dict(_payload(tmp_path, [1]), more_batches=True))
     assert ahead.wait_for("fp32", 1, wait_s=120)
     ahead.stop(wait_s=30)
     assert not ahead.running() and not (tmp_path / "compile-ahead" / "m.done").exists()
+
+
+def test_per_batch_the_child_compiles_a_static_graph_per_batch_and_marks_them(tmp_path: Path) -> None:
+    """--compile-graphs per-batch: the child compiles through the same runner with the same setting (so the cache
+    keys are the parent's), and marks the set only once the promised batch has come."""
+    payload = dict(_payload(tmp_path, [1]), compile_graphs="per-batch", more_batches=True)
+    ahead = compile_ahead.CompileAhead(payload)
+    assert ahead.wait_for("fp32", 1, wait_s=120)
+    ahead.stop(wait_s=30)  # the throughput batch never came: no marker
+    assert not (tmp_path / "compile-ahead" / "m.done").exists()
+    ahead = compile_ahead.CompileAhead(payload)
+    ahead.add_batches([8], last=True)
+    assert ahead.wait_for("fp32", 8, wait_s=120)
+    ahead.stop(wait_s=30)
+    assert (tmp_path / "compile-ahead" / "m.done").exists()
 
 
 def test_a_child_that_cannot_load_the_model_ends_and_the_parent_stops_waiting(tmp_path: Path) -> None:
@@ -70,6 +85,14 @@ def test_it_starts_only_for_a_reloadable_pytorch_model_whose_graphs_are_not_cach
     assert compile_ahead.start(model, SOURCE, *args, "cuda", config, [1], True) is None  # warm: nothing to do
     # a different batch shape is another set of graphs (batch 64 first, static)
     assert marker != compile_ahead.marker_path(tmp_path, model.content_hash(), ["fp16"], "default", 64, False)
+    # static graphs per batch are another set again, named by their batches (b1, then one found by the search)
+    per_batch = compile_ahead.marker_path(tmp_path, model.content_hash(), ["fp16"], "default", 1, True, [1])
+    assert per_batch.name.split("-default-")[1].startswith("static-b1+more-torch")
+    child = compile_ahead.start(model, SOURCE, *args, "cuda", BenchConfig(cache_dir=tmp_path,
+                                                                         compile_graphs="per-batch"), [1], True)
+    assert child is not None  # not cached: a child starts (and stops here: this machine has no GPU for it)
+    child.stop(wait_s=10)
+
 
 
 def test_only_a_model_small_beside_the_gpu_memory_gets_a_child(monkeypatch) -> None:

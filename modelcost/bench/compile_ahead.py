@@ -47,12 +47,16 @@ SMALL_SHARE = 0.05  # a child only for models whose 16-bit weights take under th
 
 
 def marker_path(cache_dir: Path, model_hash: str, precisions: Sequence[str], compile_mode: str, first_batch: int,
-                dynamic: bool) -> Path:
+                dynamic: bool, per_batch: Sequence[int] | None = None) -> Path:
     """The file that says these graphs are in the cache: per model, precisions, compile mode, torch version and
-    batch shape (the first batch, and whether a dynamic-batch graph follows it)."""
+    batch shape (the first batch, and whether a dynamic-batch graph follows it; with ``--compile-graphs
+    per-batch``, ``per_batch``: the batches known at the start, and ``dynamic`` whether one more follows)."""
     import torch
 
-    shape = f"b{first_batch}{'+dyn' if dynamic else ''}"
+    if per_batch is not None:
+        shape = "static-" + "+".join(f"b{b}" for b in per_batch) + ("+more" if dynamic else "")
+    else:
+        shape = f"b{first_batch}{'+dyn' if dynamic else ''}"
     name = f"{model_hash[:16]}-{'-'.join(sorted(precisions))}-{compile_mode}-{shape}-torch{torch.__version__}.done"
     return Path(cache_dir) / "compile-ahead" / name.replace("/", "_")
 
@@ -135,16 +139,18 @@ def start(model: Any, source: str | None, load_options: Any, order: Sequence[tup
         return None
     if not _small_beside(model):
         return None
-    dynamic = more_batches or len(set(batches)) > 1
-    marker = marker_path(config.cache_dir, model.content_hash(), precisions, config.compile_mode, batches[0], dynamic)
+    per_batch = config.compile_graphs == "per-batch"
+    dynamic = more_batches if per_batch else more_batches or len(set(batches)) > 1
+    marker = marker_path(config.cache_dir, model.content_hash(), precisions, config.compile_mode, batches[0], dynamic,
+                         sorted({int(b) for b in batches}) if per_batch else None)
     if marker.exists():
         return None
     import dataclasses
 
     payload = {"source": source, "load_options": dataclasses.asdict(load_options), "seed": model.seed,
                "precisions": precisions, "compile_mode": config.compile_mode, "cache_dir": str(config.cache_dir),
-               "batches": [int(b) for b in batches], "marker": str(marker), "dynamic": dynamic,
-               "parent_pid": os.getpid()}
+               "compile_graphs": config.compile_graphs, "batches": [int(b) for b in batches], "marker": str(marker),
+               "more_batches": bool(more_batches), "parent_pid": os.getpid()}
     try:
         return CompileAhead(payload)
     except OSError:
@@ -188,7 +194,8 @@ def _child(payload: dict[str, Any]) -> None:
     source = payload["source"]
     model = from_loaded_torch(load_torch(source, options), name="compile-ahead", source=source, seed=payload["seed"])
     device = payload.get("device", "cuda")
-    config = BenchConfig(device=device, compile_mode=payload["compile_mode"], cache_dir=Path(payload["cache_dir"]))
+    config = BenchConfig(device=device, compile_mode=payload["compile_mode"], cache_dir=Path(payload["cache_dir"]),
+                         compile_graphs=payload.get("compile_graphs", "shared"))
     backend = TorchBackend(dataclasses.replace(registry.info("torch-compile"), device=device))
     if payload.get("dynamo_backend"):  # tests: a dynamo backend that needs no C++ compiler
         real_compile = torch.compile
@@ -218,9 +225,11 @@ def _child(payload: dict[str, Any]) -> None:
             if batch not in batches:
                 batches.append(batch)
                 compile_at(batch)
-    # The marker says the graphs are cached: not after a parent that went away (EOF, no "end"), nor when the
-    # dynamic-batch graph it names was never compiled (the parent stopped before the search found a batch).
-    if ended and (not payload.get("dynamic") or len(set(batches)) > 1):
+    # The marker says the graphs are cached: not after a parent that went away (EOF, no "end"), nor when the batch
+    # the parent was to add never came (it stopped before the search found one: with shared graphs the
+    # dynamic-batch graph the marker names comes with that second size).
+    promised = payload.get("more_batches") and len(set(batches)) <= len(set(payload["batches"]))
+    if ended and not promised:
         marker = Path(payload["marker"])
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps({"source": source, "batches": batches}))

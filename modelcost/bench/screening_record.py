@@ -39,7 +39,7 @@ from modelcost.core.types import BenchResult, DeviceInfo
 REUSE_FACTOR = 2.0
 MAX_AGE_S = 7 * 24 * 3600
 _SETTINGS = ("warmup", "warmup_settle", "warmup_max_s", "warmup_min_cuda_s", "pin_cpu", "min_time_s", "min_iters",
-             "max_time_s", "target_rel_ci", "compile_mode", "seed")
+             "max_time_s", "target_rel_ci", "compile_mode", "compile_graphs", "seed")
 Qualifies = Callable[[BenchResult], bool]
 
 

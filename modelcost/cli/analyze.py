@@ -32,6 +32,7 @@ def analyze(
     max_time_s: o.MaxTime = 20.0,
     warmup: o.Warmup = 10,
     compile_mode: o.CompileMode = "default",
+    compile_graphs: o.CompileGraphs = "shared",
     samples_csv: o.SamplesCsv = None,
     device: o.Device = "auto",
     target_gpu: o.TargetGpu = None,
@@ -51,7 +52,7 @@ def analyze(
     o.lock_out(out)
     with o.staged_samples(None if static else samples_csv) as staged_csv:
         config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv,
-                                   background, fresh)
+                                   background, fresh, compile_graphs)
         options = flow.run_options(
             o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static,

@@ -21,6 +21,7 @@ def bench(
     max_time_s: o.MaxTime = 20.0,
     warmup: o.Warmup = 10,
     compile_mode: o.CompileMode = "default",
+    compile_graphs: o.CompileGraphs = "shared",
     samples_csv: o.SamplesCsv = None,
     json_path: o.JsonPath = None,
     report: o.Report = False,
@@ -43,7 +44,7 @@ def bench(
     o.lock_out(out)
     with o.staged_samples(samples_csv) as staged_csv:
         config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv,
-                                   background, fresh)
+                                   background, fresh, compile_graphs)
         # The static analysis (for the roofline) at --batch-size or 1; when it fails the benchmarks still run.
         options = flow.run_options(
             o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,

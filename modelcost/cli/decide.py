@@ -236,6 +236,7 @@ def recommend(
     exhaustive: o.Exhaustive = False,
     background: o.Background = True,
     fresh: o.Fresh = False,
+    compile_graphs: o.CompileGraphs = "shared",
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
     objective: Annotated[str, typer.Option(
         help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
@@ -276,7 +277,8 @@ def recommend(
     lock_out(out)
     with staged_samples(samples_csv) as staged_csv:
         config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
-                         samples_csv=staged_csv, background=background, reuse_earlier=not fresh)
+                         samples_csv=staged_csv, background=background, reuse_earlier=not fresh,
+                         compile_graphs=compile_graphs)
         options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
                               trust_pickle=trust_pickle, bench=config, screen=screen_mode(screen),
                               exhaustive=exhaustive,

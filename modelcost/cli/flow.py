@@ -43,12 +43,13 @@ def parse_precisions(text: str | None) -> list[str] | None:
 
 
 def bench_config(device: str, warmup: int, min_time_s: float, min_iters: int, max_time_s: float,
-                 compile_mode: str, samples_csv: Path | None, background: bool = True, fresh: bool = False) -> Any:
+                 compile_mode: str, samples_csv: Path | None, background: bool = True, fresh: bool = False,
+                 compile_graphs: str = "shared") -> Any:
     from modelcost.bench.base import BenchConfig
 
     return BenchConfig(device=device, warmup=warmup, min_time_s=min_time_s, min_iters=min_iters,
                        max_time_s=max_time_s, compile_mode=compile_mode, samples_csv=samples_csv,
-                       background=background, reuse_earlier=not fresh)
+                       background=background, reuse_earlier=not fresh, compile_graphs=compile_graphs)
 
 
 def run_options(command: str, *, backends: str | None = None, precisions: str | None = None,
