@@ -183,3 +183,16 @@ def test_left_out_rows_are_named_in_one_line_grouped_by_config() -> None:
         "(2026-11-23T18:55:59+00:00 to 2026-11-23T18:56:25+00:00; each row's reason has them; --fresh measures "
         "every config)")
     assert left_out_line(rows[3:]) is None
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_model_that_cannot_be_hashed_is_measured_in_full_without_a_record(tmp_path: Path, monkeypatch) -> None:
+    from modelcost.bench.model import BenchModel
+    from modelcost.bench.runner import run_benchmarks
+
+    def broken(self):  # noqa: ANN001, ANN202
+        raise OSError("weights unreadable")
+
+    monkeypatch.setattr(BenchModel, "content_hash", broken)
+    results, _ = run_benchmarks(_tiny(), backends=["torch-cpu"], batch_sizes=[1], config=_fast(tmp_path), screen=True)
+    assert [r.status for r in results] == ["ok"] and not (tmp_path / "cache" / "screening").exists()

@@ -177,9 +177,12 @@ class Sweep:
     def _run(self) -> None:
         self.results.extend(self.plan.skipped)
         if self.screen and self.config.reuse_earlier and self.plan.runnable:
-            key = screening_record.record_key(self.model.content_hash(), self.device_info,
-                                              cuda_uuid() if self.plan.device == "cuda" else None, self.config)
-            self.record = screening_record.ScreeningRecord.open(self.config.cache_dir, key)
+            try:
+                key = screening_record.record_key(self.model.content_hash(), self.device_info,
+                                                  cuda_uuid() if self.plan.device == "cuda" else None, self.config)
+                self.record = screening_record.ScreeningRecord.open(self.config.cache_dir, key)
+            except Exception as exc:  # noqa: BLE001 - without a record every config is measured, as with --fresh
+                trace(f"no record of earlier runs: {first_line(exc)}")
         if self.plan.runnable:  # before any config, so no config's memory figure includes the reference's
             self._advance("reference outputs (fp32)", 0)
             for batch in self.batch_sizes:
