@@ -22,6 +22,7 @@ same model on the same GPU found hopelessly slow need not be set up and screened
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -44,21 +45,16 @@ Qualifies = Callable[[BenchResult], bool]
 
 
 def software() -> dict[str, str]:
-    """The versions a figure depends on, read without importing the libraries (package metadata)."""
+    """The versions a figure depends on: the packages' from their metadata (ONNX Runtime is not imported for it),
+    cuDNN's from torch."""
     from importlib import metadata
 
-    versions = {"python": sys.version.split()[0]}
-    for package in ("torch", "onnxruntime-gpu", "onnxruntime", "modelcost"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            continue
-    try:
-        import torch
+    import torch
 
-        versions["cudnn"] = str(torch.backends.cudnn.version())
-    except Exception:  # noqa: BLE001 - no torch, or no cuDNN: not part of the key then
-        pass
+    versions = {"python": sys.version.split()[0], "cudnn": str(torch.backends.cudnn.version())}
+    for package in ("torch", "onnxruntime-gpu", "onnxruntime", "modelcost"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[package] = metadata.version(package)
     return versions
 
 
