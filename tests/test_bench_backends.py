@@ -165,44 +165,10 @@ def test_one_compile_serves_every_batch_and_a_failed_shared_compile_falls_back(t
     assert resets == [1, 2]  # before the static fallback compile, and when the runner closed
 
 
-def test_real_dynamo_compiles_two_graphs_for_four_batch_sizes(tmp_path: Path, monkeypatch) -> None:
-    """The same CPU twin with torch's real dynamo (its eager backend: no C++ compiler needed): batch 1 gets its own
-    graph, batches 4, 8 and 16 share one with a dynamic batch dimension - 2 graphs, not 4, and right outputs."""
+def _dynamo_twin(tmp_path: Path, monkeypatch, **config) -> tuple:  # noqa: ANN001
+    """A CPU twin of torch-compile with torch's real dynamo (its eager backend: no C++ compiler needed), the
+    ``dynamic`` argument of every torch.compile call recorded; returns (runner maker, run-and-check, dynamics)."""
     import dataclasses
-
-    from torch._dynamo.utils import counters
-
-    from modelcost.bench.backends import torch_backends
-
-    real_compile = torch.compile
-    monkeypatch.setattr(torch, "compile", lambda module, mode=None, dynamic=None: real_compile(
-        module, backend="eager", dynamic=dynamic))
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
-    torch._dynamo.reset()
-    counters.clear()
-    entry = dataclasses.replace(BACKENDS["torch-cpu"], name="cpu-compile", compile=True)
-    model = _model()
-    runner = torch_backends.TorchBackend(entry).prepare(model, "fp32", BenchConfig(cache_dir=tmp_path))
-    for batch in (1, 4, 8, 16):
-        arrays, _ = model.host_inputs(batch)
-        session = runner.session(batch, arrays)
-        session.run()
-        with torch.no_grad():
-            expected = model.cpu_module()(torch.from_numpy(arrays[0])).numpy()
-        assert np.allclose(session.outputs()[0], expected, atol=1e-6) and not session.notes
-        session.close()
-    assert counters["stats"]["unique_graphs"] == 2
-    runner.close()
-
-
-def test_per_batch_graphs_are_static_and_stay_under_dynamo_s_recompile_limit(tmp_path: Path, monkeypatch) -> None:
-    """--compile-graphs per-batch: real dynamo (eager backend) compiles one static graph per batch size (4 graphs for
-    batches 1, 4, 8, 16; shared gives 2, the test above). Past PER_BATCH_GRAPHS sizes (here 2) dynamo's caches start
-    afresh instead of running the model eagerly at the recompile limit: the outputs stay right."""
-    import dataclasses
-
-    from torch._dynamo.utils import counters
 
     from modelcost.bench.backends import torch_backends
 
@@ -217,14 +183,13 @@ def test_per_batch_graphs_are_static_and_stay_under_dynamo_s_recompile_limit(tmp
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     torch._dynamo.reset()
-    counters.clear()
     entry = dataclasses.replace(BACKENDS["torch-cpu"], name="cpu-compile", compile=True)
     model = _model()
-    config = BenchConfig(cache_dir=tmp_path, compile_graphs="per-batch")
-    runner = torch_backends.TorchBackend(entry).prepare(model, "fp32", config)
-    assert any("a static graph per batch size" in n for n in runner.notes)
 
-    def run(batch: int) -> None:
+    def make_runner():  # noqa: ANN202
+        return torch_backends.TorchBackend(entry).prepare(model, "fp32", BenchConfig(cache_dir=tmp_path, **config))
+
+    def run(runner, batch: int) -> None:  # noqa: ANN001
         arrays, _ = model.host_inputs(batch)
         session = runner.session(batch, arrays)
         session.run()
@@ -233,15 +198,44 @@ def test_per_batch_graphs_are_static_and_stay_under_dynamo_s_recompile_limit(tmp
         assert np.allclose(session.outputs()[0], expected, atol=1e-6) and not session.notes
         session.close()
 
+    return make_runner, run, dynamics
+
+
+def test_real_dynamo_compiles_two_graphs_for_four_batch_sizes(tmp_path: Path, monkeypatch) -> None:
+    """The CPU twin with real dynamo: batch 1 gets its own graph, batches 4, 8 and 16 share one with a dynamic batch
+    dimension - 2 graphs, not 4, and right outputs."""
+    from torch._dynamo.utils import counters
+
+    make_runner, run, _ = _dynamo_twin(tmp_path, monkeypatch)
+    counters.clear()
+    runner = make_runner()
     for batch in (1, 4, 8, 16):
-        run(batch)
+        run(runner, batch)
+    assert counters["stats"]["unique_graphs"] == 2
+    runner.close()
+
+
+def test_per_batch_graphs_are_static_and_stay_under_dynamo_s_recompile_limit(tmp_path: Path, monkeypatch) -> None:
+    """--compile-graphs per-batch: real dynamo (eager backend) compiles one static graph per batch size (4 graphs for
+    batches 1, 4, 8, 16; shared gives 2, the test above). Past PER_BATCH_GRAPHS sizes (here 2) dynamo's caches start
+    afresh instead of running the model eagerly at the recompile limit: the outputs stay right."""
+    from torch._dynamo.utils import counters
+
+    from modelcost.bench.backends import torch_backends
+
+    make_runner, run, dynamics = _dynamo_twin(tmp_path, monkeypatch, compile_graphs="per-batch")
+    counters.clear()
+    runner = make_runner()
+    assert any("a static graph per batch size" in n for n in runner.notes)
+    for batch in (1, 4, 8, 16):
+        run(runner, batch)
     assert counters["stats"]["unique_graphs"] == 4 and dynamics == [False]
     runner.close()
     monkeypatch.setattr(torch_backends, "PER_BATCH_GRAPHS", 2)
-    runner = torch_backends.TorchBackend(entry).prepare(model, "fp32", config)
+    runner = make_runner()
     dynamics.clear()
     for batch in (1, 4, 8, 4):  # the third size starts afresh (a second compile); 4 then joins 8 under it
-        run(batch)
+        run(runner, batch)
     assert dynamics == [False, False]
     runner.close()
     from modelcost.core.errors import ModelcostError
