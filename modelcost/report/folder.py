@@ -104,19 +104,16 @@ def _roofline_maker(run: RunReport) -> dict[str, tuple[str, Callable[[], bytes |
 
 def write_report_json(run: RunReport, path: str | Path, *, recommendation: Recommendation | None = None,
                       comparison: Comparison | None = None) -> Path:
-    """The versioned JSON report (report/json_report.py) with the recommendation / comparison, written atomically:
-    the folder's report.json, and ``recommend --json``."""
-    import json
+    """The versioned JSON report (report/json_report.py) with the recommendation / comparison: the folder's
+    report.json, and ``recommend --json``."""
+    from modelcost.report.json_report import write_json
 
-    from modelcost.report import json_report
-
-    doc = json_report.run_to_dict(run)
+    sections: dict[str, Any] = {}
     if recommendation is not None:
-        doc["recommendation"] = recommendation_to_dict(recommendation)
+        sections["recommendation"] = recommendation_to_dict(recommendation)
     if comparison is not None:
-        doc["comparison"] = comparison_to_dict(comparison)
-    atomic_write_text(Path(path), json.dumps(doc, indent=2) + "\n")
-    return Path(path)
+        sections["comparison"] = comparison_to_dict(comparison)
+    return write_json(run, path, sections)
 
 
 def write_report_folder(run: RunReport, out_dir: str | Path | None = None, samples_csv: str | Path | None = None,

@@ -50,12 +50,10 @@ def run_to_dict(run: RunReport) -> dict[str, Any]:
     return doc
 
 
-def dumps(run: RunReport) -> str:
-    return json.dumps(run_to_dict(run), indent=2, sort_keys=False)
-
-
-def write_json(run: RunReport, path: str | Path) -> Path:
-    """Write atomically: a temporary file beside the target, then rename."""
+def write_json(run: RunReport, path: str | Path, sections: dict[str, Any] | None = None) -> Path:
+    """Write atomically: a temporary file beside the target, then rename. ``sections``: more top-level keys after
+    the run's (a recommendation, a comparison)."""
     from modelcost.report.atomic import atomic_write_text
 
-    return atomic_write_text(Path(path), dumps(run) + "\n")
+    doc = run_to_dict(run) | (sections or {})
+    return atomic_write_text(Path(path), json.dumps(doc, indent=2, sort_keys=False) + "\n")
