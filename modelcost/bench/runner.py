@@ -28,9 +28,9 @@ from modelcost.bench.memory import (
 from modelcost.bench.model import BenchModel
 from modelcost.bench.reference import Compared, Reference
 from modelcost.bench.screening import (
-    SCREEN_MARGIN,
     Rejects,
     after_screening,
+    may_screen_out,
     screen_out_reason,
     screening_config,
     speed_rank,
@@ -234,12 +234,9 @@ class Sweep:
         earlier = self.record.earlier(backend, precision, batch, self._inputs(batch))
         if earlier is None:
             return None
-
-        def qualifies(r: BenchResult) -> bool:  # meets the constraints, as a screening dominator must
-            return self.rejects is None or self.rejects(r, -SCREEN_MARGIN) is None
-
         measured = [r for r in self.results if r.latency_ms is not None]
-        row = screening_record.beaten_earlier(backend, precision, batch, earlier, measured, qualifies)
+        row = screening_record.beaten_earlier(backend, precision, batch, earlier, measured,
+                                              lambda r: may_screen_out(r, self.rejects))
         if row is not None:
             row.device = self.device_info.name
         return row

@@ -83,6 +83,12 @@ def dominator(candidate: BenchResult, others: Iterable[BenchResult], margin: flo
     return None
 
 
+def may_screen_out(result: BenchResult, rejects: Rejects | None, margin: float = SCREEN_MARGIN) -> bool:
+    """Whether ``result`` may count against other configs: it can be the answer, meeting every constraint by more
+    than ``margin`` with every constrained figure measured (module doc). bench.screening_record asks the same."""
+    return rejects is None or rejects(result, -margin) is None
+
+
 def screen_out_reason(candidate: BenchResult, measured: Iterable[BenchResult], margin: float = SCREEN_MARGIN,
                       rejects: Rejects | None = None) -> str | None:
     """Why ``candidate`` (with screening figures) gets no full measurement, or None if it must get one."""
@@ -90,7 +96,7 @@ def screen_out_reason(candidate: BenchResult, measured: Iterable[BenchResult], m
         why = rejects(candidate, margin)
         if why:
             return f"screened out: {why} (by more than the {margin * 100:.0f}% screening margin)"
-        measured = [r for r in measured if rejects(r, -margin) is None]  # only a config that can be the answer
+        measured = [r for r in measured if may_screen_out(r, rejects, margin)]
     other = dominator(candidate, measured, margin)
     if other is None:
         return None
