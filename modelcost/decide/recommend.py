@@ -154,24 +154,12 @@ def _score(r: BenchResult, objective: str, stat: str) -> tuple[float, float]:
 
 
 def not_measured_lines(results: list[BenchResult]) -> list[str]:
-    """One line per failed / out-of-memory config, and one per reason for the unavailable ones (a backend that
-    cannot run here has one entry per precision: 25 such lines say four things)."""
-    from modelcost.report.sections_bench import left_out, left_out_line
+    """One line per failed / out-of-memory config, then the grouped ones (report.sections_bench.grouped_not_measured:
+    unavailable backends one line per reason, the configs a re-run left out one line)."""
+    from modelcost.report.sections_bench import grouped_not_measured
 
-    lines: list[str] = []
-    unavailable: dict[str, dict[str, list[str]]] = {}
-    for r in results:
-        if left_out(r):
-            continue
-        if r.status == "unavailable":
-            unavailable.setdefault(r.reason or "", {}).setdefault(r.backend, []).append(r.precision)
-        else:
-            lines.append(f"{label(r)}: {r.status}" + (f" ({r.reason})" if r.reason else ""))
-    for reason, backends in unavailable.items():
-        names = ", ".join(f"{b} ({', '.join(ps)})" for b, ps in backends.items())
-        lines.append(f"{names}: unavailable" + (f" — {reason}" if reason else ""))
-    summary = left_out_line(results)
-    return lines + ([summary] if summary else [])
+    singles, grouped = grouped_not_measured(results)
+    return [f"{label(r)}: {r.status}" + (f" ({r.reason})" if r.reason else "") for r in singles] + grouped
 
 
 def recommend(results: list[BenchResult], constraints: Constraints | None = None,

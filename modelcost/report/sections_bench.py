@@ -77,19 +77,26 @@ def benchmark_blocks(results: list[BenchResult]) -> list[Block]:
 
 
 def _not_measured(bad: list[BenchResult]) -> list[str]:
-    """A line per failed config; unavailable backends grouped by reason (one entry per precision otherwise)."""
-    lines = [f"{config_label(r)}: {r.status}" + (f" — {r.reason}" if r.reason else "")
-             for r in bad if r.status != "unavailable" and not left_out(r)]
+    """A line per failed config, then the grouped lines (``grouped_not_measured``)."""
+    singles, grouped = grouped_not_measured(bad)
+    return [f"{config_label(r)}: {r.status}" + (f" — {r.reason}" if r.reason else "") for r in singles] + grouped
+
+
+def grouped_not_measured(rows: Iterable[BenchResult]) -> tuple[list[BenchResult], list[str]]:
+    """(the rows to list one per line, the lines that group the rest): unavailable backends one line per reason (a
+    backend that cannot run here has one entry per precision: 25 such rows say four things), and the rows a re-run
+    left out one line (``left_out_line``). The report and recommend's closing lines both list them this way."""
+    rows = list(rows)
+    singles = [r for r in rows if r.status != "unavailable" and not left_out(r)]
     grouped: dict[str, dict[str, list[str]]] = {}
-    for r in bad:
+    for r in rows:
         if r.status == "unavailable":
             head = f"{r.extra['role']}: " if r.extra.get("role") else ""
             grouped.setdefault(r.reason or "", {}).setdefault(head + r.backend, []).append(r.precision)
-    for reason, backends in grouped.items():
-        names = ", ".join(f"{b} ({', '.join(ps)})" for b, ps in backends.items())
-        lines.append(f"{names}: unavailable" + (f" — {reason}" if reason else ""))
-    summary = left_out_line(bad)
-    return lines + ([summary] if summary else [])
+    lines = [", ".join(f"{b} ({', '.join(ps)})" for b, ps in backends.items()) + ": unavailable"
+             + (f" — {reason}" if reason else "") for reason, backends in grouped.items()]
+    summary = left_out_line(rows)
+    return singles, lines + ([summary] if summary else [])
 
 
 def left_out(r: BenchResult) -> bool:
