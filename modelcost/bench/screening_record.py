@@ -26,7 +26,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from modelcost.bench.base import BenchConfig
+from modelcost.core.atomic import replace_atomically
 from modelcost.core.text import config_label, utc_timestamp
 from modelcost.core.types import BenchResult, DeviceInfo
 
@@ -100,13 +100,9 @@ class ScreeningRecord:
 
     def save(self) -> None:
         """Write the record (best effort: a cache that cannot be written costs the next run time, nothing else)."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"key": self.key, "rows": self.rows}, indent=1, default=str), encoding="utf-8")
-            os.replace(tmp, self.path)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            data = json.dumps({"key": self.key, "rows": self.rows}, indent=1, default=str).encode("utf-8")
+            replace_atomically(self.path, data)
 
 
 def beaten_earlier(backend: str, precision: str, batch: int, earlier: dict[str, Any], measured: Iterable[BenchResult],
