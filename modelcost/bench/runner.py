@@ -269,7 +269,8 @@ class Sweep:
             return
         try:
             for i, batch in enumerate(batches):
-                row = self._beaten_earlier(backend, precision, batch)  # again: this config's other batches count now
+                # not beaten before it was prepared: this config's batches measured since may beat it now
+                row = beaten[i] or self._beaten_earlier(backend, precision, batch)
                 if row is not None:
                     trace(f"{backend} {precision} b{batch}: beaten against an earlier run's figures; not measured")
                     self.results.append(row)
