@@ -232,11 +232,14 @@ def _static(model: LoadedModel, options: RunOptions, report: RunReport) -> None:
 def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tuple[list[int], bool]:
     """The batch sizes to measure and whether to screen (issue 9): ``options.sweep()``, or batch 1 and the batch
     at which throughput saturates (said in the run notes), and screening on a GPU unless turned off."""
+    from modelcost.bench.memory import create_cuda_context_in_background
     from modelcost.bench.runner import make_plan, warm_compile_workers
 
     batches = options.sweep()
     plan = make_plan(model.bench_model(), options.backends, options.precisions, options.bench, options.exhaustive)
     trace(f"benchmark plan made ({len(plan.runnable)} configs on {plan.device})")
+    if plan.device == "cuda" and plan.runnable:
+        create_cuda_context_in_background()
     note = plan.left_out_note()
     if note and note not in report.notes:
         report.notes.append(note)

@@ -280,3 +280,24 @@ def test_device_copy_is_deepcopy_then_to_without_the_cpu_copy() -> None:
     assert got["lin"].weight is got["emb"].weight and isinstance(got["lin"].weight, torch.nn.Parameter)
     assert all(p.data_ptr() != q.data_ptr() for p, q in zip(got.parameters(), mod.parameters(), strict=True))
     assert mod["lin"].weight.dtype == torch.float32  # the CPU module is untouched
+
+
+def test_the_cuda_context_is_made_in_a_helper_thread(monkeypatch) -> None:
+    """create_cuda_context_in_background: one allocation on the GPU, from a helper thread (the caller goes on), and a
+    failure there (no GPU: this machine) is swallowed - the sweep's own first CUDA call says what is wrong."""
+    import threading
+
+    from modelcost.bench.memory import create_cuda_context_in_background
+
+    made: list[tuple[str, object]] = []
+    done = threading.Event()
+
+    def fake_empty(*shape, device=None, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        made.append((threading.current_thread().name, device))
+        done.set()
+        raise RuntimeError("Found no NVIDIA driver on your system")
+
+    monkeypatch.setattr(torch, "empty", fake_empty)
+    create_cuda_context_in_background()
+    assert done.wait(10)
+    assert made == [("modelcost-cuda-context", "cuda")]

@@ -74,6 +74,22 @@ def free_device_memory() -> None:
         torch.cuda.empty_cache()
 
 
+def create_cuda_context_in_background() -> None:
+    """Make the CUDA context in a helper thread now, while this thread goes on with CPU work (materialising and
+    hashing the model's weights, starting the compile workers). Creating it takes most of a second on an H100 and
+    happens inside an allocation, which releases the GIL; torch's lazy initialisation is thread-safe (a CUDA call of
+    this thread waits for it). Nothing is kept: the one-element tensor goes back to the caching allocator."""
+    import threading
+
+    def create() -> None:
+        with contextlib.suppress(Exception):  # no context here: the first CUDA call of the sweep says why
+            import torch
+
+            torch.empty(1, device="cuda")
+
+    threading.Thread(target=create, daemon=True, name="modelcost-cuda-context").start()
+
+
 def cuda_uuid() -> str | None:
     """NVML's "GPU-..." UUID of PyTorch's current device (so NVML samples the same GPU)."""
     try:
