@@ -148,7 +148,8 @@ def test_one_compile_serves_every_batch_and_a_failed_shared_compile_falls_back(t
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     entry = dataclasses.replace(BACKENDS["torch-cpu"], name="cpu-compile", compile=True)
     model = _model()
-    runner = torch_backends.TorchBackend(entry).prepare(model, "fp32", BenchConfig(cache_dir=tmp_path))
+    runner = torch_backends.TorchBackend(entry).prepare(model, "fp32", BenchConfig(cache_dir=tmp_path,
+                                                                                   compile_graphs="shared"))
     for batch in (1, 4):
         session = runner.session(batch, model.host_inputs(batch)[0])
         session.run()
@@ -202,11 +203,11 @@ def _dynamo_twin(tmp_path: Path, monkeypatch, **config) -> tuple:  # noqa: ANN00
 
 
 def test_real_dynamo_compiles_two_graphs_for_four_batch_sizes(tmp_path: Path, monkeypatch) -> None:
-    """The CPU twin with real dynamo: batch 1 gets its own graph, batches 4, 8 and 16 share one with a dynamic batch
-    dimension - 2 graphs, not 4, and right outputs."""
+    """--compile-graphs shared, the CPU twin with real dynamo: batch 1 gets its own graph, batches 4, 8 and 16 share
+    one with a dynamic batch dimension - 2 graphs, not 4, and right outputs."""
     from torch._dynamo.utils import counters
 
-    make_runner, run, _ = _dynamo_twin(tmp_path, monkeypatch)
+    make_runner, run, _ = _dynamo_twin(tmp_path, monkeypatch, compile_graphs="shared")
     counters.clear()
     runner = make_runner()
     for batch in (1, 4, 8, 16):
@@ -216,14 +217,14 @@ def test_real_dynamo_compiles_two_graphs_for_four_batch_sizes(tmp_path: Path, mo
 
 
 def test_per_batch_graphs_are_static_and_stay_under_dynamo_s_recompile_limit(tmp_path: Path, monkeypatch) -> None:
-    """--compile-graphs per-batch: real dynamo (eager backend) compiles one static graph per batch size (4 graphs for
-    batches 1, 4, 8, 16; shared gives 2, the test above). Past PER_BATCH_GRAPHS sizes (here 2) dynamo's caches start
-    afresh instead of running the model eagerly at the recompile limit: the outputs stay right."""
+    """--compile-graphs per-batch (the default): real dynamo (eager backend) compiles one static graph per batch
+    size (4 graphs for batches 1, 4, 8, 16; shared gives 2, the test above). Past PER_BATCH_GRAPHS sizes (here 2)
+    dynamo's caches start afresh instead of running the model eagerly at the recompile limit: the outputs stay right."""
     from torch._dynamo.utils import counters
 
     from modelcost.bench.backends import torch_backends
 
-    make_runner, run, dynamics = _dynamo_twin(tmp_path, monkeypatch, compile_graphs="per-batch")
+    make_runner, run, dynamics = _dynamo_twin(tmp_path, monkeypatch)
     counters.clear()
     runner = make_runner()
     assert any("a static graph per batch size" in n for n in runner.notes)
@@ -242,3 +243,4 @@ def test_per_batch_graphs_are_static_and_stay_under_dynamo_s_recompile_limit(tmp
 
     with pytest.raises(ModelcostError, match="--compile-graphs 'static'"):
         BenchConfig(compile_graphs="static")
+

@@ -18,7 +18,7 @@ SOURCE = f"{FIXTURES}/tiny_cnn.py:make_model"
 def _payload(tmp_path: Path, batches: list[int]) -> dict:
     return {"source": SOURCE, "load_options": dataclasses.asdict(LoadOptions()), "seed": 0,
             "precisions": ["fp32"], "compile_mode": "default", "cache_dir": str(tmp_path),
-            "batches": batches, "marker": str(tmp_path / "compile-ahead" / "m.done"),
+            "batches": batches, "compile_graphs": "shared", "marker": str(tmp_path / "compile-ahead" / "m.done"),
             "device": "cpu", "dynamo_backend": "eager"}
 
 
@@ -71,7 +71,7 @@ def test_it_starts_only_for_a_reloadable_pytorch_model_whose_graphs_are_not_cach
     from modelcost.loaders.torch_loader import load_torch
 
     model = from_loaded_torch(load_torch(SOURCE, LoadOptions()), name="tiny", source=SOURCE)
-    config = BenchConfig(cache_dir=tmp_path)
+    config = BenchConfig(cache_dir=tmp_path, compile_graphs="shared")
     monkeypatch.setattr(compile_ahead, "_small_beside", lambda model: True)  # as on a GPU with room for it
     compiles = [("torch-compile-cudagraph", "fp16"), ("torch-eager", "fp32")]
     args = (LoadOptions(), compiles)
@@ -88,8 +88,8 @@ def test_it_starts_only_for_a_reloadable_pytorch_model_whose_graphs_are_not_cach
     # static graphs per batch are another set again, named by their batches (b1, then one found by the search)
     per_batch = compile_ahead.marker_path(tmp_path, model.content_hash(), ["fp16"], "default", 1, True, [1])
     assert per_batch.name.split("-default-")[1].startswith("static-b1+more-torch")
-    child = compile_ahead.start(model, SOURCE, *args, "cuda", BenchConfig(cache_dir=tmp_path,
-                                                                         compile_graphs="per-batch"), [1], True)
+    assert BenchConfig().compile_graphs == "per-batch"  # the default
+    child = compile_ahead.start(model, SOURCE, *args, "cuda", BenchConfig(cache_dir=tmp_path), [1], True)
     assert child is not None  # not cached: a child starts (and stops here: this machine has no GPU for it)
     child.stop(wait_s=10)
 

@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "int8", "fp8")
 COMPILE_MODES = ("default", "max-autotune")
-# torch.compile's graphs across batch sizes: "shared" (batch 1 its own graph, every larger batch one graph with a
-# dynamic batch dimension: one compile fewer per extra batch size) or "per-batch" (a static graph per batch size,
-# what a fixed-batch deployment runs; on an H100 BERT-base's static graph at 256 ran 3.8-4.8% faster, BENCHMARKS.md)
+# torch.compile's graphs across batch sizes: "per-batch" (the default: a static graph per batch size, what a
+# fixed-batch deployment runs; on an H100 BERT-base's static graph at 256 ran 3.8-4.8% faster than the shared one,
+# BENCHMARKS.md) or "shared" (batch 1 its own graph, every larger batch one graph with a dynamic batch dimension: one
+# compile fewer per extra batch size)
 COMPILE_GRAPHS = ("shared", "per-batch")
 
 
@@ -61,7 +62,7 @@ class BenchConfig:
     e2e_min_time_s: float = 0.3  # ... of at least this long (it is a secondary figure: no CI rule)
     e2e_max_s: float = 2.0
     compile_mode: str = "default"  # torch.compile: "default" | "max-autotune"
-    compile_graphs: str = "shared"  # COMPILE_GRAPHS
+    compile_graphs: str = "per-batch"  # COMPILE_GRAPHS
     # Cold-cache work in helper processes beside the GPU measurements (bench.compile_ahead, bench.export_ahead);
     # False (--no-background): nothing else of modelcost's runs while a config is timed
     background: bool = True

@@ -195,7 +195,7 @@ def _child(payload: dict[str, Any]) -> None:
     model = from_loaded_torch(load_torch(source, options), name="compile-ahead", source=source, seed=payload["seed"])
     device = payload.get("device", "cuda")
     config = BenchConfig(device=device, compile_mode=payload["compile_mode"], cache_dir=Path(payload["cache_dir"]),
-                         compile_graphs=payload.get("compile_graphs", "shared"))
+                         compile_graphs=payload["compile_graphs"])
     backend = TorchBackend(dataclasses.replace(registry.info("torch-compile"), device=device))
     if payload.get("dynamo_backend"):  # tests: a dynamo backend that needs no C++ compiler
         real_compile = torch.compile

@@ -32,7 +32,7 @@ def analyze(
     max_time_s: o.MaxTime = 20.0,
     warmup: o.Warmup = 10,
     compile_mode: o.CompileMode = "default",
-    compile_graphs: o.CompileGraphs = "shared",
+    compile_graphs: o.CompileGraphs = "per-batch",
     samples_csv: o.SamplesCsv = None,
     device: o.Device = "auto",
     target_gpu: o.TargetGpu = None,

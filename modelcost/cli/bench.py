@@ -21,7 +21,7 @@ def bench(
     max_time_s: o.MaxTime = 20.0,
     warmup: o.Warmup = 10,
     compile_mode: o.CompileMode = "default",
-    compile_graphs: o.CompileGraphs = "shared",
+    compile_graphs: o.CompileGraphs = "per-batch",
     samples_csv: o.SamplesCsv = None,
     json_path: o.JsonPath = None,
     report: o.Report = False,

@@ -236,7 +236,7 @@ def recommend(
     exhaustive: o.Exhaustive = False,
     background: o.Background = True,
     fresh: o.Fresh = False,
-    compile_graphs: o.CompileGraphs = "shared",
+    compile_graphs: o.CompileGraphs = "per-batch",
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
     objective: Annotated[str, typer.Option(
         help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",

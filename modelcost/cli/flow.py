@@ -44,7 +44,7 @@ def parse_precisions(text: str | None) -> list[str] | None:
 
 def bench_config(device: str, warmup: int, min_time_s: float, min_iters: int, max_time_s: float,
                  compile_mode: str, samples_csv: Path | None, background: bool = True, fresh: bool = False,
-                 compile_graphs: str = "shared") -> Any:
+                 compile_graphs: str = "per-batch") -> Any:
     from modelcost.bench.base import BenchConfig
 
     return BenchConfig(device=device, warmup=warmup, min_time_s=min_time_s, min_iters=min_iters,

@@ -55,9 +55,9 @@ Warmup = Annotated[int, typer.Option(
     min=1, help="Calls per warm-up window (warm-up runs until two windows agree within 2%).")]
 CompileMode = Annotated[str, typer.Option(help="torch.compile mode: default or max-autotune.")]
 CompileGraphs = Annotated[str, typer.Option("--compile-graphs", help=(
-    "torch.compile's graphs across batch sizes: shared (batch 1 its own, every larger batch one graph with a dynamic "
-    "batch dimension: fewer compiles) or per-batch (a static graph per batch size, what a fixed-batch deployment "
-    "runs; a few percent faster at large batches, one more compile per batch size)."))]
+    "torch.compile's graphs across batch sizes: per-batch (the default: a static graph per batch size, what a "
+    "fixed-batch deployment runs) or shared (batch 1 its own, every larger batch one graph with a dynamic batch "
+    "dimension: one compile fewer per extra batch size, a few percent slower at large batches)."))]
 SamplesCsv = Annotated[Optional[Path], typer.Option(
     help="Write the NVML samples of every timed run here (nvidia-smi field names).")]
 Device = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]

@@ -6,14 +6,14 @@ algorithm per shape during warm-up). TF32 is off except for the ``tf32`` precisi
 ``half``, ``compile`` and ``cudagraph`` backends mean the model's weights and float inputs cast to that dtype
 (channels_last memory format for conv nets); ``autocast`` keeps fp32 weights and autocasts the forward.
 
-torch.compile: one compiled module per backend x precision, shared by its batch sizes, with torch's automatic
-dynamic shapes (``dynamic=None``): the first batch compiles with static shapes, the second compiles a graph with a
-dynamic batch dimension that every later batch reuses (batch 1 keeps its own specialised graph). One compile per
-batch size paid 10-12 s each for ResNet-50 on an H100 and, past dynamo's recompile limit (8 shapes), would have
-silently run the model eagerly. A model whose dynamic-batch compile fails is compiled for that batch alone
-(``dynamic=False``), and the notes say so. ``--compile-graphs per-batch`` (``BenchConfig.compile_graphs``) compiles
-with static shapes instead, a graph per batch size (a fixed-batch deployment's; the shared dynamic graph of BERT-base
-ran 3.8-4.8% slower at batch 256 on an H100), starting dynamo afresh before its recompile limit.
+torch.compile: one compiled module per backend x precision. By default (``--compile-graphs per-batch``) dynamo
+compiles it with static shapes, a graph per batch size: what a fixed-batch deployment runs (on an H100 the shared
+dynamic-batch graph of BERT-base ran 3.8-4.8% slower at batch 256 than a static one, BENCHMARKS.md), starting dynamo
+afresh before its recompile limit (8 graphs of one frame; past it dynamo silently runs the model eagerly).
+``--compile-graphs shared`` uses torch's automatic dynamic shapes (``dynamic=None``) instead: the first batch compiles
+with static shapes, the second compiles a graph with a dynamic batch dimension that every later batch reuses (batch 1
+keeps its own specialised graph), one compile fewer per extra batch size. A model whose dynamic-batch compile fails
+is compiled for that batch alone (``dynamic=False``), and the notes say so.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class TorchRunner:
             self.per_batch = config.compile_graphs == "per-batch"
             graphs = ("a static graph per batch size (--compile-graphs per-batch)" if self.per_batch else
                       "automatic dynamic shapes (batch sizes after the first share one graph with a dynamic batch "
-                      "dimension; --compile-graphs per-batch compiles a static one per batch size)")
+                      "dimension, --compile-graphs shared; per-batch compiles a static one per batch size)")
             self.notes.append(f"torch.compile mode={self.compile_mode}, {graphs}; inductor's FX-graph and autotune "
                               f"caches in {cache} survive the process")
 
