@@ -244,3 +244,22 @@ def test_per_batch_graphs_are_static_and_stay_under_dynamo_s_recompile_limit(tmp
     with pytest.raises(ModelcostError, match="--compile-graphs 'static'"):
         BenchConfig(compile_graphs="static")
 
+
+def test_inputs_reach_the_model_at_its_dtype_whichever_side_casts() -> None:
+    """TorchSession._to_device: the session's inputs are cast on the host (no transient float32 copy in the peak
+    memory), the end-to-end loop's on the device; either way the model gets the same fp16, channels_last values,
+    and on the CPU a tensor of its own (writing to it leaves the host array alone)."""
+    from types import SimpleNamespace
+
+    from modelcost.bench.backends.torch_backends import TorchSession
+
+    array = np.random.default_rng(0).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    session = SimpleNamespace(_torch=torch, device="cpu", runner=SimpleNamespace(dtype="float16", channels_last=True))
+    for on_device in (False, True):
+        t = TorchSession._to_device(session, array, cast_on_device=on_device)
+        assert t.dtype == torch.float16 and t.is_contiguous(memory_format=torch.channels_last)
+        assert np.array_equal(t.numpy(), array.astype(np.float16))
+    session.runner.dtype = "float32"
+    t = TorchSession._to_device(session, array)
+    t.zero_()
+    assert array.any()
