@@ -317,19 +317,19 @@ def recommend(
     batches = list(batch_sizes or (constraints.batch_sizes if constraints and constraints.batch_sizes else [1]))
     config = config or BenchConfig()
     report = RunReport(created=utc_timestamp(), command=command)
-    plan_opts = options or _options(batches[0], input_shapes, trust_pickle, bench=config)
+    plan_opts = dataclasses.replace(options or _options(batches[0], input_shapes, trust_pickle, bench=config),
+                                    backends=tuple(backends) if backends else None,
+                                    precisions=tuple(precisions) if precisions else None, batch_sizes=tuple(batches))
     model = load(source, _options(batches[0], input_shapes, trust_pickle, bench=config))
     trace("model loaded")
     try:
         report.cost = _static_or_none(model, report.notes)
         trace("static analysis done")
         try:
-            batches, screen = sweep_plan(model, dataclasses.replace(plan_opts, batch_sizes=tuple(batches)), report)
-            _, report.device = run_sweep(model.bench_model(), backends=backends, precisions=precisions,
-                                         batch_sizes=batches, config=config, progress=progress,
+            batches, screen, plan = sweep_plan(model, plan_opts, report)
+            _, report.device = run_sweep(model.bench_model(), batch_sizes=batches, config=config, progress=progress,
                                          results=report.benchmarks, screen=screen,
-                                         rejects=screening_rejects(constraints or Constraints()),
-                                         exhaustive=plan_opts.exhaustive)
+                                         rejects=screening_rejects(constraints or Constraints()), plan=plan)
         except KeyboardInterrupt:
             report.complete = False
             report.notes.append("interrupted by the user (Ctrl-C): recommended from the configs that finished")

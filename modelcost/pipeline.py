@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import BenchModel
@@ -229,9 +229,16 @@ def _static(model: LoadedModel, options: RunOptions, report: RunReport) -> None:
         report.notes.append(f"roofline: static analysis failed ({exc})")
 
 
-def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tuple[list[int], bool]:
+class SweepPlan(NamedTuple):
+    batches: list[int]
+    screen: bool
+    plan: Any  # bench.runner.Plan: what runs, made once (the compile child, the batch search and the sweep share it)
+
+
+def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> SweepPlan:
     """The batch sizes to measure and whether to screen (issue 9): ``options.sweep()``, or batch 1 and the batch
-    at which throughput saturates (said in the run notes), and screening on a GPU unless turned off."""
+    at which throughput saturates (said in the run notes), and screening on a GPU unless turned off; with the plan
+    (``bench.runner.make_plan``) that the sweep then runs."""
     from modelcost.bench.memory import create_cuda_context_in_background
     from modelcost.bench.runner import make_plan, warm_compile_workers
 
@@ -258,7 +265,7 @@ def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> tu
             batches = sorted({1, search.batch})
         if ahead is not None:
             ahead.add_batches([b for b in batches if b != 1], last=True)
-    return batches, screen
+    return SweepPlan(batches, screen, plan)
 
 
 def _compile_ahead(model: LoadedModel, options: RunOptions, plan: Any, batches: list[int], more: bool) -> Any:
@@ -284,12 +291,10 @@ def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell
 
     started = run_started()
     try:
-        batches, screen = sweep_plan(model, options, report)
-        _, report.device = run_benchmarks(model.bench_model(), backends=options.backends,
-                                          precisions=options.precisions, batch_sizes=batches,
-                                          config=options.bench, results=report.benchmarks,
-                                          progress=options.bench_progress, screen=screen, rejects=options.rejects,
-                                          exhaustive=options.exhaustive)
+        batches, screen, plan = sweep_plan(model, options, report)
+        _, report.device = run_benchmarks(model.bench_model(), batch_sizes=batches, config=options.bench,
+                                          results=report.benchmarks, progress=options.bench_progress,
+                                          screen=screen, rejects=options.rejects, plan=plan)
     except KeyboardInterrupt:
         report.complete = False
         report.notes.append("interrupted: the benchmarks that finished are reported, the rest were not run")

@@ -301,3 +301,26 @@ def test_the_cuda_context_is_made_in_a_helper_thread(monkeypatch) -> None:
     create_cuda_context_in_background()
     assert done.wait(10)
     assert made == [("modelcost-cuda-context", "cuda")]
+
+
+def test_recommend_makes_its_plan_once_with_the_backends_it_was_given(tmp_path: Path, monkeypatch) -> None:
+    """api.recommend(backends=...) without RunOptions: sweep_plan (the compile child, the batch search) and the sweep
+    share one plan, made with those backends. The two used to be made apart, and sweep_plan's ignored the argument:
+    on a GPU it would have compiled torch.compile graphs in the background for a sweep that runs ONNX Runtime only."""
+    from modelcost import api
+    from modelcost.bench import runner
+
+    made: list[tuple] = []
+    real = runner.make_plan
+
+    def counting(model, backends, precisions, config, exhaustive=False):  # noqa: ANN001, ANN202
+        made.append((tuple(backends or ()), exhaustive))
+        return real(model, backends, precisions, config, exhaustive)
+
+    monkeypatch.setattr(runner, "make_plan", counting)
+    net = tmp_path / "tiny.py"
+    net.write_text("import torch\n\ndef make():\n    return torch.nn.Sequential(torch.nn.Linear(4, 2))\n")
+    report, rec, _ = api.recommend(f"{net}:make", backends=["ort-cpu"], batch_sizes=[1],
+                                   input_shapes={"input": (1, 4)}, config=fast_config(tmp_path))
+    assert made == [(("ort-cpu",), False)]
+    assert {r.backend for r in report.benchmarks} == {"ort-cpu"} and rec.best is not None

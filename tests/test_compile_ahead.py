@@ -176,7 +176,7 @@ def test_the_pipeline_gives_the_child_batch_1_first_and_the_searched_batch_after
                                   bench=BenchConfig(device="cpu", cache_dir=tmp_path))
     model = pipeline.load(SOURCE, options)
     try:
-        batches, _ = pipeline.sweep_plan(model, options, RunReport())
+        batches, _, plan = pipeline.sweep_plan(model, options, RunReport())
         assert batches == [1, 8]
         assert calls == [("start", SOURCE, [1], True), ("add", [8], True)]
         assert isinstance(model.bench_model().compile_ahead, Child)

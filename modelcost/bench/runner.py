@@ -486,16 +486,19 @@ class Sweep:
 def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
                    batch_sizes: Sequence[int] = (1,), config: BenchConfig | None = None,
                    results: list[BenchResult] | None = None, progress: bool = False, screen: bool = False,
-                   rejects: Rejects | None = None, exhaustive: bool = False
+                   rejects: Rejects | None = None, exhaustive: bool = False, plan: Plan | None = None
                    ) -> tuple[list[BenchResult], DeviceInfo]:
     """Benchmark ``model``; returns (results, the device). Pass ``results`` to keep partial results on interrupt.
     ``screen``: the short measurement first and the full one only for contenders (``bench.screening``);
-    ``exhaustive``: without ``backends`` / ``precisions``, every backend at every precision (``make_plan``)."""
+    ``exhaustive``: without ``backends`` / ``precisions``, every backend at every precision (``make_plan``).
+    ``plan``: one made already (``pipeline.sweep_plan``), run as it is; backends, precisions and exhaustive are then
+    the plan's."""
     config = config or BenchConfig()
     results = results if results is not None else []
     if not batch_sizes or any(int(b) < 1 for b in batch_sizes):
         raise ModelcostError("batch sizes must be positive integers, e.g. --batch-sizes 1,8,32")
-    plan = make_plan(model, backends, precisions, config, exhaustive)
+    if plan is None:
+        plan = make_plan(model, backends, precisions, config, exhaustive)
     if plan.runnable:
         refuse_impossible_batches(model, batch_sizes)
     total = len(plan.runnable) * len(batch_sizes)
