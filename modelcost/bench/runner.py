@@ -234,8 +234,7 @@ class Sweep:
         earlier = self.record.earlier(backend, precision, batch, self._inputs(batch))
         if earlier is None:
             return None
-        measured = [r for r in self.results if r.latency_ms is not None]
-        row = screening_record.beaten_earlier(backend, precision, batch, earlier, measured,
+        row = screening_record.beaten_earlier(backend, precision, batch, earlier, self.results,
                                               lambda r: may_screen_out(r, self.rejects))
         if row is not None:
             row.device = self.device_info.name
