@@ -200,7 +200,7 @@ def test_without_a_plan_file_sources_stay_as_written() -> None:
     (MODEL + "trust_pickle = 'no'\n", "[[models]] #1 trust_pickle: expected true or false, got the string 'no'"),
     ("[sweep]\ntimeout_s = 'long'\n" + MODEL, "[sweep] timeout_s: expected a number"),
     ("[timing]\nmax_time_s = 0.5\n" + MODEL, "[timing] max_time_s 0.5 is below the default min_time_s 1.0"),
-    ("[models]\nsource = 'm.onnx'\n", "[[models]]"),
+    ("[models]\nsource = 'm.onnx'\n", "[models] is a single table"),
     ("[constraints]\nmax_latency_ms = 'x'\n" + MODEL, "[constraints] max_latency_ms: expected a number"),
 ])
 def test_sweep_command_refuses_a_bad_plan_in_one_line_and_writes_nothing(tmp_path: Path, text: str,
