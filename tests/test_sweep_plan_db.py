@@ -71,8 +71,8 @@ def test_config_key_is_stable_and_ignores_the_model_name() -> None:
     ("[[models]]\nsource='m.onnx'\nprecisions=['fp64']\n", "unknown precision(s) fp64"),
     ("[[models]]\nsource='m.onnx'\ninput_shapes=['x:1x3']\n", "NAME=DIMS"),
     ("[[models]]\nsource='a/m.onnx'\n[[models]]\nsource='b/m.onnx'\n", "share a name (m)"),
-    ("[[models]]\nsource='m.onnx'\nbatch_sizes=[0]\n", "must be positive"),
-    ("[timing]\nmin_time_s = 5\nmax_time_s = 1\n[[models]]\nsource='m.onnx'\n", "below --min-time-s"),
+    ("[[models]]\nsource='m.onnx'\nbatch_sizes=[0]\n", "batch_sizes item 1: must be >= 1"),
+    ("[timing]\nmin_time_s = 5\nmax_time_s = 1\n[[models]]\nsource='m.onnx'\n", "1.0 is below min_time_s 5.0"),
     ("[[models]\n", "not valid TOML"),
 ])
 def test_bad_plans_get_one_clear_line(text: str, words: str) -> None:

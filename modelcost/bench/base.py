@@ -8,7 +8,7 @@ calls in CUDA events or ``perf_counter``. Nothing here imports torch, onnxruntim
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -77,16 +77,33 @@ class BenchConfig:
     def __post_init__(self) -> None:
         from modelcost.core.errors import ModelcostError
 
-        if self.device not in ("auto", "cuda", "cpu"):
-            raise ModelcostError(f"--device {self.device!r}: use cuda, cpu or auto")
-        if self.compile_mode not in COMPILE_MODES:
-            raise ModelcostError(f"--compile-mode {self.compile_mode!r}: use one of {', '.join(COMPILE_MODES)}")
-        if self.compile_graphs not in COMPILE_GRAPHS:
-            raise ModelcostError(f"--compile-graphs {self.compile_graphs!r}: use one of {', '.join(COMPILE_GRAPHS)}")
-        if self.min_time_s < 0 or self.max_time_s <= 0 or self.min_iters < 1 or self.warmup < 1:
-            raise ModelcostError("timing options: --min-time-s >= 0, --max-time-s > 0, --min-iters >= 1, --warmup >= 1")
-        if self.max_time_s < self.min_time_s:
-            raise ModelcostError(f"--max-time-s {self.max_time_s} is below --min-time-s {self.min_time_s}")
+        problem = timing_problem(vars(self))
+        if problem:
+            raise ModelcostError(problem)
+
+
+def cli_option(field_name: str) -> str:
+    """The command line's option for a BenchConfig field: max_time_s -> --max-time-s."""
+    return "--" + field_name.replace("_", "-")
+
+
+def timing_problem(values: Mapping[str, Any], name: Callable[[str], str] = cli_option) -> str | None:
+    """What is wrong with BenchConfig field ``values`` (every field given), or None: the one check of them. Each
+    field is called ``name(field)``: the command line's option by default (a sweep plan says its [timing] key)."""
+    device, mode, graphs = values["device"], values["compile_mode"], values["compile_graphs"]
+    if device not in ("auto", "cuda", "cpu"):
+        return f"{name('device')} {device!r}: use cuda, cpu or auto"
+    if mode not in COMPILE_MODES:
+        return f"{name('compile_mode')} {mode!r}: use one of {', '.join(COMPILE_MODES)}"
+    if graphs not in COMPILE_GRAPHS:
+        return f"{name('compile_graphs')} {graphs!r}: use one of {', '.join(COMPILE_GRAPHS)}"
+    for key, low, strict in (("min_time_s", 0, False), ("max_time_s", 0, True), ("min_iters", 1, False),
+                             ("warmup", 1, False)):
+        if values[key] < low or (strict and values[key] == low):
+            return f"{name(key)} must be {'>' if strict else '>='} {low}, not {values[key]}"
+    if values["max_time_s"] < values["min_time_s"]:
+        return f"{name('max_time_s')} {values['max_time_s']} is below {name('min_time_s')} {values['min_time_s']}"
+    return None
 
 
 class OutOfMemory(Exception):

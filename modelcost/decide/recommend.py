@@ -56,11 +56,24 @@ class Constraints:
     latency_stat: str = "p99"
 
     def as_dict(self) -> dict[str, float]:
-        given = {
-            "max_latency_ms": self.max_latency_ms, "min_throughput_ips": self.min_throughput_ips,
-            "max_memory_gb": self.max_memory_gb, "max_accuracy_drop_pct": self.max_accuracy_drop_pct,
-        }
+        given = {name: getattr(self, name) for name in LIMITS}
         return {k: v for k, v in given.items() if v is not None}
+
+
+LIMITS = ("max_latency_ms", "min_throughput_ips", "max_memory_gb", "max_accuracy_drop_pct")  # Constraints' limits
+
+
+def check_constraints(c: Constraints, objective: str = "throughput") -> None:
+    """The one check of what a recommendation is asked for (``recommend``; a sweep plan's [constraints] when it is
+    read): every limit a finite number >= 0, a known latency statistic and objective. Messages name the field."""
+    for name in LIMITS:
+        value = getattr(c, name)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise ModelcostError(f"{name} must be a number >= 0, not {value!r}")
+    if c.latency_stat not in LATENCY_STATS:
+        raise ModelcostError(f"latency_stat must be one of {', '.join(LATENCY_STATS)}, not {c.latency_stat!r}")
+    if objective not in OBJECTIVES:
+        raise ModelcostError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
 
 
 label = config_label  # 'ort-cuda fp16 b8': how a config is named in every recommendation text
@@ -167,10 +180,7 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
     """The measured config that meets every constraint with the best ``objective``, with reasons; the Pareto
     front; and, when nothing fits, which constraint fails and by how much."""
     c = constraints or Constraints()
-    if c.latency_stat not in LATENCY_STATS:
-        raise ModelcostError(f"latency statistic must be one of {', '.join(LATENCY_STATS)}, not {c.latency_stat!r}")
-    if objective not in OBJECTIVES:
-        raise ModelcostError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
+    check_constraints(c, objective)
     ok = [r for r in results if r.status == "ok" and r.latency_ms is not None]
     measured = [r for r in ok if not r.unstable]  # noisy timings decide nothing, either way
     ranked, rec_unranked = _enough_samples(measured, c.latency_stat)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,31 @@ class LoadOptions:
 
 
 MODEL_SUFFIXES = (".onnx", ".pt2", ".pt", ".pth", ".ts", ".torchscript", ".jit")
+_FILE_KINDS = {".onnx": "onnx", ".pt2": "torch.export", **dict.fromkeys(
+    (".pt", ".pth", ".ts", ".torchscript", ".jit", ".bin"), "torchscript_or_pickle")}
+
+
+def factory_file(target: str) -> bool:
+    """Whether a factory's ``target`` (the part before its last ':') is a Python file rather than a module name."""
+    return target.endswith(".py") or "/" in target or "\\" in target
+
+
+def rebase_source(source: str, folder: Path) -> str:
+    """``source`` with its file part, when that is a relative path, taken from ``folder`` instead of the working
+    directory (a sweep plan's sources are relative to the plan's file): ``m.onnx``, ``sub/f.py:make`` and ``~/m.pt``
+    name files; ``zoo:NAME``, ``torchvision:NAME``, ``package.module:factory`` and absolute paths stay as they are."""
+    if source.startswith(("zoo:", "torchvision:")):
+        return source
+    head, tail = source, ""
+    if Path(source).suffix.lower() not in _FILE_KINDS and ":" in source:  # a factory: path/file.py:fn or pkg.mod:fn
+        target, _, attr = source.rpartition(":")
+        if not factory_file(target):
+            return source
+        head, tail = target, ":" + attr
+    if Path(head).is_absolute():
+        return source
+    path = Path(head).expanduser()
+    return (str(path) if path.is_absolute() else os.path.normpath(folder.absolute() / path)) + tail
 
 
 def source_kind(source: str) -> str:
@@ -30,12 +56,8 @@ def source_kind(source: str) -> str:
         return "torchvision"
     path = Path(source)
     suffix = path.suffix.lower()
-    if suffix == ".onnx":
-        return "onnx"
-    if suffix == ".pt2":
-        return "torch.export"
-    if suffix in {".pt", ".pth", ".ts", ".torchscript", ".jit", ".bin"}:
-        return "torchscript_or_pickle"
+    if suffix in _FILE_KINDS:
+        return _FILE_KINDS[suffix]
     if ":" in source:
         return "factory"
     if path.is_dir():

@@ -19,34 +19,36 @@ DTYPES = {
 }
 
 
-def parse_input_shapes(items: Iterable[str] | None) -> dict[str, tuple[int, ...]]:
+def parse_input_shapes(items: Iterable[str] | None, option: str = "--input-shape") -> dict[str, tuple[int, ...]]:
     """['x=1x3x224x224', 'ids=2,128:int64'] -> {'x': (1, 3, 224, 224), 'ids': (2, 128)} (dtypes dropped)."""
-    return parse_input_specs(items)[0]
+    return parse_input_specs(items, option)[0]
 
 
-def parse_input_specs(items: Iterable[str] | None) -> tuple[dict[str, tuple[int, ...]], dict[str, str]]:
+def parse_input_specs(items: Iterable[str] | None, option: str = "--input-shape",
+                      ) -> tuple[dict[str, tuple[int, ...]], dict[str, str]]:
     """['x=1x3x224x224', 'ids=2,128:int64'] -> ({'x': (1, 3, 224, 224), 'ids': (2, 128)}, {'ids': 'int64'}):
-    the shapes, and the dtypes given after a colon (canonical names, see ``DTYPES``)."""
+    the shapes, and the dtypes given after a colon (canonical names, see ``DTYPES``). Errors name ``option``,
+    the place the user wrote the item (a sweep plan names its key)."""
     shapes: dict[str, tuple[int, ...]] = {}
     dtypes: dict[str, str] = {}
     for item in items or ():
         name, sep, dims = item.partition("=")
         if not sep or not name or not dims:
-            raise ModelcostError(f"--input-shape {item!r}: expected NAME=DIMS[:DTYPE] such as input=1x3x224x224 or "
+            raise ModelcostError(f"{option} {item!r}: expected NAME=DIMS[:DTYPE] such as input=1x3x224x224 or "
                                  "input_ids=1x128:int64")
         dims, colon, dtype = dims.partition(":")
         if colon:
             if dtype.strip().lower() not in DTYPES:
-                raise ModelcostError(f"--input-shape {item!r}: unknown dtype {dtype!r}; use one of "
+                raise ModelcostError(f"{option} {item!r}: unknown dtype {dtype!r}; use one of "
                                      f"{', '.join(sorted(set(DTYPES.values())))}")
             dtypes[name.strip()] = DTYPES[dtype.strip().lower()]
         try:
             shape = tuple(int(d) for d in dims.replace(",", "x").split("x"))
         except ValueError:
-            raise ModelcostError(f"--input-shape {item!r}: dimensions must be integers such as 1x3x224x224 "
+            raise ModelcostError(f"{option} {item!r}: dimensions must be integers such as 1x3x224x224 "
                                  "(a dtype goes after a colon: input_ids=1x128:int64)") from None
         if any(d <= 0 for d in shape):
-            raise ModelcostError(f"--input-shape {item!r}: dimensions must be positive")
+            raise ModelcostError(f"{option} {item!r}: dimensions must be positive")
         shapes[name.strip()] = shape
     return shapes, dtypes
 

@@ -45,7 +45,7 @@ from modelcost.core.lazy import require
 from modelcost.core.text import strip_ansi
 from modelcost.core.trace import trace
 from modelcost.core.types import TensorSpec
-from modelcost.loaders.base import LoadOptions, source_kind
+from modelcost.loaders.base import LoadOptions, factory_file, source_kind
 from modelcost.loaders.input_dtypes import guess_dtype, token_high, with_dtypes
 from modelcost.loaders.shapes import bind_shape
 
@@ -301,7 +301,7 @@ def _load_torchvision(source: str, options: LoadOptions) -> LoadedTorch:
 
 
 def _import_target(source: str, target: str) -> Any:
-    if target.endswith(".py") or "/" in target or "\\" in target:
+    if factory_file(target):
         path = Path(target)
         if not path.is_file():
             raise ModelcostError(f"{source}: no such file {target}")

@@ -4,19 +4,25 @@
     backends = ["ort-cuda", "tensorrt"]   # omitted: every backend of the device (CPU-only machine: CPU ones)
     precisions = ["fp32", "fp16"]         # omitted: each backend's own precisions
     batch_sizes = [1, 64]                 # omitted: [1]
-    timeout_s = 900                       # one config's limit (its child process is killed after it)
+    timeout_s = 900                       # one config's limit, seconds, at most a day (its child is killed after it)
 
-    [timing]                     # BenchConfig fields: warmup, min_time_s, min_iters, max_time_s, ...
+    [timing]                     # BenchConfig fields but device: warmup, min_time_s, min_iters, max_time_s, ...
     min_time_s = 0.5
 
     [constraints]                # what "best config" means in `modelcost results` (decide/recommend.py)
-    max_latency_ms = 10
+    max_latency_ms = 10          # also min_throughput_ips, max_memory_gb, max_accuracy_drop_pct, latency_stat,
+                                 # objective ("throughput" or "latency")
 
     [[models]]                   # one table per model: any source `analyze` accepts
-    source = "zoo:resnet50"
+    source = "zoo:resnet50"      # a relative path (m.onnx, sub/f.py:make) is taken from the plan's folder
     name = "resnet50"            # optional; default from the source
     input_shapes = ["input=1x3x224x224"]   # optional, as --input-shape
     batch_sizes = [1, 8]         # optional: overrides [sweep] for this model (so do backends, precisions)
+    trust_pickle = false         # optional: true (a TOML boolean, never a string) unpickles, as --trust-pickle
+
+Every key is checked by its type when the plan is read (``plan_schema``: "no" is not false, 8 is not [8]), then
+by the owner of its values (backend and precision names, BenchConfig's timing checks, recommend's constraints);
+the first problem is one ModelcostError line naming the key as the plan writes it.
 
 A config is one (model, backend, precision, batch size); a (backend, precision) pair the backend does not
 offer is left out of the expansion when precisions come from [sweep], and kept (to be reported unavailable)
@@ -27,17 +33,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from modelcost.core.errors import ModelcostError
-
-_SWEEP_KEYS = {"backends", "precisions", "batch_sizes", "timeout_s"}
-_MODEL_KEYS = {"source", "name", "input_shapes", "backends", "precisions", "batch_sizes", "trust_pickle"}
-_CONSTRAINT_KEYS = {"max_latency_ms", "min_throughput_ips", "max_memory_gb", "max_accuracy_drop_pct", "latency_stat",
-                    "objective"}
 
 
 @dataclass(frozen=True)
@@ -98,89 +100,93 @@ class Config:
         return Config(**{**d, "input_shapes": tuple(d.get("input_shapes", ()))})
 
 
-def _tuple(value: Any, what: str, kind: type) -> tuple[Any, ...] | None:
-    if value is None:
-        return None
-    values = value if isinstance(value, list) else [value]
-    if not values or not all(isinstance(v, kind) and not isinstance(v, bool) for v in values):
-        raise ModelcostError(f"plan: {what} must be a non-empty list of {kind.__name__}")
-    if kind is int and any(v < 1 for v in values):
-        raise ModelcostError(f"plan: {what} must be positive")
-    return tuple(dict.fromkeys(values))
-
-
-def _unknown(table: dict[str, Any], allowed: set[str], where: str) -> None:
-    bad = sorted(set(table) - allowed)
-    if bad:
-        raise ModelcostError(f"plan: unknown key(s) {', '.join(bad)} in {where}; allowed: {', '.join(sorted(allowed))}")
-
-
-def _model(d: Any, i: int) -> ModelEntry:
-    if not isinstance(d, dict) or not isinstance(d.get("source"), str) or not d["source"]:
-        raise ModelcostError(f"plan: [[models]] #{i + 1} needs source = \"...\" (any source `analyze` accepts)")
-    _unknown(d, _MODEL_KEYS, f"[[models]] #{i + 1}")
-    src = d["source"]
-    from modelcost.loaders.shapes import parse_input_shapes
-
-    parse_input_shapes(d.get("input_shapes"))  # one clear line now for a bad shape, not one per config
-    default_name = src.split(":", 1)[1] if src.startswith(("zoo:", "torchvision:")) else Path(src.split(":")[0]).stem
-    return ModelEntry(source=src, name=str(d.get("name") or default_name),
-                      input_shapes=_tuple(d.get("input_shapes"), "input_shapes", str) or (),
-                      backends=_tuple(d.get("backends"), "backends", str),
-                      precisions=_tuple(d.get("precisions"), "precisions", str),
-                      batch_sizes=_tuple(d.get("batch_sizes"), "batch_sizes", int),
-                      trust_pickle=bool(d.get("trust_pickle", False)))
-
-
 def parse_plan(text: str, path: str = "") -> Plan:
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ModelcostError(f"plan {path or ''}: not valid TOML ({exc})") from None
-    _unknown(doc, {"sweep", "timing", "constraints", "models"}, "the plan's top level")
-    sweep, timing, constraints = doc.get("sweep", {}), doc.get("timing", {}), doc.get("constraints", {})
-    _unknown(sweep, _SWEEP_KEYS, "[sweep]")
-    _unknown(constraints, _CONSTRAINT_KEYS, "[constraints]")
-    from modelcost.bench.base import BenchConfig
+    """The plan in ``text``, every key checked (``plan_schema``); ``path``: the plan's file, whose folder relative
+    sources are taken from (none: they stay as written)."""
+    from modelcost.sweep.plan_schema import validate
 
-    fields = set(BenchConfig.__dataclass_fields__) - {"samples_csv", "cache_dir"}
-    _unknown(timing, fields, "[timing]")
-    models = [_model(m, i) for i, m in enumerate(doc.get("models", []))]
-    if not models:
-        raise ModelcostError("plan: no [[models]]; add at least one, e.g. [[models]] source = \"zoo:resnet50\"")
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelcostError(f"plan{' ' + path if path else ''}: not valid TOML ({exc})") from None
+    doc = validate(raw)
+    folder = Path(os.path.abspath(path)).parent if path else None
+    models = [_model(m, i, folder) for i, m in enumerate(doc.models)]
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         shared = ", ".join(sorted({n for n in names if names.count(n) > 1}))
         raise ModelcostError(f"plan: two models share a name ({shared}); give them name = \"...\"")
-    plan = Plan(models=models, backends=_tuple(sweep.get("backends"), "backends", str),
-                precisions=_tuple(sweep.get("precisions"), "precisions", str),
-                batch_sizes=_tuple(sweep.get("batch_sizes"), "batch_sizes", int) or (1,),
-                timeout_s=float(sweep.get("timeout_s", 900.0)), timing=dict(timing), constraints=dict(constraints),
-                text=text, path=path)
-    BenchConfig(**plan.timing)  # refuse bad timing options now, not in every child
-    _check_names(plan)
+    sweep = doc.sweep
+    plan = Plan(models=models, backends=_unique(sweep.backends), precisions=_unique(sweep.precisions),
+                batch_sizes=_unique(sweep.batch_sizes) or (1,), timeout_s=float(sweep.timeout_s),
+                timing=doc.timing.model_dump(exclude_unset=True),
+                constraints=doc.constraints.model_dump(exclude_unset=True), text=text, path=path)
+    _check_values(plan)
     return plan
 
 
-def _check_names(plan: Plan) -> None:
-    from modelcost.bench.base import PRECISIONS
-    from modelcost.bench.registry import info
+def _unique(values: list[Any] | None) -> tuple[Any, ...] | None:
+    return None if values is None else tuple(dict.fromkeys(values))
 
-    for names in [plan.backends or ()] + [m.backends or () for m in plan.models]:
-        for n in names:
-            info(n)
-    for names in [plan.precisions or ()] + [m.precisions or () for m in plan.models]:
-        bad = [p for p in names if p not in PRECISIONS]
+
+def _model(m: Any, i: int, folder: Path | None) -> ModelEntry:
+    from modelcost.loaders.base import rebase_source
+    from modelcost.loaders.shapes import parse_input_shapes
+
+    # one clear line now for a bad shape, not one per config
+    parse_input_shapes(m.input_shapes, option=f"plan: [[models]] #{i + 1} input_shapes")
+    src = m.source
+    default_name = src.split(":", 1)[1] if src.startswith(("zoo:", "torchvision:")) else Path(src.split(":")[0]).stem
+    return ModelEntry(source=rebase_source(src, folder) if folder else src, name=m.name or default_name,
+                      input_shapes=_unique(m.input_shapes) or (), backends=_unique(m.backends),
+                      precisions=_unique(m.precisions), batch_sizes=_unique(m.batch_sizes),
+                      trust_pickle=m.trust_pickle)
+
+
+def _check_values(plan: Plan) -> None:
+    """What the types alone do not say, each by its owner's check: backend and precision names, [timing] by
+    BenchConfig's (naming the plan's keys: a key not given is its default), [constraints] by recommend's."""
+    import dataclasses
+
+    from modelcost.bench.base import PRECISIONS, BenchConfig, timing_problem
+    from modelcost.bench.registry import info
+    from modelcost.decide.recommend import Constraints, check_constraints
+
+    places = [("[sweep]", plan)] + [(f"[[models]] #{i + 1}", m) for i, m in enumerate(plan.models)]
+    for where, entry in places:
+        try:
+            for n in entry.backends or ():
+                info(n)
+        except ModelcostError as exc:
+            raise ModelcostError(f"plan: {where} backends: {exc}") from None
+        bad = [p for p in entry.precisions or () if p not in PRECISIONS]
         if bad:
-            raise ModelcostError(f"plan: unknown precision(s) {', '.join(bad)}; use {', '.join(PRECISIONS)}")
+            raise ModelcostError(f"plan: {where} precisions: unknown precision(s) {', '.join(bad)}; use "
+                                 f"{', '.join(PRECISIONS)}")
+    defaults = {f.name: f.default for f in dataclasses.fields(BenchConfig) if f.default is not dataclasses.MISSING}
+    problem = timing_problem({**defaults, **plan.timing},
+                             name=lambda key: key if key in plan.timing else f"the default {key}")
+    if problem:
+        raise ModelcostError(f"plan: [timing] {problem}")
+    given = dict(plan.constraints)
+    objective = given.pop("objective", "throughput")
+    try:
+        check_constraints(Constraints(**given), objective)
+    except ModelcostError as exc:
+        raise ModelcostError(f"plan: [constraints] {exc}") from None
 
 
 def load_plan(path: str | Path) -> Plan:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as exc:
         raise ModelcostError(f"cannot read the plan {p}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelcostError(f"plan {p}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                             "save it as UTF-8") from None
     return parse_plan(text, str(p))
 
 
