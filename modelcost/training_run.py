@@ -124,7 +124,7 @@ def step_setup(loaded: Any, static: TrainingReport, gpu: Any, precision: str) ->
     key = PEAK_KEY[precision]
     return StepSetup(
         build=lambda device: loaded.instantiate(device),
-        make_inputs=lambda batch, device: loaded.make_inputs(batch, device),
+        make_inputs=lambda batch, device: loaded.bind(loaded.make_inputs(batch, device)),
         optimizer=static.optimizer,
         flops_per_step=lambda batch: int(per_sample * batch) + static.optimizer_flops,
         predicted_peak=lambda batch: predicted_peak_at(static.memory, batch),
