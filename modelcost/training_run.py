@@ -14,6 +14,10 @@ PEAK_KEY = {"fp32": "fp32", "tf32": "tf32", "amp_fp16": "fp16", "fp16": "fp16", 
 
 
 def check_precisions(precisions: Sequence[str]) -> list[str]:
+    """The training precisions by their canonical names (amp-bf16 -> amp_bf16); an unknown one, or none at all,
+    is refused in one line."""
+    if not precisions:
+        raise ModelcostError(f"no training precision given; choose from {', '.join(TRAIN_PRECISIONS)}")
     out = []
     for p in precisions:
         key = {"amp-bf16": "amp_bf16", "amp-fp16": "amp_fp16"}.get(p.strip().lower(), p.strip().lower())
@@ -124,7 +128,7 @@ def step_setup(loaded: Any, static: TrainingReport, gpu: Any, precision: str) ->
     key = PEAK_KEY[precision]
     return StepSetup(
         build=lambda device: loaded.instantiate(device),
-        make_inputs=lambda batch, device: loaded.make_inputs(batch, device),
+        make_inputs=lambda batch, device: loaded.bind(loaded.make_inputs(batch, device)),
         optimizer=static.optimizer,
         flops_per_step=lambda batch: int(per_sample * batch) + static.optimizer_flops,
         predicted_peak=lambda batch: predicted_peak_at(static.memory, batch),

@@ -80,6 +80,8 @@ def test_backends_lists_every_backend_with_a_reason() -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--batch-sizes", "1,x"], "--batch-sizes '1,x'"),
     (["--batch-sizes", "0"], "must be positive"),
+    (["--batch-sizes", ","], "--batch-sizes ',': no value given"),
+    (["--precisions", ","], "--precisions ',': no value given"),  # was the default sweep, silently
     (["--backends", "torch-warp"], "unknown backend 'torch-warp'"),
     (["--precisions", "fp4"], "--precisions: unknown fp4"),
     (["--backends", "torch-cpu", "--precisions", "int8"], "no chosen backend has precision int8"),
@@ -89,6 +91,18 @@ def test_bad_options_give_one_line_and_exit_1(onnx_model: Path, args: list[str],
     res = CliRunner().invoke(app, ["bench", str(onnx_model), *args, *FAST])
     assert res.exit_code == 1, res.output
     assert message in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("command", ["compare", "quantize"])
+def test_batch_sizes_auto_is_refused_where_no_search_runs(onnx_model: Path, command: str) -> None:
+    # compare took 'auto' (its help offered it) and measured batch 1 alone; quantize refused it as "not an integer"
+    extra = [str(onnx_model)] if command == "compare" else ["--fp16"]
+    res = CliRunner().invoke(app, [command, str(onnx_model), *extra, "--batch-sizes", "auto"])
+    assert res.exit_code == 1, res.output
+    assert "--batch-sizes auto: this command has no throughput-batch search" in res.output
+    assert not list(onnx_model.parent.glob("*.fp16.onnx"))  # refused before any model was made
+    help_text = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"}).output
+    assert "'auto' batch search" in help_text
 
 
 def test_nothing_measurable_exits_1(onnx_model: Path) -> None:

@@ -23,6 +23,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 MASKED = f"{FIXTURES}/keyword_masked.py:make"
 BERT = f"{FIXTURES}/hf_bert_keyword.py:make"
 WHISPER = f"{FIXTURES}/hf_whisper_keyword.py:make"
+EXTRA = f"{FIXTURES}/keyword_extra.py:make"
+QUICK = BenchConfig(warmup=1, warmup_max_s=0.1, min_time_s=0.02, min_iters=3, max_time_s=0.5, e2e_min_iters=1,
+                    e2e_max_s=0.05)
 
 
 def _torch_cpu_outputs(model: BenchModel, batch_size: int) -> tuple[list[np.ndarray], dict[str, torch.Tensor]]:
@@ -144,3 +147,82 @@ def test_every_cuda_backend_binds_bert_by_keyword(tmp_path: Path):
             continue
         assert r.status == "ok", (name, r.reason)
         assert r.accuracy is not None and r.accuracy.cosine > 0.9999, (name, r.accuracy)
+
+
+# --- training: the static count, the simulated step and the measured step bind the same way (issue 24) ---------
+
+
+def test_train_static_binds_a_dict_by_keyword():
+    r = api.train_static(EXTRA, batch_size=2)
+    assert not r.problems, r.problems
+    # batch 2: a 4->3 and b 8->3, 2 x (12 + 24) = 72 MACs forward; each weight gradient is the same product (72);
+    # x and extra need no gradient, so no input-gradient product. Positionally extra would be the mask and fail.
+    assert (r.forward_macs, r.backward_weight_grad_macs, r.backward_input_grad_macs) == (72, 72, 0)
+    assert r.memory.peak_basis.startswith("simulated")  # the simulated step ran too (keyword-bound)
+
+
+def test_train_module_takes_a_mapping():
+    from modelcost.analysis.training import train_module
+    from modelcost.core.training import TrainConfig
+
+    module = load_torch(EXTRA, LoadOptions()).module
+
+    def make(batch: int) -> dict:
+        return {"x": torch.empty(batch, 4, device="meta"), "extra": torch.empty(batch, 8, device="meta")}
+
+    r = train_module(module, make, 2, TrainConfig(optimizer="sgd"))
+    assert not r.problems and r.forward_macs == 72  # as above
+
+
+def test_readme_bert_example_trains_statically():
+    # the README's bert_tiny.py (token_type_ids given, no attention_mask): positionally the token types became
+    # the attention mask and the step failed ("Tensor.item() cannot be called on meta tensors")
+    r = api.train_static(BERT, batch_size=2)
+    assert not r.problems, r.problems
+    assert r.forward_macs > 0 and r.memory.peak_basis.startswith("simulated")
+
+
+def test_measured_training_step_binds_a_dict_by_keyword():
+    report = api.train(EXTRA, batch_sizes=[2], device="cpu", bench_config=QUICK)
+    (r,) = report.benchmarks
+    assert r.status == "ok", r.reason
+
+
+def test_measured_step_takes_mapping_inputs():
+    from modelcost.bench.training import StepSetup, measure_step
+
+    module = load_torch(EXTRA, LoadOptions())
+
+    def inputs(batch: int, device: str) -> dict:
+        return {"x": torch.randn(batch, 4, device=device), "extra": torch.randn(batch, 8, device=device)}
+
+    r = measure_step(StepSetup(module.instantiate, inputs, optimizer="sgd"), "bf16", 2, device="cpu", config=QUICK)
+    assert r.status == "ok", r.reason  # pure bf16 casts the mapping's float inputs too
+
+
+@pytest.mark.parametrize("command", [
+    ["analyze", "--static"],
+    ["analyze", "--backends", "torch-cpu", "--precisions", "fp32"],
+    ["bench", "--backends", "torch-cpu", "--precisions", "fp32"],
+    ["train", "--static"],
+    ["train", "--device", "cpu"],
+])
+def test_every_command_binds_a_dict_by_keyword(command: list[str], tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from modelcost.cli import app
+
+    quick = ["--min-time-s", "0.02", "--max-time-s", "0.5", "--min-iters", "3", "--warmup", "1"]
+    timing = quick if len(command) > 2 or command == ["train", "--device", "cpu"] else []
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(app, [*command, EXTRA, "-b", "2", "--json", str(out), *timing])
+    assert result.exit_code == 0, result.output
+    import json
+
+    report = json.loads(out.read_text())
+    if command[0] == "train":
+        assert report["training"]["forward_macs"] == 72 and not report["training"]["problems"]  # as above
+        assert all(b["status"] == "ok" for b in report["training"]["benchmarks"])
+    else:
+        assert report.get("cost") is None or report["cost"]["compute"]["macs"] == 72
+        assert all(b["status"] == "ok" for b in report.get("benchmarks", []))

@@ -82,6 +82,38 @@ def test_cli_bad_precision_is_one_line() -> None:
     assert "unknown training precision" in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--precisions", ""], "--precisions '': no value given"),
+    (["--precisions", ","], "--precisions ',': no value given"),
+    (["--static", "--precisions", ","], "--precisions ',': no value given"),
+    (["--variants", ","], "--variants ',': no value given"),
+    (["--batch-sizes", "abc"], "--batch-sizes 'abc': expected positive integers"),
+    (["--batch-sizes", ","], "--batch-sizes ',': no value given"),
+    (["--batch-sizes", "auto"], "--batch-sizes auto: this command has no throughput-batch search"),
+    # a batch of no samples was "measured" at 0 samples/s, and -4 predicted a peak of -1.15 MiB
+    (["--batch-sizes", "0"], "--batch-sizes '0': a batch size is a number of samples, so it must be positive"),
+    (["--batch-sizes", "8,-4"], "--batch-sizes '8,-4': a batch size is a number of samples"),
+])
+def test_cli_bad_lists_are_one_line_before_anything_runs(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["train", "zoo:bert-tiny", "-s", "input_ids=1x16", "--device", "cpu", *args])
+    assert result.exit_code == 1, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert "training step" not in result.output  # refused before the static count ran
+
+
+def test_train_help_offers_no_auto_batch() -> None:
+    result = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0 and "--batch-sizes" in result.output
+    assert "auto" not in result.output.split("--batch-sizes", 1)[1].split("--", 1)[0]
+
+
+def test_api_train_without_precisions_is_one_error() -> None:
+    from modelcost.core.errors import ModelcostError
+
+    with pytest.raises(ModelcostError, match="no training precision given"):
+        api.train("zoo:bert-tiny", input_shapes=["input_ids=1x16"], precisions=[], device="cpu")
+
+
 @pytest.mark.gpu
 @pytest.mark.xfail(strict=False, reason=(
     "known gap: the simulated peak has no cuDNN/cuBLAS workspaces; on an H100 (2026-11-23) ResNet-18 fp32 SGD b64 "

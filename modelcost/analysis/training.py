@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,9 @@ from modelcost.analysis.training_dropout import FusedDropout
 from modelcost.analysis.training_peak import PHASES, StepPeak, simulate_step
 from modelcost.core.errors import ModelcostError
 from modelcost.core.training import TrainConfig, TrainingMemory, TrainingReport
+from modelcost.loaders.binding import Bound, call_bound, map_bound, tensors_of
+
+Inputs = Sequence[torch.Tensor] | Mapping[str, torch.Tensor]  # positional, or by keyword (loaders.binding)
 
 # autograd nodes that pass a gradient on unchanged in value (views, casts, copies)
 _PASS_THROUGH = {
@@ -193,10 +196,12 @@ class StepRun:
         return self.checkpoint.activations(self.activations_bytes) if self.checkpoint else self.activations_bytes
 
 
-def count_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: TrainConfig) -> StepRun:
-    """Run forward + backward once on ``inputs`` (meta or real) and count ops and saved bytes."""
+def count_step(module: torch.nn.Module, inputs: Inputs, config: TrainConfig) -> StepRun:
+    """Run forward + backward once on ``inputs`` (meta or real; a sequence binds positionally, a mapping
+    {argument name: tensor} by keyword: ``loaders.binding``) and count ops and saved bytes."""
     params = [p for p in module.parameters()]
-    fixed = {k for k in map(_storage_key, [*params, *module.buffers(), *inputs]) if k is not None}
+    tensors = tensors_of(inputs)
+    fixed = {k for k in map(_storage_key, [*params, *module.buffers(), *tensors]) if k is not None}
     counter = _StepCounter({k for k in map(_storage_key, params) if k is not None})
     saved = _SavedBytes(fixed)
     problems: list[str] = []
@@ -206,7 +211,7 @@ def count_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: 
     with FusedAttention(), FusedDropout(), autocast_for(config.precision), counter, track as checkpoint:
         try:
             with torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda t: t):
-                out = module(*inputs)
+                out = call_bound(module, inputs)
                 floats = [t for t in _tensors(out) if t.is_floating_point()]
                 outputs_bytes = sum(t.untyped_storage().nbytes() for t in floats)
                 if not any(t.requires_grad for t in floats):
@@ -219,19 +224,19 @@ def count_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: 
         except Exception as exc:  # noqa: BLE001 - the user's model failed: say where, keep what ran
             problems.append(f"the training step failed on meta inputs: {exc.__class__.__name__}: "
                             f"{' '.join(str(exc).split())[:300]}")
-    inputs_bytes = sum(t.untyped_storage().nbytes() for t in inputs)
+    inputs_bytes = sum(t.untyped_storage().nbytes() for t in tensors)
     return StepRun(counter.counts, saved.bytes, inputs_bytes, outputs_bytes, problems, checkpoint)
 
 
-def _prepare(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: TrainConfig) -> tuple:
+def _prepare(module: torch.nn.Module, inputs: Inputs, config: TrainConfig) -> tuple[torch.nn.Module, Bound]:
     if tm.is_pure_half(config.precision):
         import copy
 
         dtype = torch.bfloat16 if config.precision == "bf16" else torch.float16
         module = copy.deepcopy(module).to(dtype)  # the caller's module keeps its dtype (a copy on meta is free)
-        inputs = [t.to(dtype) if t.is_floating_point() else t for t in inputs]
-    inputs = [t.detach().requires_grad_(config.input_requires_grad and t.is_floating_point()) for t in inputs]
-    return module, inputs
+        inputs = map_bound(lambda t: t.to(dtype) if t.is_floating_point() else t, inputs)
+    grad = config.input_requires_grad
+    return module, map_bound(lambda t: t.detach().requires_grad_(grad and t.is_floating_point()), inputs)
 
 
 def _param_parts(module: torch.nn.Module) -> tuple[int, int, int, int, int]:
@@ -250,7 +255,8 @@ def train_module(module: torch.nn.Module, make_inputs: Any, batch_size: int, con
     """Count one step at ``batch_size`` and at twice it (for the per-sample memory slope), and simulate the
     step's memory at both (``training_peak``: the predicted peak).
 
-    ``make_inputs(batch)`` returns the inputs at that batch (meta tensors cost no memory)."""
+    ``make_inputs(batch)`` returns the inputs at that batch (meta tensors cost no memory): a sequence binds
+    positionally, a mapping {argument name: tensor} by keyword (as ``torch_counter.analyze_module``)."""
     optimizer = tm.check_optimizer(config.optimizer)
     module, first = _prepare(module, make_inputs(batch_size), config)
     run = count_step(module, first, config)
@@ -385,9 +391,9 @@ def tokens_per_sample(specs: Sequence[Any]) -> int | None:
 def analyze_training(loaded: Any, batch_size: int, config: TrainConfig) -> TrainingReport:
     """The static training analysis of a loaded PyTorch model (``loaders.torch_loader.LoadedTorch``, on meta)."""
 
-    def meta_inputs(batch: int) -> tuple[torch.Tensor, ...]:
-        return tuple(torch.empty(s.shape, dtype=getattr(torch, s.dtype), device="meta")
-                     for s in loaded.input_specs(batch))
+    def meta_inputs(batch: int) -> Bound:
+        return loaded.bind([torch.empty(s.shape, dtype=getattr(torch, s.dtype), device="meta")
+                            for s in loaded.input_specs(batch)])
 
     tm.check_optimizer(config.optimizer)
     report = train_module(loaded.module, meta_inputs, batch_size, config, name=loaded.name,

@@ -22,7 +22,7 @@ the gradients in place, so it adds no tensor of any size.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from modelcost.analysis.training_autocast import autocast_for
 from modelcost.analysis.training_dropout import FusedDropout
 from modelcost.analysis.training_liveness import LiveBytes
 from modelcost.core.training import TrainConfig
+from modelcost.loaders.binding import call_bound, tensors_of
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -118,22 +119,24 @@ def _states(opt: torch.optim.Optimizer) -> tuple[list[torch.Tensor], list[torch.
     return [v for k, v in tensors if k != "step"], [v for k, v in tensors if k == "step"]
 
 
-def simulate_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], config: TrainConfig,
-                  optimizer: str) -> StepPeak:
-    """Run one steady-state step of ``module`` on ``inputs`` under ``LiveBytes``; the module's gradients are
-    ``None`` again afterwards. ``optimizer`` is a checked name (``training_memory.check_optimizer``)."""
+def simulate_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapping[str, torch.Tensor],
+                  config: TrainConfig, optimizer: str) -> StepPeak:
+    """Run one steady-state step of ``module`` on ``inputs`` (a sequence binds positionally, a mapping by
+    keyword: ``loaders.binding``) under ``LiveBytes``; the module's gradients are ``None`` again afterwards.
+    ``optimizer`` is a checked name (``training_memory.check_optimizer``)."""
     params = _trainable(module)
-    device = (params[0] if params else inputs[0]).device.type
+    tensors = tensors_of(inputs)
+    device = (params[0] if params else tensors[0]).device.type
     masters = _Masters(params) if config.master_weights and config.precision in ("bf16", "fp16") else None
     opt = make_optimizer(optimizer, masters.masters if masters else params) if params else None
     if opt is not None:
         _warm_up(opt, masters.masters if masters else params)
-    for t in inputs:
+    for t in tensors:
         t.grad = None
     live = LiveBytes(device)
     states, counters = _states(opt) if opt is not None else ([], [])
     live.ignore(counters)
-    live.track(list(module.parameters()), list(module.buffers()), list(inputs), states,
+    live.track(list(module.parameters()), list(module.buffers()), tensors, states,
                masters.masters if masters else [])
     result = StepPeak()
     module.train()
@@ -141,7 +144,7 @@ def simulate_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor], confi
         try:
             live.mark("forward")
             with gpu_modes(config.precision):
-                loss = _loss(module(*inputs))
+                loss = _loss(call_bound(module, inputs))
             live.mark("backward")
             loss.backward()
             live.mark("optimizer")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import first_line
+from modelcost.loaders.binding import args_kwargs
 
 if TYPE_CHECKING:
     from modelcost.bench.model import BenchModel
@@ -67,8 +68,7 @@ def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
     tensors = tuple(torch.from_numpy(a.copy()) for a in arrays)
     specs = model.specs(EXPORT_BATCH)
     input_names = [s.name for s in specs]
-    call = model.call_args(tensors, EXPORT_BATCH)  # by keyword when example_inputs gave a dict
-    args, kwargs = (call, {}) if isinstance(call, tuple) else ((), call)
+    args, kwargs = args_kwargs(model.call_args(tensors))  # by keyword when example_inputs gave a dict
     with torch.no_grad():
         n_out = len(flatten_outputs(module(*args, **kwargs)))
     output_names = [f"output_{i}" for i in range(n_out)]

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from modelcost.core.types import TensorSpec
+from modelcost.loaders.binding import bind, call_bound
 
 if TYPE_CHECKING:
     import numpy as np
@@ -112,9 +113,11 @@ def onnx_int_ranges(model: Any) -> dict[str, int]:
     return ranges
 
 
-def torch_int_ranges(module: Any, specs: Sequence[TensorSpec], by_keyword: bool = False) -> dict[str, int]:
-    """Probe ``module`` (on CPU, batch as given; called by keyword with ``by_keyword``) with valid all-ones
-    integer inputs and record which ``nn.Embedding`` / ``nn.EmbeddingBag`` each integer input reaches directly."""
+def torch_int_ranges(module: Any, specs: Sequence[TensorSpec], keywords: Sequence[str] | None = None
+                     ) -> dict[str, int]:
+    """Probe ``module`` (on CPU, batch as given; called by keyword with ``keywords``: ``loaders.binding``) with
+    valid all-ones integer inputs and record which ``nn.Embedding`` / ``nn.EmbeddingBag`` each integer input
+    reaches directly."""
     import torch
 
     tensors = []
@@ -137,10 +140,7 @@ def torch_int_ranges(module: Any, specs: Sequence[TensorSpec], by_keyword: bool 
                if isinstance(m, (torch.nn.Embedding, torch.nn.EmbeddingBag))]
     try:
         with torch.no_grad():
-            if by_keyword:
-                module(**{spec.name: t for spec, t in zip(specs, tensors, strict=True)})
-            else:
-                module(*tensors)
+            call_bound(module, bind(tensors, keywords))
     except Exception:  # noqa: BLE001 - a probe only; values fall back to {0, 1} with a note
         pass
     finally:

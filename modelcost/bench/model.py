@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from modelcost.core.types import TensorSpec
+from modelcost.loaders.binding import Bound, bind, call_bound
 
 
 @dataclass
@@ -70,23 +71,25 @@ class BenchModel:
 
                 self._int_high = inputs.onnx_int_ranges(onnx.load(str(self.onnx_path), load_external_data=False))
             else:
-                self._int_high = inputs.torch_int_ranges(self.cpu_module(), specs, by_keyword=self.keyword_inputs)
+                self._int_high = inputs.torch_int_ranges(self.cpu_module(), specs, keywords=self.keywords())
         return self._int_high
 
-    def call_args(self, tensors: Sequence[Any], batch_size: int = 1) -> tuple[Any, ...] | dict[str, Any]:
+    def keywords(self) -> list[str] | None:
+        """The input names when the module is called by keyword (``loaders.binding``), else None."""
+        return [s.name for s in self.specs(1)] if self.keyword_inputs else None
+
+    def call_args(self, tensors: Sequence[Any]) -> Bound:
         """``tensors`` (in spec order) as the module takes them: a tuple, or a dict by input name."""
-        if not self.keyword_inputs:
-            return tuple(tensors)
-        return {s.name: t for s, t in zip(self.specs(batch_size), tensors, strict=True)}
+        return bind(tensors, self.keywords())
 
     def bind(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``fn`` (the module, or its compiled form) as a callable of the inputs in spec order."""
         if not self.keyword_inputs:
             return fn
-        names = [s.name for s in self.specs(1)]
+        names = self.keywords()
 
         def by_keyword(*tensors: Any) -> Any:
-            return fn(**dict(zip(names, tensors, strict=True)))
+            return call_bound(fn, bind(tensors, names))
 
         return by_keyword
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from modelcost.core.lazy import require
 from modelcost.core.types import LayerProfile, LayerTime
+from modelcost.loaders.binding import call_bound
 
 PREFIX = "mc::"
 TOP_LEVEL = "(top-level forward)"
@@ -56,14 +57,6 @@ def _annotate(torch: Any, module: Any) -> list[Any]:
         handles.append(sub.register_forward_pre_hook(pre))
         handles.append(sub.register_forward_hook(post))
     return handles
-
-
-def _call(module: Any, inputs: Any) -> Any:
-    if isinstance(inputs, Mapping):
-        return module(**inputs)
-    if isinstance(inputs, (tuple, list)):
-        return module(*inputs)
-    return module(inputs)
 
 
 def _inclusive_us(prof: Any, on_cuda: bool) -> tuple[dict[str, float], dict[str, int], float]:
@@ -149,9 +142,9 @@ def profile_torch(
 
 def _run_once(module: Any, inputs: Any, autocast: Any) -> Any:
     if autocast is None:
-        return _call(module, inputs)
+        return call_bound(module, inputs)
     with autocast():
-        return _call(module, inputs)
+        return call_bound(module, inputs)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ is known (``BenchConfig``). Peak memory: ``torch.cuda.max_memory_allocated`` ove
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from modelcost.bench.base import BenchConfig
 from modelcost.bench.stats import latency_stats
 from modelcost.bench.timing import CudaEventClock, WallClock, measure
 from modelcost.core.training import TrainingBench
+from modelcost.loaders.binding import call_bound, map_bound
 
 VARIANTS = ("eager", "compile")
 
@@ -29,7 +30,8 @@ class StepSetup:
     """What a measured step needs from the caller (plain numbers and two callables: bench sees no analysis)."""
 
     build: Callable[[str], Any]  # device -> a fresh module with random weights
-    make_inputs: Callable[[int, str], Sequence[Any]]  # (batch, device) -> inputs, seeded
+    # (batch, device) -> inputs, seeded: a sequence binds positionally, a mapping by keyword (loaders.binding)
+    make_inputs: Callable[[int, str], Sequence[Any] | Mapping[str, Any]]
     optimizer: str = "adamw"
     flops_per_step: Callable[[int], int] | None = None  # batch -> model FLOPs of one step (for the MFU)
     predicted_peak: Callable[[int], int] | None = None  # batch -> predicted peak bytes
@@ -69,12 +71,13 @@ def _loss(torch: Any, out: Any) -> Any:
     return sum(t.float().sum() for t in floats if t.requires_grad)
 
 
-def make_step(torch: Any, model: Any, inputs: Sequence[Any], opt: Any, autocast: Callable[[], Any],
+def make_step(torch: Any, model: Any, inputs: Any, opt: Any, autocast: Callable[[], Any],
               scaler: Any) -> Callable[[], None]:
+    """One training step of ``model`` on bound ``inputs`` (``loaders.binding``)."""
     def step() -> None:
         opt.zero_grad(set_to_none=True)
         with autocast():
-            loss = _loss(torch, model(*inputs))
+            loss = _loss(torch, call_bound(model, inputs))
         if scaler is not None:
             scaler.scale(loss).backward()
             scaler.step(opt)
@@ -117,11 +120,11 @@ def _run(torch: Any, setup: StepSetup, precision: str, batch: int, device: str, 
          result: TrainingBench) -> None:
     torch.manual_seed(config.seed)
     model = setup.build(device).train()
-    inputs = list(setup.make_inputs(batch, device))
+    inputs = setup.make_inputs(batch, device)
     if precision in ("bf16", "fp16"):
         dtype = torch.bfloat16 if precision == "bf16" else torch.float16
         model = model.to(dtype)
-        inputs = [t.to(dtype) if t.is_floating_point() else t for t in inputs]
+        inputs = map_bound(lambda t: t.to(dtype) if t.is_floating_point() else t, inputs)
     opt = make_optimizer(torch, setup.optimizer, [p for p in model.parameters() if p.requires_grad])
     scaler = torch.amp.GradScaler(device) if precision == "amp_fp16" else None
     if variant == "compile":

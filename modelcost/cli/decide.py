@@ -105,7 +105,7 @@ def compare(
     data: Annotated[Optional[Path], typer.Option("--data", help="Accuracy on these inputs: an .npz with one array "
                                                                "per model input, first axis = samples.")] = None,
     backends: o.Backends = None,
-    batch_sizes: o.BatchSizes = None,
+    batch_sizes: o.BatchList = None,
     rounds: RoundsOpt = 10,
     runs_per_block: RunsOpt = None,
     method: MethodOpt = "t",
@@ -126,7 +126,7 @@ def compare(
     check_writable(folders=(out,))
     lock_out(out)
     options = run_options(_command(), backends=backends, batch_sizes=batch_sizes, tuple_shapes=input_shape,
-                          trust_pickle=trust_pickle, bench=_config(device, warmup_max_s))
+                          trust_pickle=trust_pickle, bench=_config(device, warmup_max_s), takes_auto=False)
     run, cmp, folder = api.compare(
         base, candidate, rounds=rounds, runs_per_block=runs_per_block, data=str(data) if data else None,
         method=method, out=str(out) if out else None, write=report or out is not None, progress=_progress,
@@ -155,7 +155,7 @@ def quantize(
     no_compare: Annotated[bool, typer.Option("--no-compare", help="Only make the models.")] = False,
     data: Annotated[Optional[Path], typer.Option("--data", help="Accuracy on these inputs (.npz).")] = None,
     backends: o.Backends = None,
-    batch_sizes: o.BatchSizes = None,
+    batch_sizes: o.BatchList = None,
     rounds: RoundsOpt = 10,
     runs_per_block: RunsOpt = None,
     input_shape: o.InputShape = None,
@@ -261,10 +261,10 @@ def recommend(
     import dataclasses
 
     from modelcost import api
-    from modelcost.cli.flow import run_options, screen_mode
+    from modelcost.cli.flow import run_options, screen_mode, wants_batch_search
     from modelcost.decide.recommend import Constraints
 
-    auto = (batch_sizes or "").strip().lower() == "auto"
+    auto = wants_batch_search(batch_sizes)
     only = None if auto else _batches(batch_sizes) if batch_sizes else ([batch_size] if batch_size else None)
     constraints = Constraints(max_latency_ms=max_latency_ms, min_throughput_ips=min_throughput,
                               max_memory_gb=max_memory_gb, max_accuracy_drop_pct=max_accuracy_drop,

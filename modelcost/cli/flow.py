@@ -16,30 +16,52 @@ from modelcost.core.trace import trace
 from modelcost.core.types import RunReport
 
 
+def comma_list(text: str | None, option: str, example: str) -> list[str] | None:
+    """'a, b' -> ['a', 'b'] (items stripped); None (the option not given) -> None. A list with no item in it
+    ('' or ',') is refused in one line naming ``option``: it would otherwise run a default nobody asked for."""
+    if text is None:
+        return None
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise ModelcostError(f"{option} {text!r}: no value given; e.g. {option} {example}")
+    return items
+
+
+def wants_batch_search(text: str | None) -> bool:
+    """--batch-sizes auto: batch 1 and the batch at which throughput saturates (``bench.batch_search``)."""
+    return text is not None and text.strip().lower() == "auto"
+
+
 def parse_batch_sizes(text: str | None) -> list[int] | None:
-    """'1,8,32' -> [1, 8, 32]; None -> None."""
-    if text is None or not text.strip():
+    """'1,8,32' -> [1, 8, 32] (repeats dropped); None -> None. 'auto' reaches here only from a command that
+    runs no batch search (``run_options`` and recommend take it first), so it is refused here."""
+    if wants_batch_search(text):
+        raise ModelcostError("--batch-sizes auto: this command has no throughput-batch search (analyze, bench "
+                             "and recommend have one); give the batch sizes, e.g. --batch-sizes 1,8,32")
+    items = comma_list(text, "--batch-sizes", "1,8,32")
+    if items is None:
         return None
     try:
-        sizes = [int(x) for x in text.replace(" ", "").split(",") if x]
+        sizes = [int(x) for x in items]
     except ValueError:
         raise ModelcostError(f"--batch-sizes {text!r}: expected positive integers separated by commas, "
                              "e.g. 1,8,32") from None
-    if not sizes or any(s < 1 for s in sizes):
-        raise ModelcostError(f"--batch-sizes {text!r}: batch sizes must be positive, e.g. 1,8,32")
+    if any(s < 1 for s in sizes):
+        raise ModelcostError(f"--batch-sizes {text!r}: a batch size is a number of samples, so it must be "
+                             "positive, e.g. 1,8,32")
     return list(dict.fromkeys(sizes))
 
 
 def parse_precisions(text: str | None) -> list[str] | None:
     from modelcost.bench.base import PRECISIONS
 
-    if text is None or not text.strip() or text.strip() == "all":
+    if text is not None and text.strip() == "all":
         return None
-    names = [p.strip().lower() for p in text.split(",") if p.strip()]
+    names = [p.lower() for p in comma_list(text, "--precisions", "fp32,fp16") or []]
     bad = [p for p in names if p not in PRECISIONS]
     if bad:
         raise ModelcostError(f"--precisions: unknown {', '.join(bad)}; use {', '.join(PRECISIONS)}")
-    return names
+    return names or None
 
 
 def bench_config(device: str, warmup: int, min_time_s: float, min_iters: int, max_time_s: float,
@@ -53,12 +75,14 @@ def bench_config(device: str, warmup: int, min_time_s: float, min_iters: int, ma
 
 
 def run_options(command: str, *, backends: str | None = None, precisions: str | None = None,
-                batch_sizes: str | None = None, tuple_shapes: Sequence[str] | None = None, **kw: Any) -> Any:
-    """``api.RunOptions`` from the CLI's strings (comma lists parsed and checked here)."""
+                batch_sizes: str | None = None, tuple_shapes: Sequence[str] | None = None, takes_auto: bool = True,
+                **kw: Any) -> Any:
+    """``api.RunOptions`` from the CLI's strings (comma lists parsed and checked here). ``takes_auto``: the
+    command runs the throughput-batch search, so --batch-sizes auto is taken (compare runs none)."""
     from modelcost import api
     from modelcost.bench.registry import parse_backends
 
-    auto = batch_sizes is not None and batch_sizes.strip().lower() == "auto"
+    auto = takes_auto and wants_batch_search(batch_sizes)
     chosen, precs = parse_backends(backends), parse_precisions(precisions)
     sizes = None if auto else parse_batch_sizes(batch_sizes)
     # no --batch-sizes: on a GPU, batch 1 and the batch at which throughput saturates; "auto": that on any device

@@ -36,6 +36,8 @@ Exhaustive = Annotated[bool, typer.Option("--exhaustive", help=(
 BatchSizes = Annotated[Optional[str], typer.Option("--batch-sizes", help=(
     "Sweep these batch sizes, e.g. 1,8,32,128 (the first also binds a symbolic batch dimension), or 'auto': batch 1 "
     "and the batch at which throughput saturates (the default on a GPU)."))]
+BatchList = Annotated[Optional[str], typer.Option("--batch-sizes", help=(
+    "Measure these batch sizes, e.g. 1,8,32 (positive integers; this command has no 'auto' batch search)."))]
 Screen = Annotated[Optional[bool], typer.Option("--screen/--no-screen", help=(
     "Screen every config with a short measurement and give the full one only to contenders (default: on a GPU); "
     "--no-screen measures every config in full."))]

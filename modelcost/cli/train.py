@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -14,6 +14,9 @@ Optimizer = Annotated[str, typer.Option(help="sgd, momentum (SGD with momentum),
 TrainPrecisions = Annotated[str, typer.Option(
     "--precisions", help="Comma list: fp32, tf32, amp_bf16, amp_fp16, bf16, fp16 (pure); the first is the static one.")]
 Variants = Annotated[str, typer.Option(help="Comma list: eager, compile (torch.compile).")]
+BatchSizes = Annotated[Optional[str], typer.Option("--batch-sizes", help=(
+    "Measure the step at these batch sizes, e.g. 8,32,128 (positive integers), stopping at the first out of "
+    "memory; default: --batch-size, else 1."))]
 MemoryGb = Annotated[float | None, typer.Option(
     "--memory-gb", min=0.001, help="Fit the largest batch into this many GiB instead of a GPU's memory.")]
 Margin = Annotated[float, typer.Option(
@@ -37,7 +40,7 @@ def train(
     target_gpu: o.TargetGpu = None,
     memory_gb: MemoryGb = None,
     margin: Margin = 0.10,
-    batch_sizes: o.BatchSizes = None,
+    batch_sizes: BatchSizes = None,
     variants: Variants = "eager",
     device: o.Device = "auto",
     min_time_s: o.MinTime = 1.0,
@@ -51,16 +54,19 @@ def train(
     """Forward / backward (input- and weight-gradient) / optimizer FLOPs, memory by part and the largest batch;
     without --static, measured steps: samples/s, MFU and measured vs predicted peak memory."""
     from modelcost import api
+    from modelcost.cli.flow import bench_config, comma_list, parse_batch_sizes, write_outputs
     from modelcost.core.training import TrainConfig
     from modelcost.report.console_train import print_training
 
+    precision_list = comma_list(precisions, "--precisions", "fp32,amp_bf16") or []
+    variant_list = comma_list(variants, "--variants", "eager,compile") or []
+    sizes = parse_batch_sizes(batch_sizes) or []
     o.check_writable(files=(json_path,), folders=(out,))
     config = TrainConfig(optimizer=optimizer, master_weights=master_weights, input_requires_grad=input_grad,
                          memory_margin=margin, checkpointing=checkpointing)
     memory = int(memory_gb * 2**30) if memory_gb else None
     common = {"batch_size": batch_size, "input_shapes": input_shape, "trust_pickle": trust_pickle,
               "target_gpu": target_gpu, "memory_bytes": memory}
-    precision_list = [p for p in precisions.split(",") if p.strip()]
     from modelcost.core.text import utc_timestamp
     from modelcost.core.types import RunReport
 
@@ -71,17 +77,12 @@ def train(
         run.training = api.train_static(model, config=dataclasses.replace(config, precision=precision_list[0]),
                                         **common)
     else:
-        from modelcost.cli.flow import bench_config
-
         bench = bench_config(device, warmup, min_time_s, min_iters, max_time_s, "default", None)
-        sizes = [int(b) for b in batch_sizes.split(",")] if batch_sizes else []
         run.training = api.train(model, config=config, precisions=precision_list, batch_sizes=sizes,
-                                 variants=[v.strip() for v in variants.split(",") if v.strip()], device=device,
+                                 variants=variant_list, device=device,
                                  bench_config=bench, progress=lambda text: typer.echo(f"measuring {text}", err=True),
                                  **common)
     print_training(run.training)
-    from modelcost.cli.flow import write_outputs
-
     write_outputs(run, json_path=json_path, report=report, out_dir=out)
     if run.training.problems:
         raise ModelcostError(run.training.problems[0])

@@ -35,7 +35,7 @@ import inspect
 import sys
 import warnings
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from modelcost.core.text import strip_ansi
 from modelcost.core.trace import trace
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.base import LoadOptions, factory_file, source_kind
+from modelcost.loaders.binding import Bound, bind, call_bound
 from modelcost.loaders.input_dtypes import guess_dtype, token_high, with_dtypes
 from modelcost.loaders.shapes import bind_shape
 
@@ -67,11 +68,18 @@ class LoadedTorch:
     examples: dict[str, Any] = field(default_factory=dict, repr=False)  # real example tensors (CPU)
     keyword_inputs: bool = False  # call as module(**{name: tensor}): the inputs skip some forward arguments
 
-    def call(self, module: Any, tensors: tuple[Any, ...]) -> Any:
+    @property
+    def keywords(self) -> list[str] | None:
+        """The input names when ``module`` is called by keyword (``loaders.binding``), else None (positional)."""
+        return [s.name for s in self.inputs] if self.keyword_inputs else None
+
+    def bind(self, tensors: Sequence[Any]) -> Bound:
+        """``tensors`` (in ``inputs`` order) in the form the module takes them (``binding.bind``)."""
+        return bind(tensors, self.keywords)
+
+    def call(self, module: Any, tensors: Sequence[Any]) -> Any:
         """``module`` applied to ``tensors`` (in ``inputs`` order), bound by keyword when the inputs need it."""
-        if self.keyword_inputs:
-            return module(**{s.name: t for s, t in zip(self.inputs, tensors, strict=True)})
-        return module(*tensors)
+        return call_bound(module, self.bind(tensors))
 
     def instantiate(self, device: str = "cpu", dtype: Any = None) -> Any:
         """A real module with random init (factories, zoo) or the file's weights, on ``device``, eval mode."""
