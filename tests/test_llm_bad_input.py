@@ -1,0 +1,117 @@
+"""``modelcost llm`` under bad input (issue 24): one red line that names the key or option and says why, never a
+traceback, a hang or a silently different model. Cases that hung on the old code run under a SIGALRM deadline,
+so they fail there instead of hanging."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+
+import pytest
+from typer.testing import CliRunner
+
+from modelcost.analysis.llm_bounds import _decode_sum_ms, _phase_ms
+from modelcost.cli import app
+from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, PrefillCost
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
+
+# a Llama of 2 layers, 4 heads (2 KV heads), hidden 64: counts in well under a second
+TINY = {"model_type": "llama", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+        "max_position_embeddings": 4096, "tie_word_embeddings": False}
+GPT2 = {"model_type": "gpt2", "vocab_size": 1000, "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 1024,
+        "tie_word_embeddings": True, "bos_token_id": 0, "eos_token_id": 0}
+
+
+@contextlib.contextmanager
+def deadline(seconds: int):
+    """Raise TimeoutError in the test after ``seconds`` (the old code's loops are plain Python: interruptible)."""
+    def _raise(signum, frame):
+        raise TimeoutError(f"no answer in {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _config(tmp_path, base=TINY, drop=(), **changes) -> str:
+    data = {k: v for k, v in {**base, **changes}.items() if k not in drop}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _llm(*args: str, seconds: int = 60):
+    with deadline(seconds):
+        return CliRunner().invoke(app, ["llm", *args, "--static"])
+
+
+def _refused(result, *words: str) -> str:
+    """The command exited 1 through user_errors (no traceback); its error line holds every word."""
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1, text
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in text and text.count("error:") == 1, text
+    for word in words:
+        assert word in text, text
+    return text
+
+
+def _point(steps: int, first: tuple[int, int], last: tuple[int, int], prompt: int = 100) -> GenerationPoint:
+    """A point whose first / last decode steps have (flops, bytes) ``first`` / ``last``."""
+    a = DecodeTokenCost(2, prompt + 1, 0, first[0], first[1], 0.0)
+    z = DecodeTokenCost(steps + 1, prompt + steps, 0, last[0], last[1], 0.0)
+    per = [a] if steps == 1 else [a, z]
+    return GenerationPoint(1, prompt, steps + 1, KvCache("fp16", 1, 2, 2, 2), PrefillCost(1, 1, 1, 1, 1.0, "last", 0),
+                           DecodeCost(steps, per, 0, 0, 0, 0), 0)
+
+
+def _loop_sum_ms(point: GenerationPoint, tflops: float, gbps: float) -> float:
+    """The old per-step loop: the reference the closed form must match."""
+    dec = point.decode
+    a, z = dec.per_token[0], dec.per_token[-1]
+    span = max(z.context_len - a.context_len, 1)
+    total = 0.0
+    for j in range(dec.steps):
+        flops = a.flops + (z.flops - a.flops) * j / span
+        nbytes = a.bytes + (z.bytes - a.bytes) * j / span
+        total += max(_phase_ms(flops, nbytes, tflops, gbps))
+    return total
+
+
+@pytest.mark.parametrize(("steps", "first", "last"), [
+    (1, (10**12, 10**9), (10**12, 10**9)),  # one step
+    (2, (10**12, 10**9), (2 * 10**12, 3 * 10**9)),
+    (50, (10**9, 10**10), (10**9, 3 * 10**10)),  # memory-bound throughout
+    (50, (10**14, 10**9), (2 * 10**14, 10**9)),  # compute-bound throughout
+    (97, (10**12, 5 * 10**9), (10**15, 6 * 10**9)),  # memory-bound first, compute-bound from a middle step on
+    (97, (10**15, 10**9), (10**12, 10**11)),  # compute-bound first, memory-bound later
+    (64, (1_000_000_000_000, 3_350_000_000), (1_000_000_000_000, 3_350_000_000)),  # the two lines equal
+])
+def test_decode_sum_closed_form_matches_the_loop(steps, first, last) -> None:
+    point = _point(steps, first, last)
+    assert _decode_sum_ms(point, 1000.0, 3350.0) == pytest.approx(_loop_sum_ms(point, 1000.0, 3350.0), rel=1e-12)
+
+
+def test_decode_sum_of_a_trillion_steps_is_immediate() -> None:
+    # memory-bound throughout: step j reads 1e9 + j bytes (one byte more per step, over 1e12 - 1 steps), at
+    # 1 GB/s that is (1e9 + j) / 1e9 s = 1e3 + j * 1e-6 ms; the sum over j = 0..n-1 is
+    # n * 1e3 + 1e-6 * n (n - 1) / 2 ms with n = 1e12
+    n = 10**12
+    point = _point(n, (1, 10**9), (1, 10**9 + n - 1))
+    with deadline(5):
+        total = _decode_sum_ms(point, 1000.0, 1.0)
+    assert total == pytest.approx(n * 1e3 + 1e-6 * n * (n - 1) / 2, rel=1e-9)
+
+
+def test_a_long_generation_against_a_gpu_returns(tmp_path) -> None:
+    # 2^24 new tokens (the ceiling): the old loop ran once per step; the closed form answers at once
+    result = _llm("zoo:llama-tiny", "-p", "16", "-g", str(2**24), "--target-gpu", "H100 SXM", seconds=60)
+    assert result.exit_code == 0, result.output
+    assert "lower bounds on H100 SXM" in result.output
