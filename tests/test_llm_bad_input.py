@@ -63,6 +63,17 @@ def _refused(result, *words: str) -> str:
     return text
 
 
+def test_a_forward_that_fails_on_meta_is_one_line(tmp_path) -> None:
+    # the same model from a factory (no config.json to check): the counter's failure, not an AttributeError
+    factory = tmp_path / "bad_lm.py"
+    factory.write_text(
+        "from transformers import LlamaConfig, LlamaForCausalLM\n\n"
+        "def build():\n"
+        "    return LlamaForCausalLM(LlamaConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2,\n"
+        "        num_attention_heads=32, num_key_value_heads=5, intermediate_size=128))\n")
+    _refused(_llm(f"{factory}:build"), "prefill", "forward pass failed")
+
+
 def _point(steps: int, first: tuple[int, int], last: tuple[int, int], prompt: int = 100) -> GenerationPoint:
     """A point whose first / last decode steps have (flops, bytes) ``first`` / ``last``."""
     a = DecodeTokenCost(2, prompt + 1, 0, first[0], first[1], 0.0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
 from modelcost.core.types import CostReport
 from modelcost.loaders.llm_loader import CausalLM, cache_like, cache_tensors
@@ -149,10 +150,10 @@ def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: 
 
 
 def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:
+    """Fold one counted forward into ``report``. A forward that failed on meta (the counter's problems) stops the
+    analysis with its reason: the steps after it would read the cache it left half made, and its counts are
+    only what ran before the failure."""
+    if cost.problems:
+        raise ModelcostError(f"{phase}: {cost.problems[0]}")
     for op, n in cost.compute.uncounted_ops.items():
         report.uncounted[op] = max(report.uncounted.get(op, 0), n)
-    for problem in cost.problems:
-        text = f"{phase}: {problem}"
-        if text not in report.problems:
-            report.problems.append(text)
-
