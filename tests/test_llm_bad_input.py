@@ -74,6 +74,37 @@ def test_a_forward_that_fails_on_meta_is_one_line(tmp_path) -> None:
     _refused(_llm(f"{factory}:build"), "prefill", "forward pass failed")
 
 
+def test_defaults_filled_in_are_listed(tmp_path) -> None:
+    out = tmp_path / "llm.json"
+    result = _llm(_config(tmp_path, drop=("vocab_size", "max_position_embeddings", "tie_word_embeddings")),
+                  "-p", "16", "-g", "3", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    # LlamaConfig's defaults: a 32,000-token vocabulary, 2,048 positions, an untied head
+    expected = {"vocab_size": 32000, "max_position_embeddings": 2048, "tie_word_embeddings": False}
+    assert json.loads(out.read_text())["llm"]["config_defaults"] == expected
+    text = " ".join(result.output.split())
+    assert "transformers' defaults" in text and "vocab_size=32000" in text
+
+
+def test_a_bare_model_type_is_a_default_model_and_says_so(tmp_path) -> None:
+    from modelcost.loaders.llm_loader import load_causal_lm
+
+    with deadline(60):
+        lm = load_causal_lm(_config(tmp_path, base={"model_type": "llama"}), "fp16")
+    # {"model_type": "llama"} alone is LlamaConfig(): the 6.74 B Llama-7B shape, every size a default
+    assert lm.config_defaults["hidden_size"] == 4096 and lm.config_defaults["num_hidden_layers"] == 32
+    assert set(lm.config_defaults) >= {"vocab_size", "intermediate_size", "num_attention_heads",
+                                       "num_key_value_heads", "max_position_embeddings"}
+
+
+def test_zoo_and_complete_configs_list_no_defaults(tmp_path) -> None:
+    out = tmp_path / "llm.json"
+    result = _llm("zoo:llama-tiny", "-p", "8", "-g", "2", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["llm"]["config_defaults"] == {}
+    assert "transformers' defaults" not in result.output
+
+
 def _point(steps: int, first: tuple[int, int], last: tuple[int, int], prompt: int = 100) -> GenerationPoint:
     """A point whose first / last decode steps have (flops, bytes) ``first`` / ``last``."""
     a = DecodeTokenCost(2, prompt + 1, 0, first[0], first[1], 0.0)

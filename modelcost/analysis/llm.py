@@ -89,7 +89,8 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
         key = str(p.dtype).removeprefix("torch.")
         by_dtype[key] = by_dtype.get(key, 0) + p.numel() * p.element_size()
     report = LlmReport(lm.name, lm.source, short, sum(p.numel() for p in params), sum(by_dtype.values()),
-                       by_dtype, weights_read_bytes(lm.module), [], notes=list(lm.notes) + [CAUSAL_NOTE])
+                       by_dtype, weights_read_bytes(lm.module), [], notes=list(lm.notes) + [CAUSAL_NOTE],
+                       config_defaults=dict(lm.config_defaults))
     if kv_dtype in ("fp8", "int8"):
         report.notes.append(f"KV cache in {kv_dtype}: one byte per element; quantisation scales are not counted")
     for b in batch_sizes:

@@ -42,6 +42,7 @@ class CausalLM:
     build: Callable[[str, Any], Any] = field(repr=False)  # (device, torch dtype) -> real module, random init
     config: Any = field(default=None, repr=False)  # the transformers config, when there is one
     notes: list[str] = field(default_factory=list)
+    config_defaults: dict[str, Any] = field(default_factory=dict)  # cost-shaping keys transformers filled in
 
     def new_cache(self) -> Any:
         """An empty dynamic KV cache of the kind the model's forward takes."""
@@ -159,6 +160,8 @@ def _hub_config(model_id: str) -> dict[str, Any]:
 
 
 def _from_config(source: str, data: dict[str, Any]) -> CausalLM:
+    from modelcost.loaders.llm_limits import config_defaults
+
     transformers = require("transformers")
     torch = require("torch")
     try:
@@ -178,7 +181,8 @@ def _from_config(source: str, data: dict[str, Any]) -> CausalLM:
     module = build("meta", torch.float32)
     name = Path(source).parent.name if source.endswith(".json") else Path(source).name
     return CausalLM(name or source, source, "transformers", module, getattr(config, "vocab_size", None),
-                    _accepts(module, "logits_to_keep"), build, config=config)
+                    _accepts(module, "logits_to_keep"), build, config=config,
+                    config_defaults=config_defaults(data, config))
 
 
 def _from_factory(source: str) -> CausalLM:
