@@ -63,6 +63,13 @@ def _refused(result, *words: str) -> str:
     return text
 
 
+def test_kv_heads_must_divide_the_heads(tmp_path) -> None:
+    # 32 query heads cannot be split into 5 groups: the old code's meta prefill failed in SDPA, the decode step
+    # then read the half-made cache and died with AttributeError
+    result = _llm(_config(tmp_path, num_attention_heads=32, num_key_value_heads=5))
+    _refused(result, "num_key_value_heads 5", "num_attention_heads 32")
+
+
 def test_a_forward_that_fails_on_meta_is_one_line(tmp_path) -> None:
     # the same model from a factory (no config.json to check): the counter's failure, not an AttributeError
     factory = tmp_path / "bad_lm.py"
@@ -72,6 +79,34 @@ def test_a_forward_that_fails_on_meta_is_one_line(tmp_path) -> None:
         "    return LlamaForCausalLM(LlamaConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2,\n"
         "        num_attention_heads=32, num_key_value_heads=5, intermediate_size=128))\n")
     _refused(_llm(f"{factory}:build"), "prefill", "forward pass failed")
+
+
+@pytest.mark.parametrize(("option", "value"), [("--prompt-len", "1000000000"), ("--gen-len", "1000000000"),
+                                               ("--batch-size", "1000000000")])
+def test_lengths_and_batch_have_a_ceiling(option, value) -> None:
+    # the old code died on -p (a meta tensor of 1e9 x 1e9 scores overflows) and took -g / -b as they came
+    _refused(_llm("zoo:llama-tiny", option, value, "-p", "16") if option != "--prompt-len"
+             else _llm("zoo:llama-tiny", option, value), option, "1,000,000,000")
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("num_hidden_layers", 10**12), ("num_hidden_layers", 0), ("num_hidden_layers", -1),
+    ("num_attention_heads", 2048), ("hidden_size", 10**9), ("vocab_size", 10**12), ("intermediate_size", 10**12)])
+def test_config_sizes_have_a_ceiling(tmp_path, key, value) -> None:
+    # refused before the model is built: the old code built 10^12 layers until memory ran out. 2,048 heads (KV
+    # heads too) over a hidden size of 4,096: transformers' own check (hidden a multiple of heads) passes
+    wide = {"hidden_size": 4096, "num_key_value_heads": 2048} if key == "num_attention_heads" else {}
+    _refused(_llm(_config(tmp_path, **{**wide, key: value}), seconds=30), key, f"{value:,}")
+
+
+def test_the_key_is_named_as_the_config_spells_it(tmp_path) -> None:
+    # GPT-2 calls its layer count n_layer (transformers maps num_hidden_layers onto it)
+    _refused(_llm(_config(tmp_path, base=GPT2, n_layer=10**12), seconds=30), "n_layer", "1,000,000,000,000")
+
+
+def test_a_config_value_of_the_wrong_type_says_why(tmp_path) -> None:
+    # transformers' validation message spans lines; the old one-line error kept only "Validation error for field"
+    _refused(_llm(_config(tmp_path, num_hidden_layers="32")), "num_hidden_layers", "expected int")
 
 
 def test_defaults_filled_in_are_listed(tmp_path) -> None:
@@ -103,6 +138,23 @@ def test_zoo_and_complete_configs_list_no_defaults(tmp_path) -> None:
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["llm"]["config_defaults"] == {}
     assert "transformers' defaults" not in result.output
+
+
+def test_positions_past_the_model_are_refused(tmp_path) -> None:
+    gpt2 = _config(tmp_path, base=GPT2)
+    # P + G - 1 positions are fed (the last new token is never fed back): 4,096 + 2 - 1 = 4,097 > 1,024
+    _refused(_llm(gpt2, "-p", "4096", "-g", "2"), "n_positions", "1,024", "4,097")
+    # 1,000 + 26 - 1 = 1,025 > 1,024; one point of a sweep past it refuses the sweep
+    _refused(_llm(gpt2, "-p", "16,1000", "-g", "26"), "n_positions")
+    # 1,000 + 25 - 1 = 1,024 positions: positions 0..1,023, exactly what GPT-2 has
+    assert _llm(gpt2, "-p", "1000", "-g", "25").exit_code == 0
+
+
+def test_a_default_position_limit_is_named_as_a_default(tmp_path) -> None:
+    # max_position_embeddings not written: LlamaConfig's 2,048 applies, and the message says it is a default
+    text = _refused(_llm(_config(tmp_path, drop=("max_position_embeddings",)), "-p", "4096"),
+                    "max_position_embeddings", "2,048")
+    assert "default" in text
 
 
 def _point(steps: int, first: tuple[int, int], last: tuple[int, int], prompt: int = 100) -> GenerationPoint:
@@ -157,3 +209,22 @@ def test_a_long_generation_against_a_gpu_returns(tmp_path) -> None:
     result = _llm("zoo:llama-tiny", "-p", "16", "-g", str(2**24), "--target-gpu", "H100 SXM", seconds=60)
     assert result.exit_code == 0, result.output
     assert "lower bounds on H100 SXM" in result.output
+
+
+def test_per_layer_sizes_are_checked_one_by_one() -> None:
+    from types import SimpleNamespace
+
+    from modelcost.core.errors import ModelcostError
+    from modelcost.loaders.llm_limits import check_config
+
+    # Gemma-3n style: one MLP width per layer; each is a size, and the one past the ceiling is named
+    check_config("x", {}, SimpleNamespace(intermediate_size=[128, 256]))
+    with pytest.raises(ModelcostError, match=r"intermediate_size 1,000,000,000 is past"):
+        check_config("x", {}, SimpleNamespace(intermediate_size=[128, 10**9]))
+
+    class PerLayer:  # a config that will not give one global value for a per-layer key (transformers raises)
+        @property
+        def num_attention_heads(self):
+            raise RuntimeError("'num_attention_heads' is a per-layer attribute")
+
+    check_config("x", {}, PerLayer())

@@ -78,6 +78,7 @@ def _embedding_row_bytes(module: Any) -> int:
 def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch_sizes: list[int],
                 kv_dtype: str | None = None) -> LlmReport:
     """Static cost of every (batch, prompt, gen) point; weights and KV sizes for the model in its dtype."""
+    lm.check_lengths(prompt_lens, gen_lens, batch_sizes)
     dtype = str(next(lm.module.parameters()).dtype).removeprefix("torch.")
     short = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(dtype, dtype)
     kv_dtype = kv_dtype or short
