@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
 from modelcost.core.types import CostReport
 from modelcost.loaders.llm_loader import CausalLM, cache_like, cache_tensors
@@ -77,6 +78,7 @@ def _embedding_row_bytes(module: Any) -> int:
 def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch_sizes: list[int],
                 kv_dtype: str | None = None) -> LlmReport:
     """Static cost of every (batch, prompt, gen) point; weights and KV sizes for the model in its dtype."""
+    lm.check_lengths(prompt_lens, gen_lens, batch_sizes)
     dtype = str(next(lm.module.parameters()).dtype).removeprefix("torch.")
     short = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(dtype, dtype)
     kv_dtype = kv_dtype or short
@@ -88,7 +90,8 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
         key = str(p.dtype).removeprefix("torch.")
         by_dtype[key] = by_dtype.get(key, 0) + p.numel() * p.element_size()
     report = LlmReport(lm.name, lm.source, short, sum(p.numel() for p in params), sum(by_dtype.values()),
-                       by_dtype, weights_read_bytes(lm.module), [], notes=list(lm.notes) + [CAUSAL_NOTE])
+                       by_dtype, weights_read_bytes(lm.module), [], notes=list(lm.notes) + [CAUSAL_NOTE],
+                       config_defaults=dict(lm.config_defaults))
     if kv_dtype in ("fp8", "int8"):
         report.notes.append(f"KV cache in {kv_dtype}: one byte per element; quantisation scales are not counted")
     for b in batch_sizes:
@@ -149,10 +152,10 @@ def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: 
 
 
 def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:
+    """Fold one counted forward into ``report``. A forward that failed on meta (the counter's problems) stops the
+    analysis with its reason: the steps after it would read the cache it left half made, and its counts are
+    only what ran before the failure."""
+    if cost.problems:
+        raise ModelcostError(f"{phase}: {cost.problems[0]}")
     for op, n in cost.compute.uncounted_ops.items():
         report.uncounted[op] = max(report.uncounted.get(op, 0), n)
-    for problem in cost.problems:
-        text = f"{phase}: {problem}"
-        if text not in report.problems:
-            report.problems.append(text)
-

@@ -53,19 +53,34 @@ def bounds(point: GenerationPoint, weights_bytes: int, weights_read_bytes: int, 
 
 
 def _decode_sum_ms(point: GenerationPoint, tflops: float, gbps: float) -> float:
-    """Sum over every decode step of max(compute, memory): FLOPs and bytes are linear in the context length
-    between the first and the last counted step, so each step's pair is exact; the max is taken per step."""
+    """Sum over every decode step of max(compute, memory), in closed form (G may be millions of steps).
+
+    FLOPs and bytes are linear in the context length between the first and the last counted step, so step
+    j = 0..n-1 takes c0 + c1 j ms of compute and m0 + m1 j ms of memory time. Two lines cross at most once:
+    compute is the larger where (c0 - m0) + (c1 - m1) j >= 0, so the steps split at one index k into a run on
+    one line and a run on the other, and each run is an arithmetic series (``_line_sum``)."""
     dec = point.decode
     if not dec.steps:
         return 0.0
     a, z = dec.per_token[0], dec.per_token[-1]
     span = max(z.context_len - a.context_len, 1)
-    total = 0.0
-    for j in range(dec.steps):
-        flops = a.flops + (z.flops - a.flops) * j / span
-        nbytes = a.bytes + (z.bytes - a.bytes) * j / span
-        total += max(_phase_ms(flops, nbytes, tflops, gbps))
-    return total
+    c0, m0 = _phase_ms(a.flops, a.bytes, tflops, gbps)
+    c1, m1 = _phase_ms((z.flops - a.flops) / span, (z.bytes - a.bytes) / span, tflops, gbps)
+    n, d0, d1 = dec.steps, c0 - m0, c1 - m1
+    if d1 == 0:  # parallel lines: one of them is the larger at every step
+        return _line_sum(c0, c1, 0, n) if d0 >= 0 else _line_sum(m0, m1, 0, n)
+    cross = min(max(-d0 / d1, -1.0), n + 1.0)  # where the lines meet, held near the steps (never inf)
+    if d1 > 0:  # memory first, compute from the first j >= cross on
+        k = min(max(math.ceil(cross), 0), n)
+        return _line_sum(m0, m1, 0, k) + _line_sum(c0, c1, k, n)
+    k = min(max(math.floor(cross) + 1, 0), n)  # compute up to the last j <= cross, memory after
+    return _line_sum(c0, c1, 0, k) + _line_sum(m0, m1, k, n)
+
+
+def _line_sum(x0: float, x1: float, lo: int, hi: int) -> float:
+    """Sum of x0 + x1 j over j = lo..hi-1: (hi - lo) terms whose mean is the value at (lo + hi - 1) / 2."""
+    count = hi - lo
+    return count * (x0 + x1 * (lo + hi - 1) / 2) if count > 0 else 0.0
 
 
 def _compute_bound_batch(point: GenerationPoint, weights_read: int, tflops: float, gbps: float) -> int | None:

@@ -136,3 +136,7 @@ class LlmReport:
     uncounted: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # cost-shaping config keys the config file left out, with the value transformers' defaults filled in
+    # ({"model_type": "llama"} alone is the 6.74 B Llama-7B shape; a list where the config has one per layer);
+    # empty for zoo models, factories, hub ids and complete configs
+    config_defaults: dict[str, int | bool | list[int]] = field(default_factory=dict)

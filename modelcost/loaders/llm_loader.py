@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,14 @@ class CausalLM:
     build: Callable[[str, Any], Any] = field(repr=False)  # (device, torch dtype) -> real module, random init
     config: Any = field(default=None, repr=False)  # the transformers config, when there is one
     notes: list[str] = field(default_factory=list)
+    config_defaults: dict[str, Any] = field(default_factory=dict)  # cost-shaping keys transformers filled in
+
+    def check_lengths(self, prompt_lens: Sequence[int], gen_lens: Sequence[int], batch_sizes: Sequence[int]) -> None:
+        """Refuse lengths / batches past modelcost's ceilings or past the model's positions (``llm_limits``)."""
+        from modelcost.loaders.llm_limits import check_lengths, position_limit
+
+        limit = position_limit(self.config, self.config_defaults)
+        check_lengths(self.source, limit, prompt_lens, gen_lens, batch_sizes)
 
     def new_cache(self) -> Any:
         """An empty dynamic KV cache of the kind the model's forward takes."""
@@ -159,12 +167,15 @@ def _hub_config(model_id: str) -> dict[str, Any]:
 
 
 def _from_config(source: str, data: dict[str, Any]) -> CausalLM:
+    from modelcost.loaders.llm_limits import check_config, config_defaults
+
     transformers = require("transformers")
     torch = require("torch")
     try:
         config = transformers.AutoConfig.for_model(**data)
-    except Exception as exc:
-        raise ModelcostError(f"{source}: transformers cannot read this config ({exc})") from exc
+    except Exception as exc:  # its validation errors span lines: keep the reason on the one line shown
+        raise ModelcostError(f"{source}: transformers cannot read this config ({' '.join(str(exc).split())})") from exc
+    check_config(source, data, config)  # before building: 10^12 layers would never finish
     config._attn_implementation = "sdpa"
 
     def build(device: str, dtype: Any) -> Any:
@@ -178,7 +189,8 @@ def _from_config(source: str, data: dict[str, Any]) -> CausalLM:
     module = build("meta", torch.float32)
     name = Path(source).parent.name if source.endswith(".json") else Path(source).name
     return CausalLM(name or source, source, "transformers", module, getattr(config, "vocab_size", None),
-                    _accepts(module, "logits_to_keep"), build, config=config)
+                    _accepts(module, "logits_to_keep"), build, config=config,
+                    config_defaults=config_defaults(data, config))
 
 
 def _from_factory(source: str) -> CausalLM:

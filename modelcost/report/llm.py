@@ -28,7 +28,7 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
     plain = to_plain(report)
     points = plain.pop("points")
     head = points[0] if points else {}
-    return {**{k: plain[k] for k in ("model", "source", "dtype", "params", "weights_bytes",
+    return {**{k: plain[k] for k in ("model", "source", "config_defaults", "dtype", "params", "weights_bytes",
                                      "weights_bytes_by_dtype", "weights_read_bytes")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
             "notes": plain["notes"], "problems": plain["problems"]}
@@ -118,6 +118,9 @@ def bench_table(results: list[GenerationResult]) -> Table:
 
 
 def print_llm(report: LlmReport, console: Console) -> None:
+    if report.config_defaults:
+        filled = ", ".join(f"{k}={v}" for k, v in report.config_defaults.items())
+        console.print(f"[yellow]not in the config, transformers' defaults used:[/] {escape(filled)}")
     console.print(model_table(report))
     console.print(points_table(report))
     bounds = bounds_table(report)
