@@ -16,7 +16,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 # Files the user keeps in the cache folder: beside the entries, inside them, and deeper.
 FOREIGN = ["mine.txt", "onnx/my_model.onnx", "onnx/mine/deeper/weights.bin", "onnx-fp16/notes.md",
            "screening/plan.txt", "ceilings/h100.json", "tensorrt/my.engine", "tensorrt/deep/timing.cache",
-           "inductor/keep.py", "ort-tensorrt/mine.profile", "compile-ahead/todo.done", "onnx-qdq-int8/x.onnx"]
+           "inductor/keep.py", "ort-tensorrt/mine.profile", "compile-ahead/todo.done", "onnx-qdq-int8/x.onnx",
+           "projects/src/main.py"]
 
 
 def _tiny():
@@ -76,6 +77,11 @@ def test_clear_removes_what_modelcost_wrote_and_no_file_of_the_user(tmp_path: Pa
         assert (cache / name).read_text() == f"the user's own {name}\n", name
     assert not [p for p in ours if p.exists()]  # and what modelcost wrote is gone
     assert "left alone" in res.output and "onnx/my_model.onnx" in res.output
+    # a folder that is none of modelcost's entries is named, not read: a cache pointed at a large folder stays quick
+    from modelcost.bench.cache import cache_usage
+
+    others = cache_usage(cache).others
+    assert "projects/" in others and "projects/src/main.py" not in others and "onnx/mine/deeper/weights.bin" in others
     res = CliRunner().invoke(app, ["cache"])
     assert "holds nothing modelcost wrote" in res.output
 
@@ -176,3 +182,18 @@ def test_a_manifest_never_reaches_outside_the_folder_nor_through_a_link(tmp_path
     assert (outside / "precious.txt").read_text() == "the user's own precious.txt\n"
     assert (outside / "linked" / "model.onnx").read_text() == "the user's"
     assert (cache / "screening" / "r.json").is_symlink() and (cache / "onnx" / "m").is_symlink()
+
+
+def test_the_export_works_in_a_folder_of_its_own_and_removes_only_that(tmp_path: Path) -> None:
+    import os
+
+    from modelcost.bench.export import export_path
+
+    cache = tmp_path / "cache"
+    model = _tiny()
+    final_dir = export_path(model, cache).parent
+    mine = final_dir.parent / f".{final_dir.name}.tmp{os.getpid()}" / "keep.txt"  # the scratch folder's old name
+    _plant(cache, [mine.relative_to(cache).as_posix()])
+    assert model.onnx_file(cache).is_file()
+    assert mine.read_text() == f"the user's own {mine.relative_to(cache).as_posix()}\n"
+    assert sorted(p.name for p in final_dir.parent.iterdir()) == sorted([final_dir.name, mine.parent.name])

@@ -69,30 +69,30 @@ def cache_directory(directory: str | Path | None = None) -> Path:
     return Path(directory) if directory else default_cache_dir()
 
 
-def _what(name: str) -> str:
+def _what(name: str) -> str | None:
     if name in ENTRIES:
         return ENTRIES[name]
-    return ENTRIES["onnx-qdq-"] if name.startswith("onnx-qdq-") else "other files modelcost wrote"
+    return ENTRIES["onnx-qdq-"] if name.startswith("onnx-qdq-") else None
+
+
+def _entries(files: dict[str, os.stat_result]) -> list[CacheEntry]:
+    """modelcost's files grouped by their first folder."""
+    totals: dict[str, tuple[int, int, float]] = {}
+    for rel, st in files.items():
+        name = rel.split("/")[0]
+        size, count, newest = totals.get(name, (0, 0, 0.0))
+        totals[name] = (size + st.st_size, count + 1, max(newest, st.st_mtime))
+    return [CacheEntry(name, _what(name) or "other files modelcost wrote", *totals[name]) for name in sorted(totals)]
 
 
 def cache_usage(directory: str | Path | None = None) -> CacheUsage:
-    """What modelcost wrote in the cache folder, entry by entry (its first folder), and every other file there
-    (an absent folder holds nothing)."""
+    """What modelcost wrote in the cache folder, entry by entry (its first folder), and what else is there: the
+    files in the entries' folders one by one, any other folder as one name (an absent folder holds nothing)."""
     root = cache_directory(directory)
     if not root.is_dir():
         return CacheUsage(root)
-    manifest = owned.Manifest.load(root)
-    totals: dict[str, tuple[int, int, float]] = {}
-    others = []
-    for rel, st in owned.walk(root):
-        if not manifest.claims(rel, st):
-            others.append(rel)
-            continue
-        name = rel.split("/")[0]
-        size, files, newest = totals.get(name, (0, 0, 0.0))
-        totals[name] = (size + st.st_size, files + 1, max(newest, st.st_mtime))
-    entries = [CacheEntry(name, _what(name), *totals[name]) for name in sorted(totals)]
-    return CacheUsage(root, entries, sorted(others))
+    found = owned.survey(root, look_into=lambda rel: _what(rel.split("/")[0]) is not None)
+    return CacheUsage(root, _entries(found.owned), found.foreign)
 
 
 def clear_cache(directory: str | Path | None = None) -> CacheUsage:
@@ -121,9 +121,11 @@ def run_started() -> float:
 def usage_note(directory: str | Path | None, since: float) -> str | None:
     """One line saying where the cache is and how large, when a file in it was written or reused since
     ``since`` (``run_started()`` before the run); None when the run did not touch it."""
-    usage = cache_usage(directory)
-    if not any(e.newest_mtime >= since - MTIME_SLACK_S for e in usage.entries):
+    root = cache_directory(directory)
+    entries = _entries(owned.owned_files(root)) if root.is_dir() else []  # the manifest's files only: quick
+    if not any(e.newest_mtime >= since - MTIME_SLACK_S for e in entries):
         return None
-    parts = ", ".join(f"{e.what} {binary_bytes(e.size_bytes)}" for e in usage.entries if e.files)
-    return (f"cache: {usage.directory} holds {binary_bytes(usage.size_bytes)} ({parts}); 'modelcost cache' lists it, "
+    parts = ", ".join(f"{e.what} {binary_bytes(e.size_bytes)}" for e in entries if e.files)
+    size = sum(e.size_bytes for e in entries)
+    return (f"cache: {root} holds {binary_bytes(size)} ({parts}); 'modelcost cache' lists it, "
             "'modelcost cache --clear' empties it")

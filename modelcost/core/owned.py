@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -183,20 +183,80 @@ def claim_tree(root: str | Path, folder: str | Path) -> bool:
     return True
 
 
-def walk(root: str | Path) -> Iterator[tuple[str, os.stat_result]]:
-    """(relative path, lstat) of every file under ``root`` but the manifest, links included as files and never
-    followed."""
+@dataclass(frozen=True)
+class Survey:
+    """What a shared folder holds: modelcost's files (relative path -> lstat) and everything else."""
+
+    owned: dict[str, os.stat_result] = field(default_factory=dict)
+    foreign: list[str] = field(default_factory=list)  # files, links, and folders ("name/") not looked into
+
+
+def owned_files(root: str | Path, manifest: Manifest | None = None) -> dict[str, os.stat_result]:
+    """modelcost's files under ``root`` (relative path -> lstat), from the manifest alone: nothing else is read,
+    however much the folder holds."""
     root = Path(root)
+    manifest = manifest or Manifest.load(root)
+    found: dict[str, os.stat_result] = {}
+    for rel in manifest.files:
+        try:
+            st = os.lstat(root / rel)
+        except OSError:
+            continue
+        if manifest.claims(rel, st) and _real_dirs(root, rel):
+            found[rel] = st
+    for tree in manifest.trees:
+        if _real_dirs(root, tree, itself=True):
+            found.update(_walk(root, root / tree))
+    return found
+
+
+def survey(root: str | Path, look_into: Callable[[str], bool] = lambda rel: False) -> Survey:
+    """Every file under ``root`` but the manifest, modelcost's or not, links never followed. Only the folders
+    that lead to modelcost's files are looked into, and those ``look_into`` names (relative path): any other
+    folder is named as one foreign entry, so a cache pointed at a large folder of the user's is not read."""
+    root = Path(root)
+    manifest = Manifest.load(root)
+    ways = {str(PurePosixPath(rel).parents[i]) for rel in manifest.files | manifest.folders | manifest.trees
+            for i in range(len(PurePosixPath(rel).parents) - 1)} | manifest.folders | manifest.trees
+    survey = Survey()
     for here, dirs, names in os.walk(root):
+        base = Path(os.path.relpath(here, root)).as_posix()
+        prefix = "" if base == "." else f"{base}/"
+        for name in list(dirs):
+            rel = prefix + name
+            if os.path.islink(os.path.join(here, name)):
+                names.append(name)  # a link: listed as a file, never followed
+                dirs.remove(name)
+            elif not (rel in ways or manifest.in_tree(rel) or look_into(rel)):
+                survey.foreign.append(f"{rel}/")
+                dirs.remove(name)
+        for name in names:
+            rel = prefix + name
+            try:
+                st = os.lstat(os.path.join(here, name))
+            except OSError:  # removed meanwhile (another run's temporary file)
+                continue
+            if rel == MANIFEST:
+                continue
+            if manifest.claims(rel, st):
+                survey.owned[rel] = st
+            else:
+                survey.foreign.append(rel)
+    survey.foreign.sort()
+    return survey
+
+
+def _walk(root: Path, folder: Path) -> dict[str, os.stat_result]:
+    """Every file and link under ``folder`` (relative to ``root``), links never followed."""
+    found = {}
+    for here, dirs, names in os.walk(folder):
         for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(here, d)))]:
             full = os.path.join(here, name)
             try:
-                st = os.lstat(full)
-            except OSError:  # removed while walking (another run's temporary file)
+                found[Path(os.path.relpath(full, root)).as_posix()] = os.lstat(full)
+            except OSError:
                 continue
-            rel = Path(os.path.relpath(full, root)).as_posix()
-            if rel != MANIFEST:
-                yield rel, st
+    return found
 
 
 def _real_dirs(root: Path, rel: str, itself: bool = False) -> bool:
@@ -237,7 +297,7 @@ def remove_owned(root: str | Path) -> Removal:
     user's files); it is removed when nothing is."""
     root = Path(root)
     manifest = Manifest.load(root)
-    owned = {rel: st for rel, st in walk(root) if manifest.claims(rel, st)}
+    owned = owned_files(root, manifest)
     for tree in sorted(manifest.trees):
         if _real_dirs(root, tree, itself=True):
             shutil.rmtree(root / tree, ignore_errors=True)

@@ -119,11 +119,12 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
         except ImportError as exc:
             raise Unavailable("no fp16 converter: onnxruntime.transformers or onnxconverter-common is needed") from exc
     from modelcost.core import owned
+    from modelcost.core.atomic import scratch_beside
 
     model = onnx.load(str(path))
     converted = convert_float_to_float16(model, keep_io_types=True)
     owned.make_folder(cache_dir, out.parent)
-    tmp = out.with_suffix(f".tmp{time.time_ns()}")
+    tmp = scratch_beside(out)
     external = converted.ByteSize() > (1 << 31) - (1 << 24)
     data = out.with_name(f"{out.name}.data")  # the weights of a model over protobuf's 2 GB, beside it
     try:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,8 +124,9 @@ def quantize_qdq(src: Path, dst: Path, calibration: Sequence[dict[str, Any]], ki
             return next(self._it, None)
 
     qtype = q.QuantType.QInt8 if kind == "int8" else q.QuantType.QFLOAT8E4M3FN
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.stem}.tmp{time.time_ns()}.onnx")  # a run killed while quantizing leaves no dst
+    from modelcost.core.atomic import scratch_beside
+
+    tmp = scratch_beside(dst)  # renamed over dst once whole: a run stopped while quantizing leaves no half dst
     try:
         q.quantize_static(
             str(src), str(tmp), Reader(), quant_format=q.QuantFormat.QDQ, activation_type=qtype, weight_type=qtype,
