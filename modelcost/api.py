@@ -386,6 +386,7 @@ def quantize(
         raise ModelcostError("nothing to make: pass --int8 and/or --fp16")
     src = Path(model)
     where = Path(out_dir) if out_dir else src.parent
+    outs = quantize_report_dirs(model, int8=int8, fp16=fp16, out=compare_kwargs.get("out"))
     made = []
     if int8:
         specs = bench_model(model, batch_size=batch_size, input_shapes=input_shapes).specs
@@ -393,19 +394,30 @@ def quantize(
     if fp16:
         made.append(convert_fp16(src, where / f"{src.stem}.fp16.onnx"))
     out: list[tuple[Any, Any]] = []
-    for q in made:
+    for i, q in enumerate(made):
         result = None
         if run_compare:
             notes = [f"candidate made by modelcost quantize: {'; '.join(q.notes)}"]
             notes += [f"INT8 calibration: {q.calibration}"] if q.calibration else []
             kwargs = dict(compare_kwargs)
-            if kwargs.get("out") and len(made) > 1:  # one folder per candidate under --out
-                kwargs["out"] = str(Path(kwargs["out"]) / q.path.stem)
+            if outs:
+                kwargs["out"] = str(outs[i])  # one folder per candidate under --out when there are two
             result = compare(model, str(q.path), input_shapes=input_shapes, notes=notes, **kwargs)
         out.append((q, result))
         if result is not None and not result[0].complete:
             break  # interrupted (Ctrl-C): do not start the next comparison
     return out
+
+
+def quantize_report_dirs(model: str, *, int8: bool, fp16: bool, out: Any) -> list[Any]:
+    """The report folders ``quantize`` writes its comparisons to, in the order it makes the candidates: ``out``
+    itself for one candidate, ``out/MODEL.int8`` and ``out/MODEL.fp16`` for two; none without ``out``."""
+    from pathlib import Path
+
+    if not out:
+        return []
+    stems = [f"{Path(model).stem}.{p}" for p, asked in (("int8", int8), ("fp16", fp16)) if asked]
+    return [Path(out) / stem for stem in stems] if len(stems) > 1 else [Path(out)] * len(stems)
 
 
 def attach_layer_profiles(

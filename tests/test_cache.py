@@ -13,19 +13,17 @@ from typer.testing import CliRunner
 
 from modelcost.bench.cache import cache_usage, clear_cache, mark_used, usage_note
 from modelcost.cli import app
+from modelcost.core import owned
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 FAST = ["--min-time-s", "0.02", "--min-iters", "5", "--max-time-s", "0.3", "--warmup", "2", "--device", "cpu"]
 
 
 def _fill(root: Path) -> None:
-    (root / "onnx" / "net-abc").mkdir(parents=True)
-    (root / "onnx" / "net-abc" / "model.onnx").write_bytes(b"x" * 3000)
-    (root / "onnx-qdq-int8").mkdir()
-    (root / "onnx-qdq-int8" / "k.onnx").write_bytes(b"x" * 500)
-    (root / "tensorrt").mkdir()
-    (root / "tensorrt" / "k.engine").write_bytes(b"x" * 1000)
-    (root / "tensorrt" / "timing.cache").write_bytes(b"x" * 24)
+    """Entries as modelcost writes them (each file recorded in the manifest), and one file of the user's."""
+    for rel, size in (("onnx/net-abc/model.onnx", 3000), ("onnx-qdq-int8/k.onnx", 500), ("tensorrt/k.engine", 1000),
+                      ("tensorrt/timing.cache", 24)):
+        owned.write(root, root / rel, b"x" * size)
     (root / "mine.txt").write_text("not modelcost's")
 
 

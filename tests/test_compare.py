@@ -303,8 +303,8 @@ def test_cli_compare(models, tmp_path):
     assert r.exit_code == 0, r.output
     assert "small.int8 (int8) vs small (fp32)" in r.output
     assert "accuracy on ort-cpu: cosine" in r.output and f"report: {out}" in r.output
-    assert sorted(p.name for p in out.iterdir()) == ["benchmarks.csv", "plots", "report.html", "report.json",
-                                                     "report.md"]
+    assert sorted(p.name for p in out.iterdir()) == [".modelcost-manifest", "benchmarks.csv", "plots", "report.html",
+                                                     "report.json", "report.md"]
 
 
 def test_cli_compare_writes_no_folder_unasked(models, tmp_path, monkeypatch):

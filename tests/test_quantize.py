@@ -144,3 +144,18 @@ def test_cli_quantize_needs_onnx_and_a_target(tmp_path):
     assert r.exit_code == 1 and "pass --int8 and/or --fp16" in r.output
     r = CliRunner().invoke(app, ["quantize", "zoo:resnet18", "--int8"])
     assert r.exit_code == 1 and "quantize takes an ONNX file" in r.output
+
+
+def test_a_failed_quantization_removes_only_its_own_temporary_file(convnet, tmp_path, monkeypatch):
+    import onnxruntime.quantization as ortq
+
+    def fail(*a, **k):
+        raise RuntimeError("calibration failed")
+
+    monkeypatch.setattr(ortq, "quantize_static", fail)
+    mine = tmp_path / ".q.onnx.tmp"  # a file of the user's at the name the temporary file once had
+    mine.write_text("keep")
+    with pytest.raises(ModelcostError, match="INT8 quantization of .* failed: RuntimeError: calibration failed"):
+        quantize_int8(convnet, tmp_path / "q.onnx", specs_for=specs_for(), samples=8, chunk=8)
+    assert mine.read_text() == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".q.onnx.tmp"]  # and no temporary file of its own left

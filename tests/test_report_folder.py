@@ -22,9 +22,13 @@ def test_complete_folder(tmp_path):
     rec = recommend(r.benchmarks, Constraints(max_latency_ms=2))
     out = write_report_folder(r, tmp_path / "out", samples, recommendation=rec)
     names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
-    assert names == ["benchmarks.csv", "nvml_samples.csv", "plots", "plots/latency.png", "plots/layers.png",
-                     "plots/memory.png", "plots/ops.png", "plots/roofline.png", "plots/throughput.png",
-                     "report.html", "report.json", "report.md"]
+    assert names == [".modelcost-manifest", "benchmarks.csv", "nvml_samples.csv", "plots", "plots/latency.png",
+                     "plots/layers.png", "plots/memory.png", "plots/ops.png", "plots/roofline.png",
+                     "plots/throughput.png", "report.html", "report.json", "report.md"]
+    # the manifest records every file written (and the plots folder made), so a later run may replace them
+    manifest = (out / ".modelcost-manifest").read_text().splitlines()[1:]
+    files = [n for n in names if n not in (".modelcost-manifest", "plots")]
+    assert sorted(manifest) == sorted(["folder plots", *(f"file {n}" for n in files)])
     doc = json.loads((out / "report.json").read_text())
     assert doc["complete"] is True and doc["schema"].startswith("modelcost.report/")
     # p99 = 1.2 x p50: fp32 b8 has p99 2.4 ms > 2 ms; fp16 b8 (1.44 ms, 8 / 1.2 ms = 6667 ips) is the best.

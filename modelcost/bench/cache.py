@@ -7,19 +7,22 @@ TensorRT provider, torch.compile's inductor caches, measured GPU ceilings, and t
 runs (bench.screening_record). Nothing is ever evicted on its own, so a run that used the cache says where it is
 and how large it has grown, and ``modelcost cache --clear`` empties it.
 
-Only the entries modelcost writes are counted and removed: when the variable points at a folder that holds
-other files too, those are listed as left alone, never deleted.
+Only what modelcost wrote is counted and removed: every writer records its files in the folder's manifest
+(``core.owned``), and a file it did not record, wherever it lies (beside the entries, inside ``onnx/``, in a
+folder of its own), is listed as left alone and never deleted. The folders modelcost hands to torch.compile and
+to ONNX Runtime's TensorRT provider (``inductor/``, ``ort-tensorrt/``) go whole, when modelcost made them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from modelcost.bench.base import default_cache_dir
+from modelcost.core import owned
 from modelcost.core.units import binary_bytes
 
 # top-level entry -> what it holds (``onnx-qdq-<kind>`` folders are matched by prefix)
@@ -50,7 +53,8 @@ class CacheEntry:
 class CacheUsage:
     directory: Path
     entries: list[CacheEntry] = field(default_factory=list)
-    others: list[str] = field(default_factory=list)  # names in the folder that modelcost did not write
+    others: list[str] = field(default_factory=list)  # files modelcost did not write (relative paths), left alone
+    not_removed: list[str] = field(default_factory=list)  # files of modelcost's that --clear could not remove
 
     @property
     def size_bytes(self) -> int:
@@ -71,41 +75,34 @@ def _what(name: str) -> str | None:
     return ENTRIES["onnx-qdq-"] if name.startswith("onnx-qdq-") else None
 
 
-def _walk(path: Path) -> tuple[int, int, float]:
-    """(bytes, files, newest mtime) of everything under ``path``; links are not followed."""
-    size = files = 0
-    newest = 0.0
-    for root, _dirs, names in os.walk(path):
-        for name in names:
-            try:
-                st = os.lstat(os.path.join(root, name))
-            except OSError:  # removed while walking (another run's temporary folder)
-                continue
-            size, files, newest = size + st.st_size, files + 1, max(newest, st.st_mtime)
-    return size, files, newest
+def _entries(files: dict[str, os.stat_result]) -> list[CacheEntry]:
+    """modelcost's files grouped by their first folder."""
+    totals: dict[str, tuple[int, int, float]] = {}
+    for rel, st in files.items():
+        name = rel.split("/")[0]
+        size, count, newest = totals.get(name, (0, 0, 0.0))
+        totals[name] = (size + st.st_size, count + 1, max(newest, st.st_mtime))
+    return [CacheEntry(name, _what(name) or "other files modelcost wrote", *totals[name]) for name in sorted(totals)]
 
 
 def cache_usage(directory: str | Path | None = None) -> CacheUsage:
-    """What the cache folder holds, entry by entry (an absent folder holds nothing)."""
+    """What modelcost wrote in the cache folder, entry by entry (its first folder), and what else is there: the
+    files in the entries' folders one by one, any other folder as one name (an absent folder holds nothing)."""
     root = cache_directory(directory)
     if not root.is_dir():
         return CacheUsage(root)
-    entries, others = [], []
-    for child in sorted(root.iterdir()):
-        what = _what(child.name)
-        if what is None or not child.is_dir() or child.is_symlink():
-            others.append(child.name)
-            continue
-        entries.append(CacheEntry(child.name, what, *_walk(child)))
-    return CacheUsage(root, entries, others)
+    found = owned.survey(root, look_into=lambda rel: _what(rel.split("/")[0]) is not None)
+    return CacheUsage(root, _entries(found.owned), found.foreign)
 
 
 def clear_cache(directory: str | Path | None = None) -> CacheUsage:
-    """Remove every entry modelcost wrote; returns what was there (and what was left alone)."""
+    """Remove everything modelcost wrote in the cache (and only that); returns what was there, and what was
+    left alone."""
     usage = cache_usage(directory)
-    for entry in usage.entries:
-        shutil.rmtree(usage.directory / entry.name, ignore_errors=True)
-    return usage
+    if not usage.directory.is_dir():
+        return usage
+    removal = owned.remove_owned(usage.directory)
+    return dataclasses.replace(usage, not_removed=removal.failed)
 
 
 def mark_used(path: str | Path) -> None:
@@ -124,9 +121,11 @@ def run_started() -> float:
 def usage_note(directory: str | Path | None, since: float) -> str | None:
     """One line saying where the cache is and how large, when a file in it was written or reused since
     ``since`` (``run_started()`` before the run); None when the run did not touch it."""
-    usage = cache_usage(directory)
-    if not any(e.newest_mtime >= since - MTIME_SLACK_S for e in usage.entries):
+    root = cache_directory(directory)
+    entries = _entries(owned.owned_files(root)) if root.is_dir() else []  # the manifest's files only: quick
+    if not any(e.newest_mtime >= since - MTIME_SLACK_S for e in entries):
         return None
-    parts = ", ".join(f"{e.what} {binary_bytes(e.size_bytes)}" for e in usage.entries if e.files)
-    return (f"cache: {usage.directory} holds {binary_bytes(usage.size_bytes)} ({parts}); 'modelcost cache' lists it, "
+    parts = ", ".join(f"{e.what} {binary_bytes(e.size_bytes)}" for e in entries if e.files)
+    size = sum(e.size_bytes for e in entries)
+    return (f"cache: {root} holds {binary_bytes(size)} ({parts}); 'modelcost cache' lists it, "
             "'modelcost cache --clear' empties it")

@@ -230,9 +230,10 @@ def _child(payload: dict[str, Any]) -> None:
     # dynamic-batch graph the marker names comes with that second size).
     promised = payload.get("more_batches") and len(set(batches)) <= len(set(payload["batches"]))
     if ended and not promised:
-        marker = Path(payload["marker"])
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"source": source, "batches": batches}))
+        from modelcost.core import owned
+
+        marker = json.dumps({"source": source, "batches": batches}).encode()
+        owned.write(payload["cache_dir"], payload["marker"], marker)
     print("done", flush=True)
 
 

@@ -72,9 +72,7 @@ def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
     with torch.no_grad():
         n_out = len(flatten_outputs(module(*args, **kwargs)))
     output_names = [f"output_{i}" for i in range(n_out)]
-    tmp_dir = final_dir.parent / f".{final_dir.name}.tmp{os.getpid()}"
-    shutil.rmtree(tmp_dir, ignore_errors=True)
-    tmp_dir.mkdir(parents=True)
+    tmp_dir = _scratch(Path(cache_dir), final_dir)
     errors: list[str] = []
     try:
         for exporter in (_export_torchscript, _export_dynamo):
@@ -84,17 +82,55 @@ def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
             except Exception as exc:  # noqa: BLE001 - try the other exporter, then report both
                 # first_line removes the colour codes torch.onnx puts in its step messages
                 errors.append(f"{exporter.__name__.removeprefix('_export_')}: {first_line(exc)}")
-                for f in tmp_dir.iterdir():
+                for f in tmp_dir.iterdir():  # the scratch folder is this process's own (mkdtemp)
                     f.unlink()
         else:
             raise ModelcostError(f"could not export {model.name} to ONNX ({'; '.join(errors)})")
-        try:
-            os.replace(tmp_dir, final_dir)
-        except OSError:  # another process made it first
-            shutil.rmtree(tmp_dir, ignore_errors=True)
+        _publish(Path(cache_dir), tmp_dir, final_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     return final, f"exported to ONNX with the {how} exporter (opset {OPSET}, dynamic batch), cached at {final}"
+
+
+def _scratch(cache_dir: Path, final_dir: Path) -> Path:
+    """A folder of this process's own beside the export's, recorded as modelcost's so that a run killed while
+    exporting leaves nothing ``modelcost cache --clear`` would not remove."""
+    import tempfile
+
+    from modelcost.core import owned
+
+    owned.make_folder(cache_dir, final_dir.parent)
+    tmp_dir = Path(tempfile.mkdtemp(prefix=f".{final_dir.name}.", suffix=".tmp", dir=final_dir.parent))
+    owned.record_tree(cache_dir, tmp_dir)
+    return tmp_dir
+
+
+def _publish(cache_dir: Path, tmp_dir: Path, final_dir: Path) -> None:
+    """Move the export into place: the whole folder when it is new, else (a folder left from before that holds
+    files modelcost did not write) its files one by one, beside those. Each is recorded as modelcost's."""
+    from modelcost.core import owned
+
+    names = sorted(p.name for p in tmp_dir.iterdir())
+    if not os.path.lexists(final_dir):
+        try:
+            os.replace(tmp_dir, final_dir)
+            owned.record_folder(cache_dir, final_dir)
+            owned.record(cache_dir, *(final_dir / n for n in names))
+            return
+        except OSError:  # another process made it first, or it appeared meanwhile
+            pass
+    if (final_dir / "model.onnx").exists():  # another process's export: the same model, already recorded
+        return
+    if not final_dir.is_dir() or final_dir.is_symlink():
+        raise ModelcostError(f"cannot cache the ONNX export: {final_dir} is in the way (not a folder modelcost "
+                             "made); move it")
+    in_the_way = owned.foreign(cache_dir, [f"{owned.relative(cache_dir, final_dir)}/{n}" for n in names])
+    if in_the_way:
+        raise ModelcostError(f"cannot cache the ONNX export: {cache_dir / in_the_way[0]} was not written by "
+                             "modelcost; move it")
+    for name in names:
+        os.replace(tmp_dir / name, final_dir / name)
+    owned.record(cache_dir, *(final_dir / n for n in names))
 
 
 def _export_torchscript(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], path: Path,

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from modelcost.bench.base import BenchConfig
-from modelcost.core.atomic import replace_atomically
+from modelcost.core import owned
 from modelcost.core.text import config_label, utc_timestamp
 from modelcost.core.types import BenchResult, DeviceInfo
 
@@ -66,8 +66,10 @@ def record_key(model_hash: str, device: DeviceInfo, uuid: str | None, config: Be
 class ScreeningRecord:
     """The record of one key: earlier figures to consult, this run's figures to add, one ``save`` at the end."""
 
-    def __init__(self, path: Path, key: dict[str, Any], rows: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, path: Path, key: dict[str, Any], rows: dict[str, dict[str, Any]],
+                 cache_dir: Path | None = None) -> None:
         self.path, self.key, self.rows = path, key, rows
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else path.parent.parent
 
     @classmethod
     def open(cls, cache_dir: Path, key: dict[str, Any]) -> ScreeningRecord:
@@ -81,7 +83,7 @@ class ScreeningRecord:
                 rows = dict(data.get("rows", {}))
         except (OSError, ValueError, AttributeError):
             rows = {}
-        return cls(path, key, rows)
+        return cls(path, key, rows, Path(cache_dir))
 
     def add(self, result: BenchResult, inputs: str) -> None:
         """Keep a figure measured in this run (nothing else is ever written)."""
@@ -102,7 +104,7 @@ class ScreeningRecord:
         """Write the record (best effort: a cache that cannot be written costs the next run time, nothing else)."""
         with contextlib.suppress(OSError):
             data = json.dumps({"key": self.key, "rows": self.rows}, indent=1, default=str).encode("utf-8")
-            replace_atomically(self.path, data)
+            owned.write(self.cache_dir, self.path, data)
 
 
 def beaten_earlier(backend: str, precision: str, batch: int, earlier: dict[str, Any], measured: Iterable[BenchResult],

@@ -49,6 +49,7 @@ def analyze(
     from modelcost.cli import flow
 
     o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
+    o.check_out(out, samples_csv)
     o.lock_out(out)
     with o.staged_samples(None if static else samples_csv) as staged_csv:
         config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv,

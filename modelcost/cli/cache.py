@@ -9,16 +9,20 @@ import typer
 
 from modelcost.cli.app import app, user_errors
 
+SHOWN = 10  # files left alone named one by one; the rest are counted
+
 
 @app.command("cache")
 @user_errors
 def cache(
     clear: Annotated[bool, typer.Option("--clear", help="Remove everything modelcost cached (ONNX exports, fp16 / "
-                                        "INT8 copies, TensorRT engines, measured GPU ceilings); other files in "
-                                        "the folder are left alone.")] = False,
+                                        "INT8 copies, TensorRT engines, measured GPU ceilings): only the files it "
+                                        "recorded writing; every other file in the folder, at any depth, is left "
+                                        "alone.")] = False,
 ) -> None:
     """Where modelcost keeps ONNX exports, fp16 / INT8 copies, TensorRT engines and measured GPU ceilings
-    ($MODELCOST_CACHE_DIR, else $XDG_CACHE_HOME/modelcost, else ~/.cache/modelcost), and how large each is."""
+    ($MODELCOST_CACHE_DIR, else $XDG_CACHE_HOME/modelcost, else ~/.cache/modelcost), and how large each is;
+    files modelcost did not write are named and left alone."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -43,5 +47,12 @@ def cache(
         table.add_row("total", "", f"{usage.files:,}", binary_bytes(usage.size_bytes))
         console.print(table)
         console.print("'modelcost cache --clear' empties it")
+    if usage.not_removed:
+        console.print(f"could not remove: {escape(_names(usage.not_removed))}")
     if usage.others:
-        console.print(f"left alone (not written by modelcost): {escape(', '.join(usage.others))}")
+        console.print(f"left alone (not written by modelcost): {escape(_names(usage.others))}")
+
+
+def _names(paths: list[str]) -> str:
+    more = len(paths) - SHOWN
+    return ", ".join(paths[:SHOWN]) + (f" and {more:,} more" if more > 0 else "")

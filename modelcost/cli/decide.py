@@ -13,13 +13,14 @@ from rich.markup import escape
 from modelcost.cli import options as o
 from modelcost.cli import signals
 from modelcost.cli.app import app, user_errors
-from modelcost.cli.options import check_writable, lock_out, publish_samples, staged_samples, wrote
+from modelcost.cli.options import check_out, check_writable, lock_out, publish_samples, staged_samples, wrote
 from modelcost.core.errors import ModelcostError
 from modelcost.core.units import number
 from modelcost.report.console import stderr_console
 
-OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (default "
-                                                              "reports/<model>-<time>).")]
+OutOpt = Annotated[Optional[Path], typer.Option("--out", help=(
+    "Write the report folder here (default reports/<model>-<time>). Only files modelcost wrote there are "
+    "replaced; a file of yours at a report file's name is refused, never overwritten."))]
 ReportOpt = Annotated[bool, typer.Option("--report", help=(
     "Write the report folder reports/<base>-vs-<candidate>-<time>/ (--out DIR writes it there; without either, none)."
 ))]
@@ -124,6 +125,7 @@ def compare(
     if method not in ("t", "bootstrap"):
         raise ModelcostError(f"--method {method!r}: use t or bootstrap")
     check_writable(folders=(out,))
+    check_out(out)
     lock_out(out)
     options = run_options(_command(), backends=backends, batch_sizes=batch_sizes, tuple_shapes=input_shape,
                           trust_pickle=trust_pickle, bench=_config(device, warmup_max_s), takes_auto=False)
@@ -171,6 +173,11 @@ def quantize(
 
     batches = _batches(batch_sizes) or [1]
     check_writable(folders=(model_dir, out))
+    if not no_compare:  # a report folder per comparison: --out itself, or one per candidate under it
+        from modelcost.api import quantize_report_dirs
+
+        for folder in quantize_report_dirs(model, int8=int8, fp16=fp16, out=out):
+            check_out(folder)
     lock_out(out)
     made = api.quantize(
         model, int8=int8, fp16=fp16, calib_data=str(calib_data) if calib_data else None,
@@ -274,6 +281,7 @@ def recommend(
     if min_iters is None:  # enough samples to rank on the latency statistic (core/samples.py)
         min_iters = max(50, min_samples(latency_stat))
     check_writable(files=(samples_csv, json_path), folders=(out,))
+    check_out(out, samples_csv)
     lock_out(out)
     with staged_samples(samples_csv) as staged_csv:
         config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,

@@ -51,9 +51,10 @@ def llm(
     TTFT / TPOT / tokens/s on a GPU; without --static, measured TTFT / TPOT / tokens/s per backend."""
     from modelcost import api
     from modelcost.report.console import stdout_console
-    from modelcost.report.llm import print_llm
+    from modelcost.report.llm import LLM_FILES, print_llm
 
     o.check_writable(files=(json_path,), folders=(out,))
+    o.check_out(out, files=list(LLM_FILES))
     report = api.llm(model, prompt_lens=_ints(prompt_len, "--prompt-len"), gen_lens=_ints(gen_len, "--gen-len"),
                      batch_sizes=_ints(batch_size, "--batch-size"), dtype=dtype, kv_dtype=kv_dtype,
                      target_gpu=target_gpu, measure=not static,

@@ -84,7 +84,9 @@ Report = Annotated[bool, typer.Option(
 AllowPartial = Annotated[bool, typer.Option(
     "--allow-partial", help="Exit 0 even when some ops could not be counted (the totals are then lower bounds, "
     "marked with ≥); without it such a partial result exits with code 3.")]
-OutDir = Annotated[Optional[Path], typer.Option("--out", help="Write the report folder here (implies --report).")]
+OutDir = Annotated[Optional[Path], typer.Option("--out", help=(
+    "Write the report folder here (implies --report). Only files modelcost wrote there are replaced; a file of "
+    "yours at a report file's name is refused, never overwritten."))]
 
 
 def command_line(command: str) -> str:
@@ -111,6 +113,17 @@ def check_writable(files: tuple[Path | None, ...] = (), folders: tuple[Path | No
             probe = probe.parent
         if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
             raise ModelcostError(f"cannot write {path}: {probe} is not a writable folder; choose another path")
+
+
+def check_out(out: Path | None, samples_csv: Path | None = None, *, files: list[str] | None = None) -> None:
+    """Refuse an --out folder where the report would replace a file modelcost did not write, before anything is
+    measured (``report.folder.check_folder``). ``files``: what the command writes there (default: the report
+    folder's files, with the copy of ``samples_csv``: ``report.folder.report_files``)."""
+    if out is None:
+        return
+    from modelcost.report.folder import check_folder, report_files
+
+    check_folder(out, report_files(samples_csv) if files is None else files)
 
 
 def wrote(label: str, path: Path | str, existed: bool, detail: str = "") -> str:

@@ -62,6 +62,7 @@ def train(
     variant_list = comma_list(variants, "--variants", "eager,compile") or []
     sizes = parse_batch_sizes(batch_sizes) or []
     o.check_writable(files=(json_path,), folders=(out,))
+    o.check_out(out)
     config = TrainConfig(optimizer=optimizer, master_weights=master_weights, input_requires_grad=input_grad,
                          memory_margin=margin, checkpointing=checkpointing)
     memory = int(memory_gb * 2**30) if memory_gb else None

@@ -27,6 +27,20 @@ def replace_atomically(path: Path, data: bytes) -> Path:
     return path
 
 
+def scratch_beside(path: Path) -> Path:
+    """A new empty file of this process's own beside ``path`` (as readable as any file the user writes), for a
+    writer that takes a path; rename it over ``path`` once whole, remove it on failure. A fixed name could be
+    another run's file, or the user's."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+    finally:
+        os.close(fd)
+    return Path(tmp)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

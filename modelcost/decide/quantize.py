@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modelcost.core.atomic import scratch_beside
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
 from modelcost.core.text import first_line
@@ -124,8 +125,7 @@ def quantize_int8(model_path: str | Path, out_path: str | Path | None = None, *,
             notes.append(f"pre-processing (quant_pre_process) failed, quantized the original: "
                          f"{first_line(exc)}")
             source = src
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp_out = out.with_name(f".{out.name}.tmp")
+        tmp_out = scratch_beside(out)
         try:
             q.quantize_static(
                 str(source), str(tmp_out), _Reader(feeds), quant_format=q.QuantFormat.QDQ, per_channel=per_channel,
@@ -133,9 +133,11 @@ def quantize_int8(model_path: str | Path, out_path: str | Path | None = None, *,
                 calibrate_method=q.CalibrationMethod.MinMax,
                 extra_options={"ActivationSymmetric": True, "WeightSymmetric": True},
             )
-        except Exception as exc:
-            tmp_out.unlink(missing_ok=True)
-            raise ModelcostError(f"INT8 quantization of {src} failed: {first_line(exc)}") from exc
+        except BaseException as exc:
+            tmp_out.unlink(missing_ok=True)  # this process's own (mkstemp)
+            if isinstance(exc, Exception):
+                raise ModelcostError(f"INT8 quantization of {src} failed: {first_line(exc)}") from exc
+            raise
         tmp_out.replace(out)
     notes.append("ONNX Runtime static quantization, QDQ format, INT8 weights per channel (symmetric) and INT8 "
                  "activations (symmetric), MinMax calibration")
@@ -155,9 +157,13 @@ def convert_fp16(model_path: str | Path, out_path: str | Path | None = None) -> 
         how = "onnxconverter_common.float16"
     model = onnx.load(str(src))
     converted = convert_float_to_float16(model, keep_io_types=True)
-    tmp_out = out.with_name(f".{out.name}.tmp")
+    tmp_out = scratch_beside(out)
     big = converted.ByteSize() > (1 << 31) - (1 << 24)
-    onnx.save(converted, str(tmp_out), save_as_external_data=big,
-              location=f"{out.name}.data" if big else None)
-    tmp_out.replace(out)
+    try:
+        onnx.save(converted, str(tmp_out), save_as_external_data=big,
+                  location=f"{out.name}.data" if big else None)
+        tmp_out.replace(out)
+    except BaseException:
+        tmp_out.unlink(missing_ok=True)  # this process's own (mkstemp)
+        raise
     return Quantized(out, "fp16", notes=[f"float16 conversion ({how}), inputs and outputs kept float32"])

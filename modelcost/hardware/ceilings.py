@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from modelcost.core.atomic import replace_atomically
 from modelcost.core.errors import ModelcostError
 from modelcost.hardware.tf32 import tf32_mode
 from modelcost.core.lazy import require
@@ -86,12 +85,13 @@ def _save(gpu: GpuSpec, measurements: list[CeilingMeasurement], directory: str |
     doc = {"schema": SCHEMA, "gpu": gpu.name, "driver": gpu.driver, **meta,
            "measurements": [dataclasses.asdict(m) for m in measurements]}
     path = cache_path(gpu, directory)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps(doc, indent=2) + "\n")
-    os.replace(tmp, path)
-    return path
+    data = (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+    if directory is not None:  # a folder of the caller's: not the cache
+        return replace_atomically(path, data)
+    from modelcost.core import owned
+    from modelcost.core.env import cache_root
+
+    return owned.write(cache_root(), path, data)  # recorded, so 'modelcost cache --clear' removes it
 
 
 def _time_blocks(torch: Any, step: Callable[[], Any], budget_s: float, blocks: int = 7) -> tuple[float, int]:

@@ -10,6 +10,11 @@
 
 Every file is written atomically (temporary file, then rename), JSON first. A run that was interrupted
 (``RunReport.complete`` False) is still written, marked INCOMPLETE in every file.
+
+The folder may be the user's (``--out DIR``): each file written is recorded in its ``.modelcost-manifest``
+(``core.owned``), and a later run replaces only those. When a file modelcost did not write is where one of the
+report's files would go, nothing is written and one line says which (``check_folder``; the CLI asks before it
+measures anything).
 """
 
 from __future__ import annotations
@@ -22,13 +27,36 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from modelcost.core import owned
 from modelcost.core.decisions import Comparison, Recommendation
+from modelcost.core.errors import ModelcostError
 from modelcost.core.text import utc_timestamp
 from modelcost.core.types import BenchResult, RunReport
 from modelcost.report.atomic import atomic_write_bytes, atomic_write_text
 from modelcost.report.json_report import to_plain
 
 DEFAULT_ROOT = Path("reports")
+FILES = ("report.json", "benchmarks.csv", "report.md", "report.html")  # besides the plots and the samples copy
+
+
+def report_files(samples_csv: str | Path | None = None) -> list[str]:
+    """Every path (relative to the folder) ``write_report_folder`` may write."""
+    from modelcost.report.plots import PLOT_KINDS, PLOT_NAMES
+
+    plots = [f"plots/{name}.{kind}" for name in PLOT_NAMES for kind in PLOT_KINDS]
+    return [*FILES, *plots, *([Path(samples_csv).name] if samples_csv is not None else [])]
+
+
+def check_folder(folder: str | Path, files: list[str]) -> None:
+    """Refuse to write into ``folder`` when something modelcost did not write is where one of ``files`` would go:
+    it would be replaced. A file of an earlier run is replaced (the manifest records it)."""
+    in_the_way = owned.foreign(folder, files)
+    if in_the_way:
+        were = "was" if len(in_the_way) == 1 else "were"
+        raise ModelcostError(
+            f"cannot write the report into {folder}: {', '.join(in_the_way)} there {were} not written by modelcost "
+            f"and would be replaced (only files recorded in its {owned.MANIFEST} are; a report of a modelcost "
+            "before issue 24 has none); move it or choose another --out")
 
 
 def _slug(text: str) -> str:
@@ -103,9 +131,9 @@ def _roofline_maker(run: RunReport) -> dict[str, tuple[str, Callable[[], bytes |
 
 
 def write_report_json(run: RunReport, path: str | Path, *, recommendation: Recommendation | None = None,
-                      comparison: Comparison | None = None) -> Path:
+                      comparison: Comparison | None = None, record_in: Path | None = None) -> Path:
     """The versioned JSON report (report/json_report.py) with the recommendation / comparison: the folder's
-    report.json, and ``recommend --json``."""
+    report.json (recorded in the manifest of ``record_in``), and ``recommend --json``."""
     from modelcost.report.json_report import write_json
 
     sections: dict[str, Any] = {}
@@ -113,7 +141,7 @@ def write_report_json(run: RunReport, path: str | Path, *, recommendation: Recom
         sections["recommendation"] = recommendation_to_dict(recommendation)
     if comparison is not None:
         sections["comparison"] = comparison_to_dict(comparison)
-    return write_json(run, path, sections)
+    return write_json(run, path, sections, record_in=record_in)
 
 
 def write_report_folder(run: RunReport, out_dir: str | Path | None = None, samples_csv: str | Path | None = None,
@@ -133,17 +161,24 @@ def write_report_folder(run: RunReport, out_dir: str | Path | None = None, sampl
         complete=run.complete and (comparison is None or comparison.complete),
         notes=[*run.notes, *([f"NVML samples CSV {samples_csv} was not found; not copied"] if missing else [])])
     folder = Path(out_dir) if out_dir is not None else default_dir(run, comparison, Path(root))
+    copy = samples_csv if samples_csv is not None and Path(samples_csv).is_file() else None
+    if copy is not None and (folder / Path(copy).name).resolve() == Path(copy).resolve():
+        copy = None  # the samples were written into the folder itself: nothing to copy
+    check_folder(folder, report_files(copy))
     folder.mkdir(parents=True, exist_ok=True)
-    write_report_json(run, folder / "report.json", recommendation=recommendation, comparison=comparison)
-    csv_report.write_csv(run, folder / "benchmarks.csv")
-    if samples_csv is not None and Path(samples_csv).is_file():
-        atomic_write_bytes(folder / Path(samples_csv).name, Path(samples_csv).read_bytes())
+    write_report_json(run, folder / "report.json", recommendation=recommendation, comparison=comparison,
+                      record_in=folder)
+    atomic_write_text(folder / "benchmarks.csv", csv_report.render_csv(run), record_in=folder)
+    if copy is not None:
+        atomic_write_bytes(folder / Path(copy).name, Path(copy).read_bytes(), record_in=folder)
     order, images, notes = plotting.all_plots(run, comparison, extra=_roofline_maker(run)) if plots else ([], {}, [])
     files: dict[str, str] = {}
     for name, (kind, data) in images.items():
         files[name] = f"plots/{name}.{kind}"
-        atomic_write_bytes(folder / files[name], data)
+        atomic_write_bytes(folder / files[name], data, record_in=folder)
     shown = dataclasses.replace(run, notes=[*run.notes, *notes])
-    atomic_write_text(folder / "report.md", render_markdown(shown, order, recommendation, comparison, files))
-    atomic_write_text(folder / "report.html", render_html(shown, images, order, recommendation, comparison))
+    atomic_write_text(folder / "report.md", render_markdown(shown, order, recommendation, comparison, files),
+                      record_in=folder)
+    atomic_write_text(folder / "report.html", render_html(shown, images, order, recommendation, comparison),
+                      record_in=folder)
     return folder

@@ -50,10 +50,11 @@ def run_to_dict(run: RunReport) -> dict[str, Any]:
     return doc
 
 
-def write_json(run: RunReport, path: str | Path, sections: dict[str, Any] | None = None) -> Path:
+def write_json(run: RunReport, path: str | Path, sections: dict[str, Any] | None = None, *,
+               record_in: Path | None = None) -> Path:
     """Write atomically: a temporary file beside the target, then rename. ``sections``: more top-level keys after
-    the run's (a recommendation, a comparison)."""
+    the run's (a recommendation, a comparison). ``record_in``: the report folder whose manifest records it."""
     from modelcost.report.atomic import atomic_write_text
 
     doc = run_to_dict(run) | (sections or {})
-    return atomic_write_text(Path(path), json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    return atomic_write_text(Path(path), json.dumps(doc, indent=2, sort_keys=False) + "\n", record_in=record_in)

@@ -147,10 +147,18 @@ def render_markdown(report: LlmReport) -> str:
     return f"# Generation cost: {report.model}\n\nSource: `{report.source}`\n\n```\n{buf.getvalue()}```\n"
 
 
+LLM_FILES = ("report.json", "report.md")  # what write_llm_folder writes
+
+
 def write_llm_folder(report: LlmReport, out_dir: str | Path, created: str = "", command: str = "llm") -> Path:
+    """report.json and report.md in ``out_dir``; only files an earlier run wrote there are replaced
+    (``report.folder.check_folder``)."""
     from modelcost.report.atomic import atomic_write_text
+    from modelcost.report.folder import check_folder
 
     folder = Path(out_dir)
-    atomic_write_text(folder / "report.json", json.dumps(to_document(report, created, command), indent=2) + "\n")
-    atomic_write_text(folder / "report.md", render_markdown(report))
+    check_folder(folder, list(LLM_FILES))
+    document = json.dumps(to_document(report, created, command), indent=2) + "\n"
+    atomic_write_text(folder / "report.json", document, record_in=folder)
+    atomic_write_text(folder / "report.md", render_markdown(report), record_in=folder)
     return folder

@@ -184,6 +184,11 @@ def speedup_intervals(cmp: Comparison) -> bytes | None:
     return _png(fig)
 
 
+# Every plot all_plots may draw, in its order (the report folder checks their files before writing: report.folder)
+PLOT_NAMES = ("speedup", "throughput", "latency", "roofline", "memory", "ops", "layers")
+PLOT_KINDS = ("png", "svg")
+
+
 def all_plots(run: RunReport, comparison: Comparison | None = None,
               extra: dict[str, tuple[str, Callable[[], bytes | None]]] | None = None
               ) -> tuple[list[tuple[str, str]], dict[str, tuple[str, bytes]], list[str]]:

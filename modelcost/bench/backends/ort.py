@@ -118,12 +118,22 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
             from onnxconverter_common.float16 import convert_float_to_float16
         except ImportError as exc:
             raise Unavailable("no fp16 converter: onnxruntime.transformers or onnxconverter-common is needed") from exc
+    from modelcost.core import owned
+    from modelcost.core.atomic import scratch_beside
+
     model = onnx.load(str(path))
     converted = convert_float_to_float16(model, keep_io_types=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".tmp{time.time_ns()}")
-    onnx.save(converted, str(tmp), save_as_external_data=converted.ByteSize() > (1 << 31) - (1 << 24))
-    tmp.replace(out)
+    owned.make_folder(cache_dir, out.parent)
+    tmp = scratch_beside(out)
+    external = converted.ByteSize() > (1 << 31) - (1 << 24)
+    data = out.with_name(f"{out.name}.data")  # the weights of a model over protobuf's 2 GB, beside it
+    try:
+        onnx.save(converted, str(tmp), save_as_external_data=external, location=data.name)
+        tmp.replace(out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # this process's own temporary file
+        raise
+    owned.record(cache_dir, out, *([data] if external else []))
     return out
 
 
@@ -158,8 +168,10 @@ class OrtRunner:
             }
             providers = [("CUDAExecutionProvider", cuda_opts)]
             if backend.name == "ort-tensorrt":
+                from modelcost.core import owned
+
                 trt_cache = Path(config.cache_dir) / "ort-tensorrt"
-                trt_cache.mkdir(parents=True, exist_ok=True)
+                owned.claim_tree(config.cache_dir, trt_cache)  # ONNX Runtime names the files it writes there
                 trt_opts = {
                     "device_id": cuda_opts["device_id"],
                     "user_compute_stream": cuda_opts["user_compute_stream"],

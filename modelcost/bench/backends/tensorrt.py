@@ -147,16 +147,21 @@ def add_profile(builder: Any, network: Any, config: Any, shapes: dict[str, Any])
         raise ModelcostError(f"TensorRT rejected the optimization profile {asked}")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{time.time_ns()}")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+def _write_atomic(path: Path, data: bytes, cache_dir: Path | None) -> None:
+    """Write atomically; in the cache (``cache_dir``) the file is recorded as modelcost's (``core.owned``)."""
+    from modelcost.core import owned
+    from modelcost.core.atomic import replace_atomically
+
+    if cache_dir is None:
+        replace_atomically(path, data)
+    else:
+        owned.write(cache_dir, path, data)
 
 
 def build_engine(trt: Any, onnx_path: Path, plan: trt_plan.TrtPlan, shapes: dict[str, Any],
-                 timing_cache: Path) -> bytes:
-    """The serialized engine of ``onnx_path`` built as ``plan`` says; the timing cache file is read and updated."""
+                 timing_cache: Path, cache_dir: Path | None = None) -> bytes:
+    """The serialized engine of ``onnx_path`` built as ``plan`` says; the timing cache file is read and updated
+    (recorded as modelcost's when it lies in the cache folder ``cache_dir``)."""
     logger = trt.Logger(trt.Logger.WARNING)
     builder = trt.Builder(logger)
     network = builder.create_network(network_flags(trt, plan))
@@ -173,7 +178,7 @@ def build_engine(trt: Any, onnx_path: Path, plan: trt_plan.TrtPlan, shapes: dict
     serialized = builder.build_serialized_network(network, config)
     if serialized is None:
         raise ModelcostError("TensorRT could not build the engine (see TensorRT's log above)")
-    _write_atomic(timing_cache, bytes(memoryview(cache.serialize())))
+    _write_atomic(timing_cache, bytes(memoryview(cache.serialize())), cache_dir)
     return bytes(memoryview(serialized))
 
 
@@ -227,8 +232,8 @@ class TrtRunner:
             return path.read_bytes(), True
         gpu = re.sub(r"[^A-Za-z0-9]+", "_", self.gpu_name)
         data = build_engine(self.trt, self.onnx_path, self.plan, shapes,
-                            path.parent / f"timing-{self.trt.__version__}-{gpu}.cache")
-        _write_atomic(path, data)
+                            path.parent / f"timing-{self.trt.__version__}-{gpu}.cache", self.config.cache_dir)
+        _write_atomic(path, data, self.config.cache_dir)
         return data, False
 
     def session(self, batch_size: int, host_inputs: Sequence[Any]) -> TrtSession:

@@ -93,12 +93,19 @@ class TorchBackend:
 def use_compile_cache(cache_dir: Any) -> str:
     """Point inductor's on-disk caches (FX graph, AOT autograd, autotune) at ``<cache_dir>/inductor`` unless the
     user chose a folder (TORCHINDUCTOR_CACHE_DIR): a second run, or another batch size / backend with the same
-    graph, loads compiled kernels instead of compiling them again. Returns the folder in use."""
+    graph, loads compiled kernels instead of compiling them again. Returns the folder in use. The folder is
+    inductor's to fill: made here, it is recorded as modelcost's whole (``core.owned.claim_tree``); one that was
+    there before is used but never cleared."""
+    import contextlib
     import os
+
+    from modelcost.core import owned
 
     folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     if not folder:
         folder = str(Path(cache_dir) / "inductor")
+        with contextlib.suppress(OSError):  # a read-only cache: inductor says so itself when it writes
+            owned.claim_tree(cache_dir, folder)
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
     import torch._inductor.config as inductor_config
 

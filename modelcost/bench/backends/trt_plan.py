@@ -124,12 +124,19 @@ def quantize_qdq(src: Path, dst: Path, calibration: Sequence[dict[str, Any]], ki
             return next(self._it, None)
 
     qtype = q.QuantType.QInt8 if kind == "int8" else q.QuantType.QFLOAT8E4M3FN
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    q.quantize_static(
-        str(src), str(dst), Reader(), quant_format=q.QuantFormat.QDQ, activation_type=qtype, weight_type=qtype,
-        per_channel=kind == "int8", calibrate_method=q.CalibrationMethod.MinMax,
-        extra_options={"ActivationSymmetric": True, "WeightSymmetric": True},
-    )
+    from modelcost.core.atomic import scratch_beside
+
+    tmp = scratch_beside(dst)  # renamed over dst once whole: a run stopped while quantizing leaves no half dst
+    try:
+        q.quantize_static(
+            str(src), str(tmp), Reader(), quant_format=q.QuantFormat.QDQ, activation_type=qtype, weight_type=qtype,
+            per_channel=kind == "int8", calibrate_method=q.CalibrationMethod.MinMax,
+            extra_options={"ActivationSymmetric": True, "WeightSymmetric": True},
+        )
+        tmp.replace(dst)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # this process's own temporary file
+        raise
     return dst
 
 
@@ -151,4 +158,9 @@ def convert_for_plan(plan: TrtPlan, src: Path, cache_dir: Path, key: str,
         return dst
     if not calibration:
         raise Unavailable(f"{kind} needs calibration inputs to make a Q/DQ model")
-    return quantize_qdq(src, dst, calibration, kind)
+    from modelcost.core import owned
+
+    owned.make_folder(cache_dir, dst.parent)
+    quantize_qdq(src, dst, calibration, kind)
+    owned.record(cache_dir, dst)
+    return dst
