@@ -31,23 +31,24 @@ import argparse
 import json
 import os
 import random
-import select
+import resource
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from modelcost.loaders.onnx_graph import all_graphs
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402 - beside this script, which also runs as a file
+from harness import FAILURES, REPO, classify, summarise  # noqa: E402, F401 - re-exported for the tests
+
+from modelcost.loaders.onnx_graph import all_graphs  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 SAMPLES = REPO / "sample_models"
 CORPUS = HERE / "corpus"
-FAILURES = ("traceback", "hang", "crash", "memory")
 GROWTH_MB = 256  # a mutant of a file under 100 KB that grows the worker's peak RSS by more than this is a bug
 # The sample models fuzzed, with the extra CLI arguments each needs to get past its inputs.
 SOURCES: dict[str, tuple[str, ...]] = {
@@ -299,23 +300,6 @@ def mutant(seed: int, index: int) -> tuple[str, str, bytes]:
 # --- running one mutant through the CLI ----------------------------------------------------------------------
 
 
-def classify(result: Any) -> tuple[str, str]:
-    """(outcome, detail) of a CliRunner result of ``modelcost analyze FILE --static``."""
-    import traceback
-
-    exc = result.exception
-    if exc is not None and not isinstance(exc, SystemExit):
-        frames = traceback.extract_tb(exc.__traceback__)
-        where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno} {frames[-1].name}" if frames else "?"
-        return "traceback", f"{type(exc).__name__}: {str(exc)[:160]} ({where})"
-    if result.exit_code in (0, 3):
-        return "analysed", f"exit {result.exit_code}"
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    if result.exit_code == 1 and len(lines) == 1 and lines[0].startswith("error: "):
-        return "clean", lines[0][:200]
-    return "traceback", f"exit {result.exit_code}, stderr {result.stderr[-300:]!r}"
-
-
 def run_file(path: Path, extra: tuple[str, ...] = ()) -> tuple[str, str]:
     """Analyse one file in-process through the CLI: (outcome, detail)."""
     from typer.testing import CliRunner
@@ -342,11 +326,10 @@ def run_file_isolated(path: Path, *, timeout_s: float = 60.0, mem_mb: int = 1024
 
 
 def _one_file(path: Path, mem_mb: int) -> None:
-    import resource
     import warnings
 
     warnings.simplefilter("ignore")
-    resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
+    harness.limit_memory(mem_mb)
     before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     outcome, detail = run_file(path)
     grown_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before_mb
@@ -356,125 +339,43 @@ def _one_file(path: Path, mem_mb: int) -> None:
 
 
 def _worker(seed: int, indices: list[int], mem_mb: int) -> None:
-    """In the subprocess: announce each mutant, analyse it, answer one JSON line per mutant."""
-    import resource
+    """In the subprocess: analyse each mutant through the CLI (harness.serve answers one JSON line each)."""
     import warnings
 
     warnings.simplefilter("ignore")
-    limit = mem_mb << 20
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    harness.limit_memory(mem_mb)
     run_file(SAMPLES / "conv_float.onnx")  # every import made before the first mutant's clock starts
-
-    sleep_at = int(os.environ.get("MODELCOST_FUZZ_SLEEP_INDEX", "-1"))  # the harness's own test: a fake hang
     with tempfile.TemporaryDirectory(prefix="modelcost-fuzz-") as tmp:
         folder = Path(tmp)
         (folder / "mlp_external.onnx.data").symlink_to(SAMPLES / "mlp_external.onnx.data")
-        for index in indices:
-            print(json.dumps({"start": index}), flush=True)
-            if index == sleep_at:
-                time.sleep(3600)
+
+        def run_case(index: int) -> dict[str, Any]:
             source, name, data = mutant(seed, index)
             path = folder / "mutant.onnx"
             path.write_bytes(data)
-            before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            try:
-                outcome, detail = run_file(path, SOURCES[source])
-            except MemoryError:
-                outcome, detail = "crash", "MemoryError outside the CLI"
-            peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            if peak_mb - before_mb > GROWTH_MB:  # an allocation the limit stopped can still end in a clean exit
-                outcome, detail = "memory", f"peak RSS grew {peak_mb - before_mb:,.0f} MiB ({outcome}: {detail})"
-            print(json.dumps({"index": index, "source": source, "mutator": name, "outcome": outcome,
-                              "detail": detail, "peak_rss_mb": round(peak_mb, 1)}), flush=True)
+            outcome, detail = run_file(path, SOURCES[source])
+            return {"source": source, "mutator": name, "outcome": outcome, "detail": detail}
+
+        harness.serve(indices, run_case, GROWTH_MB)
+
+
+def _describe(seed: int) -> Callable[[int], dict[str, Any]]:
+    def describe(index: int) -> dict[str, Any]:
+        source, name, _ = mutant(seed, index)
+        return {"source": source, "mutator": name}
+
+    return describe
 
 
 def fuzz(seed: int, count: int, *, start: int = 0, timeout_s: float = 20.0, mem_mb: int = 1024,
          progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """Run mutants ``start .. start+count-1`` of ``seed``; one record per mutant. A worker that hangs past
     ``timeout_s`` on one mutant, or dies, is replaced and the run goes on with the next mutant."""
-    todo = list(range(start, start + count))
-    records: list[dict[str, Any]] = []
-    while todo:
-        done, todo = _one_worker(seed, todo, timeout_s, mem_mb, progress, len(records))
-        records += done
-    return records
-
-
-def _one_worker(seed: int, todo: list[int], timeout_s: float, mem_mb: int, progress: Any,
-                offset: int) -> tuple[list[dict[str, Any]], list[int]]:
-    """One worker subprocess over ``todo`` until it finishes, hangs on a mutant or dies: (records, what is left)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--seed", str(seed), "--mem-mb", str(mem_mb),
-           "--indices", ",".join(map(str, todo))]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    done: list[dict[str, Any]] = []
-    current, clock = None, {"deadline": time.monotonic() + 120.0}  # the first deadline covers the worker's imports
-    with tempfile.TemporaryFile() as err:  # a file, not a pipe: a chatty worker can never block on it
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
-        try:
-            for line in _lines(proc, lambda: clock["deadline"]):
-                msg = json.loads(line)
-                if "start" in msg:
-                    current, clock["deadline"] = msg["start"], time.monotonic() + timeout_s
-                    continue
-                done.append(msg)
-                current, clock["deadline"] = None, time.monotonic() + timeout_s
-                if progress:
-                    progress(offset + len(done))
-            outcome, detail = "hang", f"no answer in {timeout_s:g} s"
-            if proc.poll() is not None or proc.wait(timeout=1.0) is not None:
-                err.seek(0)
-                outcome, detail = "crash", f"worker exited {proc.returncode}: {err.read()[-300:]!r}"
-        except subprocess.TimeoutExpired:
-            pass
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    rest = todo[len(done):]
-    if current is None:  # died before announcing a mutant, or finished them all
-        if rest:
-            raise RuntimeError(f"fuzz worker failed to start: {detail}")
-        return done, rest
-    source, name, _ = mutant(seed, current)
-    done.append({"index": current, "source": source, "mutator": name, "outcome": outcome, "detail": detail})
-    return done, rest[1:]
-
-
-def _lines(proc: subprocess.Popen, deadline: Callable[[], float]) -> Iterator[bytes]:
-    """The worker's stdout lines, read unbuffered (a buffered reader could hold a line select() cannot see);
-    stops at end of file or when ``deadline()`` passes with no new line."""
-    fd, buf = proc.stdout.fileno(), b""
-    while True:
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            yield line
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline() - time.monotonic()))
-        if not ready:
-            return
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return
-        buf += chunk
+    return harness.fuzz(Path(__file__).resolve(), _describe(seed), seed, count, start=start, timeout_s=timeout_s,
+                        mem_mb=mem_mb, progress=progress)
 
 
 # --- the long run --------------------------------------------------------------------------------------------
-
-
-def _progress(total: int) -> Callable[[int], None]:
-    def show(n: int) -> None:
-        if sys.stderr.isatty() or n % 500 == 0:
-            print(f"\r{n:,}/{total:,} mutants", end="" if sys.stderr.isatty() else "\n", file=sys.stderr, flush=True)
-
-    return show
-
-
-def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
-    by_mutator: dict[str, Counter] = {}
-    for r in records:
-        by_mutator.setdefault(r["mutator"], Counter())[r["outcome"]] += 1
-    return {"mutants": len(records), "outcomes": dict(Counter(r["outcome"] for r in records)),
-            "by_mutator": {k: dict(v) for k, v in sorted(by_mutator.items())},
-            "failures": [r for r in records if r["outcome"] in FAILURES]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -506,22 +407,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if recs[0]["outcome"] in FAILURES else 0
     t0 = time.monotonic()
     records = fuzz(args.seed, args.mutants, start=args.start, timeout_s=args.timeout_s, mem_mb=args.mem_mb,
-                   progress=_progress(args.mutants))
-    import resource
-
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker's peak
+                   progress=harness.progress_printer(args.mutants))
     summary = {"seed": args.seed, "start": args.start, "timeout_s": args.timeout_s, "mem_mb": args.mem_mb,
-               "wall_s": round(time.monotonic() - t0, 1), "worker_peak_rss_mb": round(rss_mb, 1),
-               **summarise(records)}
+               "wall_s": round(time.monotonic() - t0, 1),
+               "worker_peak_rss_mb": round(harness.children_peak_rss_mb(), 1), **summarise(records)}
     print(file=sys.stderr)
-    outcomes = ", ".join(f"{summary['outcomes'].get(k, 0):,} {k}" for k in ("clean", "analysed", *FAILURES))
-    print(f"{summary['mutants']:,} mutants (seed {args.seed}) in {summary['wall_s']:,} s, memory limit "
-          f"{args.mem_mb:,} MiB (peak RSS of a worker {rss_mb:,.0f} MiB): {outcomes}")
-    print(f"{'mutator':<14} " + " ".join(f"{k:>9}" for k in ("clean", "analysed", *FAILURES)))
-    for name, counts in summary["by_mutator"].items():
-        print(f"{name:<14} " + " ".join(f"{counts.get(k, 0):>9,}" for k in ("clean", "analysed", *FAILURES)))
-    for f in summary["failures"][:40]:
-        print(f"  {args.seed}:{f['index']} {f['source']} {f['mutator']}: {f['outcome']} {f['detail']}")
+    harness.print_summary(summary, f"mutants (seed {args.seed})")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2) + "\n")
     return 1 if summary["failures"] else 0

@@ -1,0 +1,64 @@
+"""A short seeded slice of the fuzzer of sweep plans, results databases, llm configs and command lines
+(tests/fuzz/fuzz_surfaces.py): every case gives a clean one-line error (exit 1), a usage error (exit 2) or a
+result (exit 0 / 3); never a traceback, a hang, a dead worker, or a file changed outside the command's output
+paths. The long runs (>= 5,000 cases per surface) are recorded in BENCHMARKS.md."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
+import fuzz_surfaces
+import harness
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+# Cases per surface in CI: a few seconds each on 2 cores (llm builds a transformers model per case).
+SLICE = {"plan": 150, "db": 200, "llm": 25, "cli": 60}
+
+
+@pytest.mark.parametrize("surface", sorted(SLICE))
+def test_a_seeded_slice_has_no_traceback_hang_crash_or_lost_file(surface: str) -> None:
+    records = fuzz_surfaces.fuzz(surface, seed=2026, count=SLICE[surface], timeout_s=60.0, mem_mb=2048)
+    summary = harness.summarise(records)
+    assert summary["mutants"] == SLICE[surface]
+    assert summary["failures"] == [], summary["failures"][:5]
+    # Both outcomes occur: the cases are neither all refused nor all harmless.
+    assert summary["outcomes"].get("clean", 0) > 0 and summary["outcomes"].get("analysed", 0) > 0, summary
+
+
+@pytest.mark.parametrize("surface", fuzz_surfaces.SURFACES)
+def test_the_cases_are_deterministic(surface: str) -> None:
+    assert fuzz_surfaces.case(surface, 7, 11) == fuzz_surfaces.case(surface, 7, 11)
+
+
+def test_every_mutator_is_drawn() -> None:
+    drawn = {s: {fuzz_surfaces.case(s, 7, i).mutator for i in range(300)} for s in ("plan", "db", "cli")}
+    assert drawn["plan"] == set(fuzz_surfaces.STRUCT + fuzz_surfaces.TEXT)
+    assert drawn["db"] == set(fuzz_surfaces.DB_MUTATORS)
+    assert drawn["cli"] == set(fuzz_surfaces.CLI_MUTATORS)
+
+
+def test_the_toml_writer_round_trips() -> None:
+    import math
+    import tomllib
+
+    doc = {"sweep": {"batch_sizes": [1, 2], "timeout_s": 1.5, "flag": True, "name": "ü \"q\""},
+           "models": [{"source": "a.onnx"}, {"source": "b.py:f", "t": {"x": 1}}], "top": -3}
+    assert tomllib.loads(fuzz_surfaces.to_toml(doc)) == doc
+    assert math.isnan(tomllib.loads(fuzz_surfaces.to_toml({"a": {"v": math.nan}}))["a"]["v"])
+
+
+def test_a_changed_input_or_guard_file_is_lost(tmp_path: Path) -> None:
+    """The harness itself: a command that rewrites one of its input files, or a file of the guard, is 'lost'."""
+    guard = fuzz_surfaces.make_guard(tmp_path)
+    digest = fuzz_surfaces._digest(guard)
+    case = fuzz_surfaces.Case("x", "y", {"plan.toml": b"not a plan"}, ["cache", "--clear"])
+    outcome, detail = fuzz_surfaces.run_case(case, tmp_path / "case", guard, digest)
+    # the guard's cache entries hold only foreign files: a --clear that keeps to what modelcost wrote leaves them
+    assert outcome != "lost", detail
+    (guard / "cache" / "onnx" / "my_model.onnx").write_bytes(b"changed")
+    outcome, detail = fuzz_surfaces.run_case(case, tmp_path / "case", guard, digest)
+    assert outcome == "lost" and "guard/cache/onnx/my_model.onnx" in detail, detail
