@@ -1,0 +1,139 @@
+"""Nothing lost, nothing let in (issue 24): a damaged or read-only results database, a folder SQLite cannot use."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from modelcost.cli.app import app
+from modelcost.sweep.db import ResultsDB
+from tests.test_cli_analyze import assert_one_error_line as _one_line
+from tests.test_sweep_run import TIMING
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _db(path: Path, rows: int = 1) -> Path:
+    db = ResultsDB(path)
+    run = db.start_run(label="a", engine="local", workers=1)
+    for i in range(rows):
+        db.insert_result({"run_id": run, "config_key": f"k{i}", "model_name": "m", "model_source": "m.onnx",
+                          "model_hash": "h", "backend": "ort-cpu", "precision": "fp32", "batch_size": 1,
+                          "status": "ok", "device_name": "cpu X", "versions_key": "v", "latency_p50_ms": 1.0,
+                          "result_json": {"status": "ok", "notes": ["x" * 400]}})
+    db.finish_run(run, "complete", 1.0)
+    db.close()
+    return path
+
+
+def _missing_model_plan(folder: Path, name: str = "plan.toml") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = folder / name
+    plan.write_text(f'[sweep]\nbackends = ["ort-cpu"]\ntimeout_s = 60\n{TIMING}\n'
+                    f'[[models]]\nsource = "{folder / "gone.onnx"}"\nname = "gone"\n')
+    return plan
+
+
+# -- a damaged database -----------------------------------------------------------------------------------------
+
+def test_a_database_damaged_past_its_first_pages_is_one_line_and_never_appended_to(tmp_path: Path) -> None:
+    path = _db(tmp_path / "r.sqlite", rows=60)
+    size = path.stat().st_size
+    # 60 rows of ~0.5 KB: the results table spans pages well past the schema (page 1) and meta / runs (2-5);
+    # overwrite the middle third of the file, so the file opens and its schema reads, but its rows do not.
+    with open(path, "r+b") as f:
+        f.seek(size // 3)
+        f.write(b"\xde\xad\xbe\xef" * (size // 12))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    runner = CliRunner()
+    _one_line(runner.invoke(app, ["results", str(path)]), "damaged")
+    _one_line(runner.invoke(app, ["results", str(path), "--report", str(tmp_path / "x.md")]), "damaged")
+    plan = _missing_model_plan(tmp_path)
+    res = runner.invoke(app, ["sweep", str(plan), "--db", str(path), "--force"])
+    _one_line(res, "damaged", "new --db")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest  # not one byte appended
+    assert not (tmp_path / "x.md").exists()
+
+
+def test_a_run_whose_stored_plan_no_longer_parses_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.sqlite"
+    db = ResultsDB(path)
+    db.start_run(label="a", engine="local", workers=1, plan_toml="[constraints\nmax_latency_ms = 1\n")
+    db.close()
+    _one_line(CliRunner().invoke(app, ["results", str(path), "--report", str(tmp_path / "x.md")]),
+              "runs.plan_toml", "[constraints]")
+
+
+def test_a_text_file_is_still_not_a_results_database(tmp_path: Path) -> None:
+    text = tmp_path / "t.sqlite"
+    text.write_text("not sqlite at all, just text " * 50)
+    _one_line(CliRunner().invoke(app, ["results", str(text)]), "not a modelcost results database")
+
+
+# -- folders and read-only files ------------------------------------------------------------------------------
+
+@pytest.fixture()
+def read_only() -> Iterator[Callable[[Path], None]]:
+    """make(path): a file or folder nobody may write, even root (chmod, plus chattr +i where root ignores modes)."""
+    made: list[Path] = []
+
+    def make(path: Path) -> None:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+        made.append(path)
+        if os.access(path, os.W_OK):  # root: the mode does not bind
+            done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+            if done.returncode != 0 or os.access(path, os.W_OK):
+                pytest.skip("cannot make a path read-only here (root without chattr +i)")
+
+    yield make
+    for path in reversed(made):
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def test_sweep_says_what_is_wrong_with_the_db_path(tmp_path: Path, read_only: Callable[[Path], None]) -> None:
+    plan = _missing_model_plan(tmp_path / "plans")
+    runner = CliRunner()
+    missing = tmp_path / "nowhere" / "r.sqlite"
+    _one_line(runner.invoke(app, ["sweep", str(plan), "--db", str(missing)]), "--db", "does not exist")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    _db(locked / "r.sqlite")
+    frozen_file = _db(tmp_path / "frozen.sqlite")
+    digest = hashlib.sha256(frozen_file.read_bytes()).hexdigest()
+    read_only(locked)
+    read_only(frozen_file)
+    _one_line(runner.invoke(app, ["sweep", str(plan), "--db", str(locked / "r.sqlite")]), "not writable")
+    _one_line(runner.invoke(app, ["sweep", str(plan), "--db", str(locked / "new.sqlite")]), "not writable")
+    _one_line(runner.invoke(app, ["sweep", str(plan), "--db", str(frozen_file)]), "read-only")
+    assert hashlib.sha256(frozen_file.read_bytes()).hexdigest() == digest
+    # Reading needs no write: a database in a read-only folder (no room for SQLite's -shm file) still lists.
+    res = runner.invoke(app, ["results", str(locked / "r.sqlite")])
+    assert res.exit_code == 0 and "1 result(s)" in res.output, res.output
+    res = runner.invoke(app, ["results", str(frozen_file)])
+    assert res.exit_code == 0 and "1 result(s)" in res.output, res.output
+
+
+def test_a_write_ahead_log_that_cannot_be_read_is_said_not_skipped(tmp_path: Path,
+                                                                    read_only: Callable[[Path], None]) -> None:
+    """A sweep killed before its log was folded into the file leaves rows in ``-wal``; in a read-only folder
+    SQLite cannot read them without its ``-shm`` file, and an 'immutable' read would silently miss them."""
+    folder = tmp_path / "killed"
+    folder.mkdir()
+    path = folder / "r.sqlite"
+    db = ResultsDB(path)
+    db.conn.execute("PRAGMA wal_autocheckpoint=0")
+    db.start_run(label="a", engine="local", workers=1)  # held in the -wal file only
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for suffix in ("", "-wal"):  # the file and its log, as a killed driver leaves them (the -shm is lost)
+        (copy / f"r.sqlite{suffix}").write_bytes(Path(f"{path}{suffix}").read_bytes())
+    db.close()
+    read_only(copy)
+    _one_line(CliRunner().invoke(app, ["results", str(copy / "r.sqlite")]), "-wal", "writable folder")
