@@ -1,9 +1,12 @@
-"""Nothing lost, nothing let in (issue 24): a damaged or read-only results database, a folder SQLite cannot use."""
+"""Nothing lost, nothing let in (issue 24): a damaged or read-only results database, a folder SQLite cannot use,
+configs that cannot run (a missing model, out of memory, a backend the model cannot use) and the stored command."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shlex
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,11 +15,14 @@ import pytest
 from typer.testing import CliRunner
 
 from modelcost.cli.app import app
+from modelcost.core.errors import ModelcostError
 from modelcost.sweep.db import ResultsDB
 from tests.test_cli_analyze import assert_one_error_line as _one_line
 from tests.test_sweep_run import TIMING
 
 ROOT = Path(__file__).resolve().parents[1]
+ONNX = ROOT / "sample_models" / "dynamic_batch.onnx"
+CNN = f"{ROOT / 'tests' / 'fixtures' / 'tiny_cnn.py'}:make_model"
 
 
 def _db(path: Path, rows: int = 1) -> Path:
@@ -137,3 +143,74 @@ def test_a_write_ahead_log_that_cannot_be_read_is_said_not_skipped(tmp_path: Pat
     db.close()
     read_only(copy)
     _one_line(CliRunner().invoke(app, ["results", str(copy / "r.sqlite")]), "-wal", "writable folder")
+
+
+# -- configs that cannot run -----------------------------------------------------------------------------------
+
+def test_out_of_memory_errors_are_told_from_other_failures() -> None:
+    import numpy as np
+    import torch
+
+    from modelcost.core.errors import NotEnoughMemoryError, is_out_of_memory
+
+    try:
+        np.empty(10**15, dtype=np.float64)  # 8 PB: numpy refuses at once (no such allocation exists)
+    except MemoryError as exc:
+        numpy_oom: BaseException = exc
+    wrapped = ModelcostError("m.py:make_model: example_inputs() raised RuntimeError: ...")
+    wrapped.__cause__ = RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory")
+    for exc in (torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB"), numpy_oom, wrapped,
+                RuntimeError("CUDA error: out of memory"), NotEnoughMemoryError("batch 10^9: inputs need 500 GiB"),
+                RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Failed to allocate memory for buffer"),
+                RuntimeError("std::bad_alloc")):
+        assert is_out_of_memory(exc), exc
+    for exc in (ValueError("shape mismatch"), RuntimeError("memory format not supported"), KeyError("memory"),
+                ModelcostError("m.onnx: no such file")):
+        assert not is_out_of_memory(exc), exc
+
+
+def test_a_child_killed_by_sigkill_is_oom_only_when_the_kernel_killed_for_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from modelcost.sweep import child_run
+
+    counts = iter([{"/proc/vmstat": 3}, {"/proc/vmstat": 4}])
+    monkeypatch.setattr(child_run, "oom_kills", lambda: next(counts))
+    before = child_run.oom_kills()
+    oom, why = child_run.died_of_oom(-signal.SIGKILL, "", before)
+    assert oom and "out-of-memory killer" in why and "/proc/vmstat" in why
+    # The same death with no OOM kill recorded: SIGKILL alone proves nothing (`kill -9`, a scheduler): failed.
+    monkeypatch.setattr(child_run, "oom_kills", lambda: {"/proc/vmstat": 3})
+    assert child_run.died_of_oom(-signal.SIGKILL, "", {"/proc/vmstat": 3})[0] is False
+    assert child_run.died_of_oom(-signal.SIGABRT, "terminate called\n  what():  std::bad_alloc\n", {})[0] is True
+    # an old warning in the log does not make a segfault an OOM: only the last lines say how the child died
+    tail = "warning: out of memory, retrying with a smaller workspace\n" + "kernel ok\n" * 5 + "Segmentation fault\n"
+    assert child_run.died_of_oom(-signal.SIGSEGV, tail, {})[0] is False
+
+
+@pytest.mark.slow
+def test_configs_that_cannot_run_are_recorded_honestly_and_nothing_measured_exits_1(tmp_path: Path) -> None:
+    folder = tmp_path / "my plans"  # a space: the stored command must quote it
+    folder.mkdir()
+    plan = folder / "plan.toml"
+    plan.write_text(
+        f'[sweep]\ntimeout_s = 120\n{TIMING}\n'
+        f'[[models]]\nsource = "{ONNX}"\nname = "tiny"\ninput_shapes = ["tokens=1x8x16", "mask=1x8"]\n'
+        'backends = ["torch-cpu"]\n'  # an ONNX model on a PyTorch backend: unavailable, as analyze says
+        f'[[models]]\nsource = "{CNN}"\nname = "cnn"\ninput_shapes = ["x=1x3x16x16"]\nbackends = ["torch-cpu"]\n'
+        'batch_sizes = [1000000000]\n'  # 10^9 x 3 x 16 x 16 float32 inputs = 3 TB: out of memory
+        f'[[models]]\nsource = "{ONNX}"\nname = "huge"\ninput_shapes = ["tokens=1x8x16", "mask=1x8"]\n'
+        'backends = ["ort-cpu"]\nbatch_sizes = [1000000000]\n'  # refused before it runs: inputs alone ~500 GiB
+        f'[[models]]\nsource = "{folder / "gone.onnx"}"\nname = "gone"\nbackends = ["ort-cpu"]\n')
+    db_path = tmp_path / "r.sqlite"
+    res = CliRunner().invoke(app, ["sweep", str(plan), "--db", str(db_path), "--label", "it's"])
+    assert res.exit_code == 1 and "nothing was measured" in res.output, res.output
+    db = ResultsDB(db_path, create=False)
+    rows = {r["model_name"]: r for r in db.results()}
+    run = db.runs()[0]
+    db.close()
+    assert {k: r["status"] for k, r in rows.items()} == {"tiny": "unavailable", "cnn": "oom", "huge": "oom",
+                                                      "gone": "failed"}, {k: r["reason"] for k, r in rows.items()}
+    assert rows["tiny"]["reason"] == "PyTorch backends need a PyTorch model"
+    assert "no such file" in rows["gone"]["reason"]
+    assert shlex.split(run["command"]) == ["modelcost", "sweep", str(plan), "--db", str(db_path), "--label", "it's"]
+    assert shlex.split(rows["gone"]["command"])[2] == str(folder / "gone.onnx")

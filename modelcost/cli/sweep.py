@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
+import shlex
 import signal
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from modelcost.cli.app import app, user_errors
+from modelcost.core.errors import ModelcostError
 
 
 def _printer() -> Any:
@@ -67,11 +68,10 @@ def sweep(
 
     p = load_plan(plan)
     console, on_event = _printer()
-    command = "modelcost sweep " + " ".join(sys.argv[2:])
     previous = signal.signal(signal.SIGTERM, _terminated)  # `timeout`, a scheduler: stop as on Ctrl-C
     try:
-        s = run_sweep(p, str(db), workers=workers, force=force, label=label, ray=ray, command=command.strip(),
-                      on_event=on_event)
+        s = run_sweep(p, str(db), workers=workers, force=force, label=label, ray=ray,
+                      command=_command(plan, db, workers, ray, force, label), on_event=on_event)
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/]: the configs that finished are in {db}; run the same command to "
                       "resume", highlight=False)
@@ -83,3 +83,15 @@ def sweep(
                   f"{s.skipped} skipped as already measured; database {db}", highlight=False)
     for note in s.notes:
         console.print(f"note: {note}", highlight=False, style="dim")
+    if s.measured_nothing:
+        raise ModelcostError(f"nothing was measured: every config of run {s.run_id} ended without a figure "
+                             f"({counts}); the reasons are above and in {db}")
+
+
+def _command(plan: Path, db: Path, workers: int | None, ray: str | None, force: bool, label: str | None) -> str:
+    """The command line of this run, shell-quoted (``runs.command``): pasted into a shell, it runs the same sweep."""
+    parts = ["modelcost", "sweep", str(plan), "--db", str(db)]
+    for option, value in (("--workers", workers), ("--ray", ray), ("--label", label)):
+        if value is not None:
+            parts += [option, str(value)]
+    return shlex.join(parts + (["--force"] if force else []))

@@ -1,8 +1,8 @@
 """``python -m modelcost.sweep.child REQUEST.json RESULT.json``: measure one config in this process.
 
 The request holds {"config": Config.as_dict(), "timing": {...}}; the answer is written atomically to RESULT.json
-(``adapter.run_config``'s dict, or {"error": "...", "oom": bool}). A process that dies leaves no RESULT.json:
-its parent reads the exit status and the stderr tail instead.
+(``adapter.run_config``'s dict, or {"error": "...", "oom": bool}, ``oom`` as ``core.errors.is_out_of_memory``
+says). A process that dies leaves no RESULT.json: its parent reads the exit status and the stderr tail instead.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ def main(argv: list[str]) -> int:
     _die_with_parent()
     _pin_to_block()
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    from modelcost.core.errors import is_out_of_memory
     from modelcost.core.text import first_line
     from modelcost.report.atomic import atomic_write_text
     from modelcost.sweep.adapter import run_config
@@ -50,7 +51,7 @@ def main(argv: list[str]) -> int:
     try:
         answer = run_config(Config.from_dict(request["config"]), request.get("timing", {}))
     except Exception as exc:  # noqa: BLE001 - every failure is the config's result, with its reason
-        answer = {"error": first_line(exc)[:500], "oom": "out of memory" in str(exc).lower()}
+        answer = {"error": first_line(exc)[:500], "oom": is_out_of_memory(exc)}
     atomic_write_text(Path(argv[1]), json.dumps(answer))
     return 0
 

@@ -30,6 +30,12 @@ class SweepSummary:
     status: str = "running"
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def measured_nothing(self) -> bool:
+        """Configs ran, not one of them was measured ``ok`` (every one failed, ran out of memory or could not run
+        here), and none was skipped as measured before (a resume that retried only what failed is not this)."""
+        return self.measured > 0 and not self.by_status.get("ok") and not self.skipped
+
 
 Event = Callable[[str, Any, SweepSummary], None]  # ("row", row) | ("skip", Config) | ("start", [Config])
 
