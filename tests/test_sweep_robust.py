@@ -1,5 +1,6 @@
 """Nothing lost, nothing let in (issue 24): a damaged or read-only results database, a folder SQLite cannot use,
-configs that cannot run (a missing model, out of memory, a backend the model cannot use) and the stored command."""
+configs that cannot run (a missing model, out of memory, a backend the model cannot use), the stored command, and
+the sweep's scratch folders after SIGTERM and SIGKILL."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,6 +27,7 @@ from tests.test_sweep_run import TIMING
 ROOT = Path(__file__).resolve().parents[1]
 ONNX = ROOT / "sample_models" / "dynamic_batch.onnx"
 CNN = f"{ROOT / 'tests' / 'fixtures' / 'tiny_cnn.py'}:make_model"
+SLOW = f"{ROOT / 'tests' / 'fixtures' / 'slow_factory.py'}:make_model"
 
 
 def _db(path: Path, rows: int = 1) -> Path:
@@ -99,6 +104,11 @@ def read_only() -> Iterator[Callable[[Path], None]]:
 
     yield make
     for path in reversed(made):
+        _writable(path)
+
+
+def _writable(path: Path) -> None:
+    if path.exists():
         subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
         path.chmod(0o755 if path.is_dir() else 0o644)
 
@@ -214,3 +224,86 @@ def test_configs_that_cannot_run_are_recorded_honestly_and_nothing_measured_exit
     assert "no such file" in rows["gone"]["reason"]
     assert shlex.split(run["command"]) == ["modelcost", "sweep", str(plan), "--db", str(db_path), "--label", "it's"]
     assert shlex.split(rows["gone"]["command"])[2] == str(folder / "gone.onnx")
+
+
+# -- scratch folders -------------------------------------------------------------------------------------------
+
+def _sweep_process(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A sweep whose one config takes 30 s to load its model, with its temporary folder under tmp_path/tmp."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f'[sweep]\nbackends = ["torch-cpu"]\ntimeout_s = 120\n{TIMING}\n'
+                    f'[[models]]\nsource = "{SLOW}"\nname = "slow"\n')
+    env = {**os.environ, "TMPDIR": str(tmp),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "modelcost", "sweep", str(plan), "--db", str(tmp_path / "r.sqlite")],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(tmp.glob("modelcost-sweep-*/**/request.json")):
+        time.sleep(0.1)
+    if not list(tmp.glob("modelcost-sweep-*/**/request.json")):
+        proc.kill()
+        pytest.fail(f"no config started: {proc.communicate()[0]}")
+    return proc, tmp
+
+
+@pytest.mark.slow
+def test_sigterm_leaves_no_scratch_folder(tmp_path: Path) -> None:
+    proc, tmp = _sweep_process(tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 143, out
+    assert not list(tmp.glob("modelcost-sweep-*")), out
+
+
+@pytest.mark.slow
+def test_sigkill_leftovers_are_removed_by_the_next_sweep_and_nothing_else_is(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from modelcost.sweep import scratch
+
+    proc, tmp = _sweep_process(tmp_path)
+    proc.kill()
+    proc.communicate(timeout=60)
+    left = list(tmp.glob("modelcost-sweep-*"))
+    assert len(left) == 1 and (left[0] / scratch.MARKER).is_file()
+    strangers = [tmp / "modelcost-sweep-someone-elses", tmp / "unrelated"]  # no marker: never ours to remove
+    for s in strangers:
+        s.mkdir()
+    live = tmp / f"modelcost-sweep-{os.getppid()}-x"  # a live owner (this test's parent process): kept
+    live.mkdir()
+    scratch.mark(live, os.getppid())
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    plan = _missing_model_plan(tmp_path / "p")
+    res = CliRunner().invoke(app, ["sweep", str(plan), "--db", str(tmp_path / "b.sqlite")])
+    assert "nothing was measured" in res.output, res.output
+    assert sorted(tmp.iterdir()) == sorted([*strangers, live])
+
+
+def test_scratch_markers_name_their_owner(tmp_path: Path) -> None:
+    from modelcost.sweep import scratch
+
+    own = scratch.make_root(tmp_path)
+    assert own.name.startswith(f"modelcost-sweep-{os.getpid()}-") and scratch.owner_alive(own)
+    dead = tmp_path / "modelcost-sweep-dead"
+    dead.mkdir()
+    scratch.mark(dead, 2**22 + 12345)  # above Linux's default pid_max (2^22): no such process
+    assert not scratch.owner_alive(dead)
+    assert scratch.remove_stale(tmp_path) == [dead] and own.is_dir()
+    scratch.remove_own()
+    assert not own.exists()
+
+
+def test_a_removal_cut_short_keeps_the_marker_so_the_next_sweep_tries_again(
+        tmp_path: Path, read_only: Callable[[Path], None]) -> None:
+    from modelcost.sweep import scratch
+
+    dead = tmp_path / "modelcost-sweep-dead"
+    (dead / "config-1").mkdir(parents=True)
+    (dead / "config-1" / "answer.json").write_text("{}")
+    scratch.mark(dead, 2**22 + 12345)
+    read_only(dead / "config-1")  # a file that cannot go yet, as one a dying child is still writing
+    assert scratch.remove_stale(tmp_path) == [] and (dead / scratch.MARKER).is_file()
+    _writable(dead / "config-1")
+    assert scratch.remove_stale(tmp_path) == [dead] and not dead.exists()
+

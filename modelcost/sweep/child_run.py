@@ -5,7 +5,8 @@ The child is ``python -m modelcost.sweep.child``; it is killed after the plan's 
 (signal, segfault, out-of-memory kill) leaves its config ``failed`` with the reason, and the worker goes on with
 the next config. It is ``oom`` only on evidence (``died_of_oom``): killed by SIGKILL while the kernel's OOM killer
 counted a kill (``oom_kills``: /proc/vmstat and this cgroup's counters), or last words that say the memory ran
-out. A SIGKILL alone is not evidence: ``kill -9`` and schedulers send it too.
+out. A SIGKILL alone is not evidence: ``kill -9`` and schedulers send it too. The request, answer and log files
+live in the sweep's scratch folder (``scratch.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +24,7 @@ from typing import Any
 
 from modelcost.core.errors import is_out_of_memory_text
 from modelcost.core.text import utc_timestamp
+from modelcost.sweep import scratch
 from modelcost.sweep.identity import DeviceIdentity, versions_key
 from modelcost.sweep.plan import Config
 
@@ -53,7 +54,7 @@ def run_child(config: Config, timing: dict[str, Any], timeout_s: float, cuda_vis
     if cpus:
         env["MODELCOST_SWEEP_CPUS"] = ",".join(map(str, cpus))
     kills = oom_kills()
-    with tempfile.TemporaryDirectory(prefix="modelcost-sweep-") as tmp:
+    with scratch.config_dir() as tmp:
         request, answer, log = Path(tmp) / "request.json", Path(tmp) / "answer.json", Path(tmp) / "stderr.txt"
         request.write_text(json.dumps({"config": config.as_dict(), "timing": timing}), encoding="utf-8")
         with open(log, "wb") as err:
