@@ -307,3 +307,16 @@ def test_a_removal_cut_short_keeps_the_marker_so_the_next_sweep_tries_again(
     _writable(dead / "config-1")
     assert scratch.remove_stale(tmp_path) == [dead] and not dead.exists()
 
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_child_whose_sweep_died_before_it_started_ends_at_once() -> None:
+    """The sweep's pid travels to the child: one whose sweep was killed before the child could ask to die with
+    it (already handed to another parent) ends, rather than time a config nobody records and write its answer
+    into a scratch folder the next sweep is removing."""
+    code = "from modelcost.sweep.child import _die_with_parent\n_die_with_parent()\nprint('alive')"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODELCOST_SWEEP_PARENT": str(2**22 + 12345)}  # no such pid
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "alive" not in done.stdout, (done.stdout, done.stderr)
+    env["MODELCOST_SWEEP_PARENT"] = str(os.getpid())  # its real parent: it runs
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=60).stdout.strip() == "alive"

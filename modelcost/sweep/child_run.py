@@ -50,6 +50,7 @@ def run_child(config: Config, timing: dict[str, Any], timeout_s: float, cuda_vis
     env = dict(os.environ)
     if cuda_visible is not None:
         env["CUDA_VISIBLE_DEVICES"] = cuda_visible
+    env["MODELCOST_SWEEP_PARENT"] = str(os.getpid())  # child.py: a child whose sweep died before it started ends
     env.pop("MODELCOST_SWEEP_CPUS", None)
     if cpus:
         env["MODELCOST_SWEEP_CPUS"] = ",".join(map(str, cpus))
