@@ -43,7 +43,8 @@ from modelcost.bench.timing import (
     measure_e2e,
     pinned_to_one_cpu,
 )
-from modelcost.core.errors import ModelcostError
+from modelcost.core import errors
+from modelcost.core.errors import ModelcostError, NotEnoughMemoryError
 from modelcost.core.text import config_label, first_line
 from modelcost.core.trace import trace
 from modelcost.core.types import BenchResult, DeviceInfo
@@ -132,18 +133,13 @@ def warm_compile_workers(plan: Plan) -> None:
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """True for a backend's out-of-memory error (OutOfMemory, or torch's CUDA OOM)."""
+    """True for a backend's out-of-memory error (OutOfMemory, or one ``core.errors.is_out_of_memory`` knows:
+    torch's CUDA or CPU allocator, numpy, ONNX Runtime)."""
     return _is_oom(exc)
 
 
 def _is_oom(exc: BaseException) -> bool:
-    if isinstance(exc, OutOfMemory):
-        return True
-    if cuda_available():
-        from modelcost.bench.backends.torch_backends import is_oom
-
-        return is_oom(exc)
-    return False
+    return isinstance(exc, OutOfMemory) or errors.is_out_of_memory(exc)
 
 
 class Sweep:
@@ -525,7 +521,7 @@ def refuse_impossible_batches(model: BenchModel, batch_sizes: Sequence[int]) -> 
         need = sum(math.prod(s.shape) * _itemsize(s.dtype) for s in model.specs(batch)
                    if all(isinstance(d, int) for d in s.shape))
         if need > available:
-            raise ModelcostError(f"batch size {batch}: its inputs alone need {binary_bytes(need)}, more than the "
+            raise NotEnoughMemoryError(f"batch size {batch}: its inputs alone need {binary_bytes(need)}, more than the "
                                  f"{binary_bytes(available)} of memory available here; choose a smaller batch size")
 
 

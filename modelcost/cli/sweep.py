@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-import signal
-import sys
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from modelcost.cli.app import app, user_errors
+from modelcost.core.errors import ModelcostError
 
 
 def _printer() -> Any:
@@ -40,10 +40,6 @@ def _printer() -> Any:
     return console, on_event
 
 
-def _terminated(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
 @app.command()
 @user_errors
 def sweep(
@@ -62,24 +58,37 @@ def sweep(
 ) -> None:
     """Run a plan of models x backends x precisions x batch sizes, one worker per GPU (or on a Ray cluster),
     into one results database; every config is written as it finishes and a re-run resumes."""
+    from modelcost.cli import signals
+    from modelcost.sweep import scratch
     from modelcost.sweep.plan import load_plan
     from modelcost.sweep.run import run_sweep
 
     p = load_plan(plan)
     console, on_event = _printer()
-    command = "modelcost sweep " + " ".join(sys.argv[2:])
-    previous = signal.signal(signal.SIGTERM, _terminated)  # `timeout`, a scheduler: stop as on Ctrl-C
+    # SIGTERM (`timeout`, a scheduler) stops the run as Ctrl-C does (cli/signals.py); should the process end
+    # the fast way, the configs' scratch files go with it.
+    signals.at_exit(scratch.remove_own)
     try:
-        s = run_sweep(p, str(db), workers=workers, force=force, label=label, ray=ray, command=command.strip(),
-                      on_event=on_event)
+        s = run_sweep(p, str(db), workers=workers, force=force, label=label, ray=ray,
+                      command=_command(plan, db, workers, ray, force, label), on_event=on_event)
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/]: the configs that finished are in {db}; run the same command to "
                       "resume", highlight=False)
         raise typer.Exit(130) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(s.by_status.items())) or "none"
     console.print(f"run {s.run_id} {s.status} in {s.wall_s:.1f} s: {s.measured} measured ({counts}), "
                   f"{s.skipped} skipped as already measured; database {db}", highlight=False)
     for note in s.notes:
         console.print(f"note: {note}", highlight=False, style="dim")
+    if s.measured_nothing:
+        raise ModelcostError(f"nothing was measured: every config of run {s.run_id} ended without a figure "
+                             f"({counts}); the reasons are above and in {db}")
+
+
+def _command(plan: Path, db: Path, workers: int | None, ray: str | None, force: bool, label: str | None) -> str:
+    """The command line of this run, shell-quoted (``runs.command``): pasted into a shell, it runs the same sweep."""
+    parts = ["modelcost", "sweep", str(plan), "--db", str(db)]
+    for option, value in (("--workers", workers), ("--ray", ray), ("--label", label)):
+        if value is not None:
+            parts += [option, str(value)]
+    return shlex.join(parts + (["--force"] if force else []))

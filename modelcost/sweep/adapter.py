@@ -6,6 +6,7 @@ out-of-memory in a backend cannot take the sweep down.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from modelcost.sweep.plan import Config
@@ -33,8 +34,13 @@ def run_config(config: Config, timing: dict[str, Any]) -> dict[str, Any]:
     results, device = api.run_benchmarks(
         config.source, backends=[config.backend], precisions=[config.precision], batch_sizes=[config.batch_size],
         input_shapes=list(config.input_shapes), trust_pickle=config.trust_pickle, config=bench_config)
-    mine = [r for r in results if (r.backend, r.precision, r.batch_size) == (config.backend, config.precision,
-                                                                           config.batch_size)]
+    # A row of batch 0 answers for every batch: the backend never got as far as one (unavailable for this model
+    # or machine, as the bench's plan asks the registry, or it failed / ran out of memory while being prepared).
+    mine = [r for r in results if (r.backend, r.precision) == (config.backend, config.precision)
+            and r.batch_size in (config.batch_size, 0)]
     if not mine:
         raise ModelcostError(f"the benchmark returned no result for {config.label}")
-    return {"result": to_plain(mine[0]), "static": static, "device": to_plain(device), "notes": notes}
+    result = max(mine, key=lambda r: r.batch_size)
+    if result.batch_size == 0:
+        result = replace(result, batch_size=config.batch_size)
+    return {"result": to_plain(result), "static": static, "device": to_plain(device), "notes": notes}

@@ -1,8 +1,8 @@
 """``python -m modelcost.sweep.child REQUEST.json RESULT.json``: measure one config in this process.
 
 The request holds {"config": Config.as_dict(), "timing": {...}}; the answer is written atomically to RESULT.json
-(``adapter.run_config``'s dict, or {"error": "...", "oom": bool}). A process that dies leaves no RESULT.json:
-its parent reads the exit status and the stderr tail instead.
+(``adapter.run_config``'s dict, or {"error": "...", "oom": bool}, ``oom`` as ``core.errors.is_out_of_memory``
+says). A process that dies leaves no RESULT.json: its parent reads the exit status and the stderr tail instead.
 """
 
 from __future__ import annotations
@@ -18,10 +18,14 @@ from pathlib import Path
 def _die_with_parent() -> None:
     """Linux: this process gets SIGKILL when the sweep worker that started it dies, so no orphan keeps timing on
     a GPU after its sweep was killed (PR_SET_PDEATHSIG; set here rather than in a preexec_fn, which is unsafe
-    in a threaded parent). Elsewhere orphans are possible; nothing else changes."""
+    in a threaded parent). A sweep killed before that line ran has already handed this process to another
+    parent: it is told from MODELCOST_SWEEP_PARENT, the pid the sweep gave, and this process ends (left to run,
+    it would time a config nobody records, in a scratch folder the next sweep removes). Elsewhere orphans are
+    possible; nothing else changes."""
     if not sys.platform.startswith("linux"):
         return
-    parent = os.getppid()
+    given = os.environ.get("MODELCOST_SWEEP_PARENT", "")
+    parent = int(given) if given.isdigit() else os.getppid()
     with contextlib.suppress(Exception):
         import ctypes
 
@@ -42,6 +46,7 @@ def main(argv: list[str]) -> int:
     _die_with_parent()
     _pin_to_block()
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    from modelcost.core.errors import is_out_of_memory
     from modelcost.core.text import first_line
     from modelcost.report.atomic import atomic_write_text
     from modelcost.sweep.adapter import run_config
@@ -50,8 +55,11 @@ def main(argv: list[str]) -> int:
     try:
         answer = run_config(Config.from_dict(request["config"]), request.get("timing", {}))
     except Exception as exc:  # noqa: BLE001 - every failure is the config's result, with its reason
-        answer = {"error": first_line(exc)[:500], "oom": "out of memory" in str(exc).lower()}
-    atomic_write_text(Path(argv[1]), json.dumps(answer))
+        answer = {"error": first_line(exc)[:500], "oom": is_out_of_memory(exc)}
+    out = Path(argv[1])
+    if not out.parent.is_dir():  # the sweep is gone and its scratch folder with it: nobody reads this answer
+        return 1
+    atomic_write_text(out, json.dumps(answer))
     return 0
 
 

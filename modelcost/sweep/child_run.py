@@ -2,8 +2,11 @@
 
 Both engines call ``measure_config``: the local workers (``workers.py``) and each Ray task (``ray_engine.py``).
 The child is ``python -m modelcost.sweep.child``; it is killed after the plan's ``timeout_s``. A child that dies
-(signal, segfault, out-of-memory kill) leaves its config ``failed`` (``oom`` when its last words say so) with the
-reason, and the worker goes on with the next config.
+(signal, segfault, out-of-memory kill) leaves its config ``failed`` with the reason, and the worker goes on with
+the next config. It is ``oom`` only on evidence (``died_of_oom``): killed by SIGKILL while the kernel's OOM killer
+counted a kill (``oom_kills``: /proc/vmstat and this cgroup's counters), or last words that say the memory ran
+out. A SIGKILL alone is not evidence: ``kill -9`` and schedulers send it too. The request, answer and log files
+live in the sweep's scratch folder (``scratch.py``).
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ import shlex
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from modelcost.core.errors import is_out_of_memory_text
 from modelcost.core.text import utc_timestamp
+from modelcost.sweep import scratch
 from modelcost.sweep.identity import DeviceIdentity, versions_key
 from modelcost.sweep.plan import Config
 
@@ -46,10 +50,12 @@ def run_child(config: Config, timing: dict[str, Any], timeout_s: float, cuda_vis
     env = dict(os.environ)
     if cuda_visible is not None:
         env["CUDA_VISIBLE_DEVICES"] = cuda_visible
+    env["MODELCOST_SWEEP_PARENT"] = str(os.getpid())  # child.py: a child whose sweep died before it started ends
     env.pop("MODELCOST_SWEEP_CPUS", None)
     if cpus:
         env["MODELCOST_SWEEP_CPUS"] = ",".join(map(str, cpus))
-    with tempfile.TemporaryDirectory(prefix="modelcost-sweep-") as tmp:
+    kills = oom_kills()
+    with scratch.config_dir() as tmp:
         request, answer, log = Path(tmp) / "request.json", Path(tmp) / "answer.json", Path(tmp) / "stderr.txt"
         request.write_text(json.dumps({"config": config.as_dict(), "timing": timing}), encoding="utf-8")
         with open(log, "wb") as err:
@@ -66,7 +72,56 @@ def run_child(config: Config, timing: dict[str, Any], timeout_s: float, cuda_vis
         if answer.is_file():
             return json.loads(answer.read_text(encoding="utf-8"))
         tail = log.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
-        return {"error": _death(rc, tail), "oom": "out of memory" in tail.lower(), "stderr_tail": tail}
+    oom, evidence = died_of_oom(rc, tail, kills)
+    return {"error": _death(rc, tail) + (f"; {evidence}" if evidence else ""), "oom": oom, "stderr_tail": tail}
+
+
+def _counter_files() -> list[str]:
+    """/proc/vmstat, and this process's cgroup counters (v2 memory.events, v1 memory.oom_control), as mounted
+    at the cgroup root (a container) or under the path /proc/self/cgroup names."""
+    paths = ["/proc/vmstat", "/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"]
+    try:
+        lines = Path("/proc/self/cgroup").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return paths
+    for line in lines:
+        _, controllers, where = (line.split(":", 2) + ["", ""])[:3]
+        if where in ("", "/"):
+            continue
+        if controllers == "":
+            paths.append(f"/sys/fs/cgroup{where}/memory.events")
+        elif "memory" in controllers.split(","):
+            paths.append(f"/sys/fs/cgroup/memory{where}/memory.oom_control")
+    return paths
+
+
+def oom_kills() -> dict[str, int]:
+    """The kernel's counts of processes its out-of-memory killer ended (``oom_kill``), by file, where readable."""
+    counts = {}
+    for path in dict.fromkeys(_counter_files()):
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            name, _, value = line.partition(" ")
+            if name == "oom_kill" and value.strip().isdigit():
+                counts[path] = int(value)
+    return counts
+
+
+def died_of_oom(rc: int, tail: str, kills_before: dict[str, int]) -> tuple[bool, str]:
+    """Whether a child that died without an answer ran out of memory, and the evidence in words ('' if none)."""
+    if rc == -getattr(signal, "SIGKILL", 9):
+        now = oom_kills()
+        grew = [f"oom_kill in {path} went from {n} to {now[path]}" for path, n in kills_before.items()
+                if now.get(path, n) > n]
+        if grew:
+            return True, f"the kernel's out-of-memory killer killed a process meanwhile ({'; '.join(grew)})"
+    last = [line for line in tail.splitlines() if line.strip()][-3:]
+    if is_out_of_memory_text("\n".join(last)):
+        return True, "its last output says the memory ran out"
+    return False, ""
 
 
 def _death(rc: int, tail: str) -> str:

@@ -3,14 +3,18 @@
 docs/SWEEP_SCHEMA.md documents every table and column. The schema is versioned like the JSON report
 (``meta.schema`` = ``modelcost.sweep/1``); a file of another version is refused with one line, never altered.
 Only the sweep's driver process writes (workers hand their rows to it), each row in its own transaction, so
-a crash or Ctrl-C loses at most the configs still running. Standard library only.
+a crash or Ctrl-C loses at most the configs still running. The writer refuses a damaged file (quick check), a
+read-only one and a folder SQLite cannot keep its journal in; readers never write; every SQLite error is one line
+that says what is wrong with the file (``_problem``). Standard library only.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,22 +56,34 @@ CREATE INDEX IF NOT EXISTS results_run ON results (run_id);
 
 
 class ResultsDB:
-    """The database file. ``create``: make it when missing (the sweep); readers pass False."""
+    """The database file. ``create``: the sweep's writer (made when missing, refused when damaged); readers pass
+    False and only read (``_reader_uri``). Every SQLite error becomes one line that says what is wrong."""
 
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
-        if not create and not self.path.is_file():
-            raise ModelcostError(
-                f"no results database at {self.path} (make one with 'modelcost sweep PLAN --db {self.path}')"
-            )
-        if create and self.path.is_dir():
-            raise ModelcostError(f"--db {self.path} is a folder; give a file path, e.g. results.sqlite")
+        if create:
+            _check_writable(self.path)
+            target, existed = str(self.path), self.path.is_file() and self.path.stat().st_size > 0
+        else:
+            if not self.path.is_file():
+                raise ModelcostError(
+                    f"no results database at {self.path} (make one with 'modelcost sweep PLAN --db {self.path}')"
+                )
+            target, existed = _reader_uri(self.path), True
+        conn = None
         try:
-            self.conn = sqlite3.connect(str(self.path), timeout=30.0)
-            self.conn.row_factory = sqlite3.Row
+            conn = sqlite3.connect(target, timeout=30.0, uri=not create)
+            conn.row_factory = sqlite3.Row
+            self.conn = conn
             self._check_schema(create)
-        except sqlite3.DatabaseError as exc:
-            raise ModelcostError(f"{self.path} is not a modelcost results database ({exc})") from None
+            if create and existed:
+                self._check_integrity()
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise ModelcostError(_problem(self.path, exc, "open it")) from None
+            raise
 
     def _check_schema(self, create: bool) -> None:
         tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -86,6 +102,26 @@ class ResultsDB:
             self.conn.executescript(_DDL)
             self.conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA,))
 
+    def _check_integrity(self) -> None:
+        """The writer refuses a damaged file rather than add rows to it (SQLite's quick check reads every page)."""
+        found = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(1)")]
+        if found != ["ok"]:
+            problems = " ".join(" ".join(found).split()).replace("*** in database main *** ", "")
+            raise sqlite3.DatabaseError(f"database disk image is malformed: {problems[:300]}")
+
+    @contextmanager
+    def _sql(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise ModelcostError(_problem(self.path, exc, doing)) from None
+
+    def _json(self, text: str | None, where: str) -> Any:
+        try:
+            return json.loads(text) if text else None
+        except ValueError:
+            raise ModelcostError(f"{self.path} is damaged: {where} is not JSON. {_rescue(self.path)}") from None
+
     def close(self) -> None:
         self.conn.close()
 
@@ -95,22 +131,23 @@ class ResultsDB:
         if "notes" in fields:
             fields["notes"] = json.dumps(fields["notes"])
         cols = [c for c in RUN_COLUMNS if c in fields]
-        with self.conn:
+        with self._sql("record the run"), self.conn:
             cur = self.conn.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                                     [fields[c] for c in cols])
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def finish_run(self, run_id: int, status: str, wall_s: float, notes: Sequence[str] = (),
                    skipped: int | None = None) -> None:
-        with self.conn:
+        with self._sql("close the run"), self.conn:
             self.conn.execute("UPDATE runs SET finished=?, status=?, wall_s=?, notes=?, "
                               "configs_skipped=COALESCE(?, configs_skipped) WHERE run_id=?",
                               (utc_timestamp(), status, round(wall_s, 3), json.dumps(list(notes)), skipped, run_id))
 
     def runs(self) -> list[dict[str, Any]]:
-        rows = [dict(r) for r in self.conn.execute("SELECT * FROM runs ORDER BY run_id")]
+        with self._sql("read its runs"):
+            rows = [dict(r) for r in self.conn.execute("SELECT * FROM runs ORDER BY run_id")]
         for r in rows:
-            r["notes"] = json.loads(r["notes"]) if r["notes"] else []
+            r["notes"] = self._json(r["notes"], f"the notes of run {r['run_id']}") or []
         return rows
 
     def resolve_run(self, ref: str) -> int:
@@ -135,7 +172,7 @@ class ResultsDB:
         """One row, committed at once."""
         names = [n for n, _ in RESULT_COLUMNS if n != "result_id" and n in row]
         values = [json.dumps(row[n]) if n in JSON_COLUMNS and row[n] is not None else row[n] for n in names]
-        with self.conn:
+        with self._sql("add a result"), self.conn:
             self.conn.execute(f"INSERT INTO results ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
                               values)
 
@@ -143,11 +180,73 @@ class ResultsDB:
         """(config_key, device_name, versions_key) of every result a resume may skip."""
         marks = ", ".join("?" * len(RESUMABLE))
         q = f"SELECT config_key, device_name, versions_key FROM results WHERE status IN ({marks})"
-        return {(r[0], r[1], r[2]) for r in self.conn.execute(q, RESUMABLE)}
+        with self._sql("read what was measured"):
+            return {(r[0], r[1], r[2]) for r in self.conn.execute(q, RESUMABLE)}
 
     def results(self, where: str = "", params: Iterable[Any] = ()) -> list[dict[str, Any]]:
-        rows = [dict(r) for r in self.conn.execute(f"SELECT * FROM results {where} ORDER BY result_id", tuple(params))]
+        with self._sql("read its results"):
+            rows = [dict(r) for r in self.conn.execute(f"SELECT * FROM results {where} ORDER BY result_id",
+                                                       tuple(params))]
         for r in rows:
             for c in JSON_COLUMNS:
-                r[c] = json.loads(r[c]) if r[c] else None
+                r[c] = self._json(r[c], f"{c} of result {r['result_id']}")
         return rows
+
+
+def _rescue(path: Path) -> str:
+    return f"'sqlite3 {path} .recover' may rescue the rows it still holds; a sweep can start a new --db"
+
+
+def _check_writable(path: Path) -> None:
+    """The sweep's --db: a file it can write, in a folder where SQLite can keep its -wal and -shm files."""
+    if path.is_dir():
+        raise ModelcostError(f"--db {path} is a folder; give a file path, e.g. results.sqlite")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ModelcostError(f"--db {path}: the folder {folder} does not exist; make it first or choose another --db")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        reader = f" ('modelcost results {path}' still reads it there)" if path.is_file() else ""
+        raise ModelcostError(f"--db {path}: the folder {folder} is not writable, and SQLite keeps its journal "
+                             f"files (-wal, -shm) beside the database; choose a --db in a writable folder{reader}")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ModelcostError(f"--db {path} is read-only and the sweep adds its rows to it: make it writable or "
+                             f"choose another --db ('modelcost results {path}' reads it as it is)")
+
+
+def _reader_uri(path: Path) -> str:
+    """How a reader opens ``path``: read-write where it may (SQLite then tidies its -wal / -shm files on close),
+    else read-only. In a folder it cannot write there is no room for SQLite's -shm file, so immutable, unless a
+    -wal file holds rows not yet in the database: those only a -shm file lets SQLite read (``_problem`` says so
+    when it is missing), and an immutable read would silently leave them out."""
+    uri = path.resolve().as_uri()
+    if os.access(path.parent, os.W_OK | os.X_OK):
+        return f"{uri}?mode={'rw' if os.access(path, os.W_OK) else 'ro'}"
+    return f"{uri}?mode=ro" if _wal_bytes(path) else f"{uri}?mode=ro&immutable=1"
+
+
+def _wal_bytes(path: Path) -> int:
+    try:
+        return Path(f"{path}-wal").stat().st_size
+    except OSError:
+        return 0
+
+
+def _problem(path: Path, exc: sqlite3.DatabaseError, doing: str) -> str:
+    """One line for an SQLite error: what is wrong with the file, and what to do."""
+    text = str(exc)
+    low = text.lower()
+    if "file is not a database" in low:
+        return f"{path} is not a modelcost results database (SQLite: {text})"
+    if "malformed" in low or "corrupt" in low:
+        return f"{path} is damaged (SQLite: {text}); modelcost does not add to it. {_rescue(path)}"
+    if _wal_bytes(path) and not os.access(path.parent, os.W_OK | os.X_OK):
+        return (f"{path}: its -wal file holds rows not yet in the database (a sweep that was killed), and SQLite "
+                f"cannot read them in the read-only folder {path.parent}: copy the database with its -wal file to "
+                "a writable folder, or make this one writable")
+    if "readonly" in low or "read-only" in low:
+        return f"{path} is read-only (SQLite: {text}); make it writable or choose another --db"
+    if "locked" in low or "busy" in low:
+        return f"{path} is locked by another process (SQLite: {text}); try again when it is done"
+    if "full" in low:
+        return f"{path}: the disk is full (SQLite: {text}); free some space and run the same command to resume"
+    return f"{path}: SQLite could not {doing} ({text})"

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelcost.core.errors import ModelcostError
+from modelcost.core.text import first_line
 from modelcost.core.types import AccuracyStats, BenchResult, LatencyStats
 from modelcost.sweep.db import SCHEMA, ResultsDB
 
@@ -82,9 +84,13 @@ def plan_constraints(db: ResultsDB) -> tuple[Any, str]:
 
     runs = db.runs()
     text = runs[-1]["plan_toml"] if runs else ""
-    given = dict(tomllib.loads(text).get("constraints", {})) if text else {}
-    objective = given.pop("objective", "throughput")
-    return Constraints(**given), objective
+    try:
+        given = dict(tomllib.loads(text).get("constraints", {})) if text else {}
+        objective = given.pop("objective", "throughput")
+        return Constraints(**given), objective
+    except (ValueError, TypeError) as exc:  # a file edited or damaged since the sweep wrote it
+        raise ModelcostError(f"{db.path}: the plan of run {runs[-1]['run_id']} (runs.plan_toml) does not give "
+                             f"valid [constraints] ({first_line(exc)})") from None
 
 
 @dataclass

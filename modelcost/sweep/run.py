@@ -3,7 +3,9 @@
 A run is recorded in ``runs`` before anything is measured and closed with its status and wall time at the end
 (``complete``, ``interrupted`` on Ctrl-C, ``failed`` when the driver itself broke). Rows are committed one by one
 as configs finish. Resume: a config whose (config key, device name, versions) already has an ``ok`` or
-``unavailable`` row is skipped unless ``force``.
+``unavailable`` row is skipped unless ``force``. The configs' scratch files live in this process's scratch folder
+(``scratch.py``), removed when the run ends however it ends; a sweep first removes the folders that killed sweeps
+left behind.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelcost.core.errors import ModelcostError
+from modelcost.sweep import scratch
 from modelcost.sweep.db import ResultsDB
 from modelcost.sweep.identity import source_hash, versions, visible_gpus
 from modelcost.sweep.plan import Config, Plan, expand
@@ -30,6 +34,12 @@ class SweepSummary:
     status: str = "running"
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def measured_nothing(self) -> bool:
+        """Configs ran, not one of them was measured ``ok`` (every one failed, ran out of memory or could not run
+        here), and none was skipped as measured before (a resume that retried only what failed is not this)."""
+        return self.measured > 0 and not self.by_status.get("ok") and not self.skipped
+
 
 Event = Callable[[str, Any, SweepSummary], None]  # ("row", row) | ("skip", Config) | ("start", [Config])
 
@@ -39,6 +49,7 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
     """Run ``plan`` into the database at ``db_path``. ``ray``: None (local workers), 'local' (start a Ray instance
     here), 'auto' (the running cluster) or a cluster address."""
     db = ResultsDB(db_path)
+    scratch.remove_stale()
     hashes = {m.source: source_hash(m.source) for m in plan.models}
     engine_name = "local" if ray is None else f"ray:{ray}"
     try:
@@ -80,8 +91,14 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
         raise
     finally:
         summary.wall_s = time.perf_counter() - t0
-        db.finish_run(run_id, summary.status, summary.wall_s, summary.notes, skipped=summary.skipped)
-        db.close()
+        scratch.remove_own()
+        try:
+            db.finish_run(run_id, summary.status, summary.wall_s, summary.notes, skipped=summary.skipped)
+        except ModelcostError:  # the file broke under the run (disk full, ...): the error that stopped it is told
+            if summary.status == "complete":
+                raise
+        finally:
+            db.close()
     return summary
 
 

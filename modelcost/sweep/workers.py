@@ -61,6 +61,7 @@ def make_slots(workers: int | None) -> tuple[list[Slot], list[str]]:
 
 
 Row = dict[str, Any]
+JOIN_S = 5.0  # how long an interrupted run waits for each worker thread once its child was killed
 
 
 @dataclass
@@ -105,6 +106,8 @@ class LocalEngine:
             for s in self.slots:
                 if s.proc is not None and s.proc.poll() is None:
                     s.proc.kill()
+            for t in threads:  # each returns as soon as its child is gone, leaving its scratch files tidied
+                t.join(timeout=JOIN_S)
             raise
 
     def _worker(self, slot: Slot, todo: queue.Queue[Config], rows: queue.Queue[Row | Config]) -> None:
@@ -121,6 +124,8 @@ class LocalEngine:
 
             def started(proc: subprocess.Popen[bytes]) -> None:
                 slot.proc = proc
+                if self.stop.is_set():  # the run was stopped while this child was starting
+                    proc.kill()
 
             gpu_config = config.device == "cuda"
             row = measure_config(config, self.timing, self.timeout_s, device, self.versions, slot.name,

@@ -16,7 +16,7 @@ from typing import Any
 
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.model import BenchModel
-from modelcost.core.errors import ModelcostError
+from modelcost.core.errors import ModelcostError, is_out_of_memory_text
 from modelcost.core.lazy import INSTALL_HINTS
 from modelcost.core.text import first_line
 
@@ -46,12 +46,6 @@ def tensorrt_libs_reason() -> str | None:
         except OSError:
             continue
     return TRT_MISSING
-
-
-def is_oom_text(text: str) -> bool:
-    t = text.lower()
-    return "out of memory" in t or "failed to allocate memory" in t or "alloc_failed" in t or "bfcarena" in t
-
 
 
 def quiet_ort_logs(ort: Any) -> None:
@@ -188,7 +182,7 @@ class OrtRunner:
         try:
             self.ort_session = ort.InferenceSession(str(path), sess_options=options, providers=providers)
         except Exception as exc:
-            if is_oom_text(str(exc)):
+            if is_out_of_memory_text(str(exc)):
                 raise OutOfMemory(first_line(exc, with_type=False)) from exc
             raise
         used = self.ort_session.get_providers()
@@ -229,7 +223,7 @@ class OrtSession:
             else:
                 self._outputs = sess.run(runner.output_names, self.feed)
         except Exception as exc:
-            if is_oom_text(str(exc)):
+            if is_out_of_memory_text(str(exc)):
                 raise OutOfMemory(first_line(exc, with_type=False)) from exc
             raise
         self.build_s = time.perf_counter() - t0  # ort-tensorrt: the engine for this shape is built here

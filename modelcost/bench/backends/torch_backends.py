@@ -27,6 +27,7 @@ from typing import Any
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.export import flatten_outputs
 from modelcost.bench.model import BenchModel
+from modelcost.core.errors import is_out_of_memory
 from modelcost.core.lazy import INSTALL_HINTS
 from modelcost.hardware.tf32 import tf32_mode
 
@@ -49,15 +50,6 @@ def cuda_unavailable_reason() -> str | None:
     if not cuda_available():
         return "no CUDA device"
     return None
-
-
-def is_oom(exc: BaseException) -> bool:
-    import torch
-
-    if isinstance(exc, torch.cuda.OutOfMemoryError):
-        return True
-    text = str(exc).lower()
-    return "out of memory" in text or "cudnn_status_alloc_failed" in text or "cublas_status_alloc_failed" in text
 
 
 class TorchBackend:
@@ -142,7 +134,7 @@ class TorchRunner:
         try:
             self.module = model.device_module(self.device, self.dtype, self.channels_last)
         except Exception as exc:
-            if self.device == "cuda" and is_oom(exc):
+            if self.device == "cuda" and is_out_of_memory(exc):
                 raise OutOfMemory(f"out of memory copying the model to the GPU: {exc}") from exc
             raise
         if self.device == "cuda":
@@ -260,7 +252,7 @@ class TorchSession:
         try:
             self._out = fn(*self.inputs)
         except Exception as exc:  # noqa: BLE001 - retried once with static shapes; a second failure is raised
-            if is_oom(exc):
+            if is_out_of_memory(exc):
                 raise
             runner.forget_compiled()
             fn = runner.model.bind(runner.compiled(static=True))
