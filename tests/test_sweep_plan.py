@@ -224,3 +224,19 @@ def test_sweep_command_refuses_a_plan_that_is_not_utf8(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["sweep", str(plan), "--db", str(tmp_path / "x.sqlite")])
     assert res.exit_code == 1 and "not UTF-8 text" in res.output and len(res.output.strip().splitlines()) == 1
     assert os.listdir(tmp_path) == ["plan.toml"]
+
+
+def test_dry_run_lists_the_configs_and_opens_no_database(tmp_path: Path) -> None:
+    """``sweep --dry-run``: the plan checked and expanded as a run would (2 backends x 2 batches = 4 configs, the
+    relative source taken from the plan's folder), nothing measured, no database made."""
+    import shutil
+
+    from modelcost.cli.app import app
+
+    shutil.copy(Path(__file__).resolve().parents[1] / "sample_models" / "resnet_tiny.onnx", tmp_path / "m.onnx")
+    plan = tmp_path / "plan.toml"
+    plan.write_text("[sweep]\nbackends = ['ort-cpu', 'torch-cpu']\nbatch_sizes = [1, 4]\n" + MODEL)
+    res = CliRunner().invoke(app, ["sweep", str(plan), "--db", str(tmp_path / "x.sqlite"), "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "4 config(s)" in res.output and "m ort-cpu fp32 b4" in res.output and str(tmp_path / "m.onnx") in res.output
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "plan.toml"]

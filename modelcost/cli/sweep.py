@@ -55,6 +55,9 @@ def sweep(
     force: Annotated[bool, typer.Option(
         "--force", help="Measure again configs the database already holds for this GPU type and versions.")] = False,
     label: Annotated[str | None, typer.Option(help="A name for this run (for 'modelcost results --compare').")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Check the plan and list the configs it expands to on this machine; nothing is measured "
+        "and the database is not opened.")] = False,
 ) -> None:
     """Run a plan of models x backends x precisions x batch sizes, one worker per GPU (or on a Ray cluster),
     into one results database; every config is written as it finishes and a re-run resumes."""
@@ -65,6 +68,9 @@ def sweep(
 
     p = load_plan(plan)
     console, on_event = _printer()
+    if dry_run:
+        _print_plan(console, p)
+        return
     # SIGTERM (`timeout`, a scheduler) stops the run as Ctrl-C does (cli/signals.py); should the process end
     # the fast way, the configs' scratch files go with it.
     signals.at_exit(scratch.remove_own)
@@ -83,6 +89,19 @@ def sweep(
     if s.measured_nothing:
         raise ModelcostError(f"nothing was measured: every config of run {s.run_id} ended without a figure "
                              f"({counts}); the reasons are above and in {db}")
+
+
+def _print_plan(console: Any, plan: Any) -> None:
+    from rich.markup import escape
+
+    from modelcost.sweep.run import planned_configs
+
+    configs = planned_configs(plan)
+    console.print(f"plan {escape(plan.path)}: {len(configs)} config(s) on this machine", highlight=False)
+    for c in configs:
+        shapes = f" ({', '.join(c.input_shapes)})" if c.input_shapes else ""
+        console.print(f"  {escape(c.label)}{escape(shapes)}  [dim]{escape(c.source)}[/]", highlight=False)
+    console.print("dry run: nothing measured; the database was not opened", highlight=False, style="dim")
 
 
 def _command(plan: Path, db: Path, workers: int | None, ray: str | None, force: bool, label: str | None) -> str:

@@ -50,7 +50,7 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
     here), 'auto' (the running cluster) or a cluster address."""
     db = ResultsDB(db_path)
     scratch.remove_stale()
-    hashes = {m.source: source_hash(m.source) for m in plan.models}
+    hashes = model_hashes(plan)
     engine_name = "local" if ray is None else f"ray:{ray}"
     try:
         engine, notes = _engine(plan, workers, ray, db.done_keys() if not force else set())
@@ -100,6 +100,17 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
         finally:
             db.close()
     return summary
+
+
+def model_hashes(plan: Plan) -> dict[str, str]:
+    """source -> content hash of each model of the plan (what identifies its configs in the database)."""
+    return {m.source: source_hash(m.source) for m in plan.models}
+
+
+def planned_configs(plan: Plan) -> list[Config]:
+    """The configs a local run of ``plan`` on this machine would measure, in order (``sweep --dry-run``): the
+    GPU backends by default where a GPU is visible, else the CPU ones. Nothing is loaded or measured."""
+    return expand(plan, "cuda" if visible_gpus() else "cpu", model_hashes(plan))
 
 
 def _engine(plan: Plan, workers: int | None, ray: str | None, done: set[tuple[str, str, str]]) -> tuple[Any, list[str]]:
