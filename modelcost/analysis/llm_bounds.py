@@ -37,9 +37,9 @@ def bounds(point: GenerationPoint, weights_bytes: int, weights_read_bytes: int, 
     first, last = (max(steps[0]), max(steps[-1])) if steps else (0.0, 0.0)
     ttft = max(pre_c, pre_m)
     b, total_len = point.batch_size, point.prompt_len + point.gen_len
-    kv_token = point.kv_cache.bytes_per_token
+    kv_token, kv_seq = point.kv_cache.bytes_per_token, point.kv_cache.bytes_at(total_len)
     free = (gpu.memory_bytes - weights_bytes) if gpu.memory_bytes else None
-    max_batch = max(free // (kv_token * total_len), 0) if free is not None and kv_token else None
+    max_batch = max(free // kv_seq, 0) if free is not None and kv_seq else None
     max_ctx = max(free // kv_token, 0) if free is not None and kv_token else None
     tpot = decode_sum_ms / dec.steps if dec.steps else 0.0
     return LlmBounds(
@@ -54,17 +54,18 @@ def bounds(point: GenerationPoint, weights_bytes: int, weights_read_bytes: int, 
 
 def _decode_sum_ms(point: GenerationPoint, tflops: float, gbps: float) -> float:
     """Sum over every decode step of max(compute, memory): FLOPs and bytes are linear in the context length
-    between the first and the last counted step, so each step's pair is exact; the max is taken per step."""
-    dec = point.decode
-    if not dec.steps:
+    between consecutive counted steps (window edges are among them), so each step's pair is exact; the max is
+    taken per step."""
+    nodes = point.decode.per_token
+    if not point.decode.steps:
         return 0.0
-    a, z = dec.per_token[0], dec.per_token[-1]
-    span = max(z.context_len - a.context_len, 1)
-    total = 0.0
-    for j in range(dec.steps):
-        flops = a.flops + (z.flops - a.flops) * j / span
-        nbytes = a.bytes + (z.bytes - a.bytes) * j / span
-        total += max(_phase_ms(flops, nbytes, tflops, gbps))
+    total = max(_phase_ms(nodes[0].flops, nodes[0].bytes, tflops, gbps))
+    for a, z in zip(nodes, nodes[1:], strict=False):
+        span = z.context_len - a.context_len
+        for j in range(1, span + 1):
+            flops = a.flops + (z.flops - a.flops) * j / span
+            nbytes = a.bytes + (z.bytes - a.bytes) * j / span
+            total += max(_phase_ms(flops, nbytes, tflops, gbps))
     return total
 
 
@@ -76,7 +77,7 @@ def _compute_bound_batch(point: GenerationPoint, weights_read: int, tflops: floa
         return None
     last = point.decode.per_token[-1]
     per_seq_flops = last.flops / point.batch_size
-    per_seq_kv = point.kv_cache.bytes_per_token * last.context_len
+    per_seq_kv = point.kv_cache.bytes_at(last.context_len)
     margin = per_seq_flops / (tflops * 1e12) - per_seq_kv / (gbps * 1e9)
     if margin <= 0:
         return None

@@ -29,7 +29,8 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
     points = plain.pop("points")
     head = points[0] if points else {}
     return {**{k: plain[k] for k in ("model", "source", "dtype", "params", "weights_bytes",
-                                     "weights_bytes_by_dtype", "weights_read_bytes")},
+                                     "weights_bytes_by_dtype", "weights_read_bytes", "attention",
+                                     "attn_implementation", "hidden_state_bytes")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
             "notes": plain["notes"], "problems": plain["problems"]}
 
@@ -56,14 +57,21 @@ def model_table(report: LlmReport) -> Table:
     table.add_row("weights", f"{report.weights_bytes:,} B", binary_bytes(report.weights_bytes) + "  " + ", ".join(
         f"{k} {binary_bytes(v)}" for k, v in report.weights_bytes_by_dtype.items()))
     table.add_row("weights read per forward", f"{report.weights_read_bytes:,} B", "input embeddings are gathered")
+    table.add_row("attention", report.attn_implementation or "-", f"prefill pairs counted: {report.attention}")
+    groups = report.points[0].kv_cache.layer_groups if report.points else []
+    for g in groups if any(g.window for g in groups) else []:
+        what = "full attention" if g.window is None else f"sliding window {g.window:,}"
+        until = "" if g.window is None else f" up to {g.window:,} positions, then constant"
+        layers = f"{g.layers} layer" + ("s" if g.layers > 1 else "")
+        table.add_row(f"KV cache: {layers}", what, f"{g.bytes_per_token:,} B/token{until} ({g.kv_heads} KV heads)")
     return table
 
 
 def points_table(report: LlmReport) -> Table:
     table = Table(title="per point (batch B, prompt P, generated G): counted on the meta device",
                   title_justify="left")
-    for col in ("B", "P", "G", "KV B/token", "KV / seq", "prefill MACs", "prefill FLOPs", "decode MACs first..last",
-                "decode MACs total", "AI prefill / decode", "peak mem (pred.)"):
+    for col in ("B", "P", "G", "KV B/token", "KV / seq at P", "at P+G-1", "prefill MACs", "prefill FLOPs",
+                "decode MACs first..last", "decode MACs total", "AI prefill / decode", "peak mem (pred.)"):
         table.add_column(col, justify="right")
     for p in report.points:
         d = p.decode
@@ -71,7 +79,8 @@ def points_table(report: LlmReport) -> Table:
         ai = f"{p.prefill.arithmetic_intensity:.0f} / " + (
             f"{d.per_token[-1].arithmetic_intensity:.1f}" if d.per_token else "-")
         table.add_row(str(p.batch_size), str(p.prompt_len), str(p.gen_len), f"{p.kv_cache.bytes_per_token:,}",
-                      binary_bytes(p.kv_cache.bytes_per_sequence), si(p.prefill.macs), si(p.prefill.flops), per,
+                      binary_bytes(p.kv_cache.bytes_at_prompt), binary_bytes(p.kv_cache.bytes_per_sequence),
+                      si(p.prefill.macs), si(p.prefill.flops), per,
                       si(d.macs_total), ai, binary_bytes(p.predicted_peak_memory_bytes))
     return table
 
