@@ -1,5 +1,5 @@
 """``modelcost llm`` on sliding-window and local/global attention (Mistral-7B, Gemma-2-9B, Phi-3-mini), the
-attention implementation it picks (issue 25).
+attention implementation it picks, models bigger than the card, and ``--tp`` bounds (issue 25).
 
 The models are their published configs (transformers config classes, no download) with 2 decoder layers
 instead of 32 / 42 / 32, so that counting on meta stays fast; every width, head count and window is the real
@@ -11,6 +11,7 @@ Every number below is derived by hand next to its assertion.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -18,8 +19,10 @@ from typer.testing import CliRunner
 
 from modelcost.analysis import llm_window as win
 from modelcost.analysis.llm import analyze_llm
+from modelcost.analysis.llm_bounds import add_bounds
 from modelcost.cli import app
 from modelcost.core.errors import ModelcostError
+from modelcost.hardware.specs import spec_from_table
 from modelcost.loaders.llm_loader import load_causal_lm
 
 
@@ -254,6 +257,60 @@ def test_phi3_window_2047(phi3) -> None:
     assert causal.prefill.macs == 3072 * PHI_LINEARS + PHI_HEAD + PHI_PAIR * (2047 * 2048 // 2 + 1025 * 2047)
 
 
+# --- bigger than the card; --tp -----------------------------------------------------------------------------
+
+def test_does_not_fit_and_tp(mistral) -> None:
+    from modelcost.report.llm import fit_lines
+
+    report = analyze_llm(mistral, [2048], [4096], [1, 64])
+    small = dataclasses.replace(spec_from_table("H100 SXM"), memory_bytes=1_000_000_000)
+    add_bounds(report, small)
+    b = report.points[0].bounds
+    # weights 1,396,744,192 + one sequence's cache at P + G = 6144 positions (4096 x 8,192 = 33,554,432) > 1 GB
+    assert not b.fits and b.memory_needed_bytes == 1_430_298_624 and b.max_batch == 0
+    # two GPUs: 698,372,096 + 4 of the 8 KV heads (16,777,216) = 715,149,312 <= 1 GB
+    assert b.gpus_needed == 2
+    add_bounds(report, small, tp=2)
+    b = report.points[0].bounds
+    assert b.fits and b.tp == 2 and b.memory_needed_bytes == 715_149_312
+    # (1e9 - 698,372,096) // 16,777,216 = 17 sequences per GPU pair
+    assert b.max_batch == 17
+    assert b.link == "NVLink 4 (NVSwitch)" and b.link_gbps == 900
+    # all-reduces: 2 per layer x 2 layers x one hidden state (4096 x 2 B) = 32,768 B per token; a ring over 2
+    # GPUs sends 2 x (2 - 1) / 2 = 1 x that at 450 GB/s one way
+    assert b.allreduce_prefill_ms == pytest.approx(2048 * 32_768 / 450e9 * 1e3)
+    assert b.allreduce_step_ms == pytest.approx(32_768 / 450e9 * 1e3)
+    point = report.points[0]
+    peak = small.peak_tflops["fp16"] * 1e12
+    assert b.ttft_ms == pytest.approx(max(point.prefill.flops / (2 * peak), point.prefill.bytes / (2 * 3350e9)) * 1e3
+                                      + b.allreduce_prefill_ms)
+    assert b.tpot_first_ms == pytest.approx(point.decode.per_token[0].bytes / (2 * 3350e9) * 1e3
+                                            + b.allreduce_step_ms)
+    # batch 64 on the pair: the weights fit, the caches of only 17 sequences do
+    assert report.points[1].bounds.fits and report.points[1].bounds.max_batch == 17
+    assert fit_lines(report) == ["B=64 P=2048 G=4096 on 2 x H100 SXM: the caches of only 17 sequences fit beside "
+                                 "the weights; the bounds of this row assume all 64 do"]
+
+
+def test_cli_says_it_does_not_fit(tmp_path) -> None:
+    from transformers import LlamaConfig
+
+    # 1,000,000 x 4096 embedding + untied head = 8,192,000,000 params, 16.4 GB in fp16: over a T4's 16 GB
+    LlamaConfig(vocab_size=1_000_000, hidden_size=4096, num_hidden_layers=1, num_attention_heads=32,
+                num_key_value_heads=8, intermediate_size=11008).save_pretrained(tmp_path)
+    out = tmp_path / "llm.json"
+    result = CliRunner().invoke(app, ["llm", str(tmp_path), "--static", "-p", "16", "-g", "2", "--dtype", "fp16",
+                                      "--target-gpu", "T4", "--json", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "does not fit" in result.output and "try --tp 2" in " ".join(result.output.split())
+    bounds = json.loads(out.read_text())["llm"]["bounds"]
+    assert bounds["fits"] is False and bounds["gpus_needed"] == 2 and bounds["max_batch"] == 0
+    result = CliRunner().invoke(app, ["llm", str(tmp_path), "--static", "-p", "16", "-g", "2", "--dtype", "fp16",
+                                      "--target-gpu", "T4", "--tp", "2"], terminal_width=200)
+    assert result.exit_code == 0 and "does not fit" not in result.output
+    assert "2 x T4" in result.output and "PCIe Gen3 x16" in result.output
+
+
 def test_cli_attention_option_and_errors(tmp_path) -> None:
     out = tmp_path / "llm.json"
     args = ["llm", "zoo:llama-tiny", "--static", "-p", "16", "-g", "2", "--dtype", "fp16"]
@@ -268,3 +325,8 @@ def test_cli_attention_option_and_errors(tmp_path) -> None:
     assert full_macs - llm["prefill"]["macs"] == 512 * 120
     bad = CliRunner().invoke(app, [*args, "--attention", "half"])
     assert bad.exit_code == 1 and "--attention half: choose one of full, causal" in bad.output
+    import torch
+
+    if not torch.cuda.is_available():  # no --target-gpu and no GPU here: nothing to split over
+        no_gpu = CliRunner().invoke(app, [*args, "--tp", "2"])
+        assert no_gpu.exit_code == 1 and "--tp 2: bounds need a GPU" in no_gpu.output

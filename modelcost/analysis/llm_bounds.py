@@ -3,12 +3,14 @@
 Each phase is bounded by max(FLOPs / peak FLOP/s, bytes / peak bandwidth) with the datasheet's dense peak of
 the model's precision (``analysis.roofline.peak_key``) and the datasheet bandwidth (``hardware.specs``); no
 overlap loss, launch overhead or attention-kernel inefficiency is assumed, so a measured time is >= its bound.
+Split over ``tp`` GPUs (``analysis.llm_fit``), FLOPs and bytes divide by tp and each phase adds its all-reduces.
 """
 
 from __future__ import annotations
 
 import math
 
+from modelcost.analysis.llm_fit import TpSplit, capacity, gpus_needed, memory_per_gpu, tp_notes, tp_split
 from modelcost.analysis.roofline import peak_key
 from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import GenerationPoint, GenerationResult, LlmBounds, LlmReport
@@ -28,27 +30,34 @@ def _phase_ms(flops: float, nbytes: float, tflops: float, gbps: float) -> tuple[
 
 
 def bounds(point: GenerationPoint, weights_bytes: int, weights_read_bytes: int, gpu: GpuSpec,
-           precision: str) -> LlmBounds:
+           precision: str, split: TpSplit | None = None) -> LlmBounds:
+    split = split or TpSplit()
     key, tflops, gbps = _peaks(gpu, precision)
-    pre_c, pre_m = _phase_ms(point.prefill.flops, point.prefill.bytes, tflops, gbps)
+    all_tflops, all_gbps = tflops * split.tp, gbps * split.tp  # FLOPs and bytes split evenly over the GPUs
+    pre_ar, step_ar = split.allreduce_ms(point.batch_size * point.prompt_len), split.allreduce_ms(point.batch_size)
+    pre_c, pre_m = _phase_ms(point.prefill.flops, point.prefill.bytes, all_tflops, all_gbps)
     dec = point.decode
-    steps = [_phase_ms(t.flops, t.bytes, tflops, gbps) for t in dec.per_token]
-    decode_sum_ms = _decode_sum_ms(point, tflops, gbps)
-    first, last = (max(steps[0]), max(steps[-1])) if steps else (0.0, 0.0)
-    ttft = max(pre_c, pre_m)
+    steps = [_phase_ms(t.flops, t.bytes, all_tflops, all_gbps) for t in dec.per_token]
+    decode_sum_ms = _decode_sum_ms(point, all_tflops, all_gbps) + dec.steps * step_ar
+    first, last = (max(steps[0]) + step_ar, max(steps[-1]) + step_ar) if steps else (0.0, 0.0)
+    ttft = max(pre_c, pre_m) + pre_ar
     b, total_len = point.batch_size, point.prompt_len + point.gen_len
-    kv_token, kv_seq = point.kv_cache.bytes_per_token, point.kv_cache.bytes_at(total_len)
-    free = (gpu.memory_bytes - weights_bytes) if gpu.memory_bytes else None
-    max_batch = max(free // kv_seq, 0) if free is not None and kv_seq else None
-    max_ctx = max(free // kv_token, 0) if free is not None and kv_token else None
+    kv = point.kv_cache
+    max_batch = max_ctx = need = gpus = None
+    fits = True
+    if gpu.memory_bytes:
+        max_batch, max_ctx = capacity(weights_bytes, kv, total_len, gpu.memory_bytes, split.tp)
+        need = memory_per_gpu(weights_bytes, kv, total_len, split.tp)
+        fits, gpus = need <= gpu.memory_bytes, gpus_needed(weights_bytes, kv, total_len, gpu.memory_bytes)
     tpot = decode_sum_ms / dec.steps if dec.steps else 0.0
     return LlmBounds(
         gpu.name, key, tflops, gbps, gpu.memory_bytes, ttft, pre_c, pre_m, tpot, first, last,
         b * point.gen_len / ((ttft + decode_sum_ms) / 1e3) if ttft + decode_sum_ms else 0.0,
         b / (tpot / 1e3) if tpot else 0.0,
-        _compute_bound_batch(point, weights_read_bytes, tflops, gbps), max_batch, max_ctx,
+        _compute_bound_batch(point, weights_read_bytes, all_tflops, all_gbps), max_batch, max_ctx,
         {"prefill": "compute" if pre_c >= pre_m else "memory",
          "decode": ("compute" if steps and steps[-1][0] >= steps[-1][1] else "memory") if dec.steps else "-"},
+        split.tp, fits, need, gpus, split.link, split.link_gbps, pre_ar, step_ar,
     )
 
 
@@ -84,9 +93,14 @@ def _compute_bound_batch(point: GenerationPoint, weights_read: int, tflops: floa
     return max(1, math.ceil(weights_read / (gbps * 1e9) / margin))
 
 
-def add_bounds(report: LlmReport, gpu: GpuSpec, precision: str | None = None) -> None:
+def add_bounds(report: LlmReport, gpu: GpuSpec, precision: str | None = None, tp: int = 1) -> None:
+    """Bounds of every point on ``gpu``, or on ``tp`` of them joined by the GPU table's link."""
     for point in report.points:
-        point.bounds = bounds(point, report.weights_bytes, report.weights_read_bytes, gpu, precision or report.dtype)
+        layers = sum(g.layers for g in point.kv_cache.layer_groups)
+        split = tp_split(gpu, tp, layers, report.hidden_state_bytes)
+        point.bounds = bounds(point, report.weights_bytes, report.weights_read_bytes, gpu, precision or report.dtype,
+                              split)
+        report.notes += [n for n in tp_notes(point.kv_cache, tp) if n not in report.notes]
 
 
 def place_measured(result: GenerationResult, point: GenerationPoint, report: LlmReport, gpu: GpuSpec | None) -> None:

@@ -45,6 +45,9 @@ def llm(
         "--attn-implementation", help="Attention a transformers model runs: sdpa or eager (default: sdpa where "
                                       "the model has it, else eager, as Gemma-2). MACs do not depend on it.")
     ] = None,
+    tp: Annotated[int, typer.Option("--tp", min=1, help="Bound the model split over this many GPUs (tensor "
+                                                       "parallelism over the GPU table's link); measured runs "
+                                                       "use one GPU.")] = 1,
     backends: Annotated[str | None, typer.Option(
         help="Comma list: hf-eager, hf-static, hf-static-compile, vllm, sglang, tensorrt_llm (default: "
              "hf-eager, hf-static-compile and the other engines, reported absent when not installed).")] = None,
@@ -66,7 +69,7 @@ def llm(
                      target_gpu=target_gpu, measure=not static,
                      backends=[b.strip() for b in backends.split(",") if b.strip()] if backends else None,
                      runs=runs, warmup=warmup, repeats=repeats, attention=attention,
-                     attn_implementation=attn_implementation)
+                     attn_implementation=attn_implementation, tp=tp)
     print_llm(report, stdout_console(200))
     _write(report, json_path, out)
     if report.problems:

@@ -102,6 +102,14 @@ class LlmBounds:
     max_batch: int | None  # sequences of prompt_len + gen_len that fit with the weights (None: memory unknown)
     max_context_tokens: int | None  # cache positions that fit beside the weights (all sequences together)
     bound_by: dict[str, str] = field(default_factory=dict)  # phase -> "compute" | "memory"
+    tp: int = 1  # GPUs the model is split over (tensor parallelism): peaks, bandwidth and memory are per GPU x tp
+    fits: bool = True  # the weights and one sequence's cache (P + G positions) fit the tp GPUs' memory
+    memory_needed_bytes: int | None = None  # per GPU: its share of the weights + of one sequence's cache
+    gpus_needed: int | None = None  # fewest GPUs (a power of two) whose memory holds weights + one sequence's cache
+    link: str | None = None  # the GPU-to-GPU link of the all-reduces (tp > 1)
+    link_gbps: float | None = None  # its datasheet bandwidth, both directions together
+    allreduce_prefill_ms: float = 0.0  # all-reduces of the prefill at the link's peak (in ttft_ms)
+    allreduce_step_ms: float = 0.0  # all-reduces of one decode step (in every step's bound)
 
 
 @dataclass

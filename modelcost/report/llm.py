@@ -90,19 +90,49 @@ def bounds_table(report: LlmReport) -> Table | None:
     if not rows:
         return None
     b0 = rows[0].bounds
-    table = Table(title=f"lower bounds on {b0.gpu} ({b0.precision} {b0.peak_tflops:g} TFLOP/s, "
-                        f"{b0.bandwidth_gbps:g} GB/s; datasheet)", title_justify="left")
+    over = f"{b0.tp} x " if b0.tp > 1 else ""
+    link = f"; {b0.link} {b0.link_gbps:g} GB/s both ways" if b0.tp > 1 else ""
+    table = Table(title=f"lower bounds on {over}{b0.gpu} ({b0.precision} {b0.peak_tflops:g} TFLOP/s, "
+                        f"{b0.bandwidth_gbps:g} GB/s per GPU{link}; datasheet)", title_justify="left")
     for col in ("B", "P", "G", "TTFT ms", "bound by", "TPOT ms", "bound by", "tokens/s", "compute-bound at B",
                 "max batch", "max cache tokens"):
         table.add_column(col, justify="right")
     for p in rows:
         b = p.bounds
-        table.add_row(str(p.batch_size), str(p.prompt_len), str(p.gen_len), _ms(b.ttft_ms), b.bound_by["prefill"],
+        head = (str(p.batch_size), str(p.prompt_len), str(p.gen_len))
+        if not b.fits:
+            table.add_row(*head, "[red]does not fit[/]", "-", "-", "-", "-", "-", "-", "-")
+            continue
+        table.add_row(*head, _ms(b.ttft_ms), b.bound_by["prefill"],
                       _ms(b.tpot_ms), b.bound_by["decode"], f"{b.tokens_per_second:,.0f}",
                       "never" if b.compute_bound_batch is None else f"{b.compute_bound_batch:,}",
                       "-" if b.max_batch is None else f"{b.max_batch:,}",
                       "-" if b.max_context_tokens is None else f"{b.max_context_tokens:,}")
     return table
+
+
+def fit_lines(report: LlmReport) -> list[str]:
+    """One line per point that does not fit: its weights and one sequence's cache (what it needs, and how many
+    GPUs hold it), or its batch's caches."""
+    lines = []
+    for p in report.points:
+        b = p.bounds
+        if b is None or b.memory_needed_bytes is None or b.memory_bytes is None:
+            continue
+        where = f"{b.tp} x {b.gpu}" if b.tp > 1 else b.gpu
+        if b.fits and b.max_batch is not None and b.max_batch < p.batch_size:
+            lines.append(f"B={p.batch_size} P={p.prompt_len} G={p.gen_len} on {where}: the caches of only "
+                         f"{b.max_batch:,} sequences fit beside the weights; the bounds of this row assume all "
+                         f"{p.batch_size} do")
+        if b.fits:
+            continue
+        per = " per GPU" if b.tp > 1 else ""
+        need = ("no number of GPUs holds it" if b.gpus_needed is None else
+                f"{b.gpus_needed} GPUs hold it: try --tp {b.gpus_needed}")
+        lines.append(f"B={p.batch_size} P={p.prompt_len} G={p.gen_len} on {where}: the weights + one "
+                     f"sequence's KV cache ({p.prompt_len + p.gen_len} positions) take "
+                     f"{binary_bytes(b.memory_needed_bytes)}{per}, the GPU has {binary_bytes(b.memory_bytes)}; {need}")
+    return lines
 
 
 def bench_table(results: list[GenerationResult]) -> Table:
@@ -132,6 +162,8 @@ def print_llm(report: LlmReport, console: Console) -> None:
     bounds = bounds_table(report)
     if bounds is not None:
         console.print(bounds)
+    for line in fit_lines(report):
+        console.print(f"[red]does not fit:[/] {escape(line)}")
     if report.benchmarks:
         console.print(bench_table(report.benchmarks))
         console.print(f"[dim]timing:[/] {report.benchmarks[0].timing}")
