@@ -109,8 +109,9 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
         key = str(p.dtype).removeprefix("torch.")
         by_dtype[key] = by_dtype.get(key, 0) + p.numel() * p.element_size()
     report = LlmReport(lm.name, lm.source, short, sum(p.numel() for p in params), sum(by_dtype.values()),
-                       by_dtype, weights_read_bytes(lm.module), [], attention, lm.attn_implementation,
-                       _hidden_state_bytes(lm.module), notes=list(lm.notes) + [CAUSAL_NOTE[attention]])
+                       by_dtype, weights_read_bytes(lm.module), [], attention=attention,
+                       attn_implementation=lm.attn_implementation, hidden_state_bytes=_hidden_state_bytes(lm.module),
+                       notes=list(lm.notes) + [CAUSAL_NOTE[attention]])
     if lm.config is not None and (chunked := win.chunked_layers(lm.config)):
         report.notes.append(f"{chunked} layers of chunked attention are counted as a sliding window of the chunk: "
                             "their cache is right, their attention an upper bound (a chunk's queries see fewer keys)")
