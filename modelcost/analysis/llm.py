@@ -5,25 +5,32 @@ counter (``analysis.torch_counter``) - a prefill forward over (B, P) that fills 
 decode steps over a cache of ``context_len - 1`` positions - so every op the model runs is counted by the same
 registry as ``modelcost analyze``. The KV cache per token is the size of the cache tensors the prefill made.
 
-Decode steps are counted at the first context length (P + 1) and the last (P + G - 1), and at the middle one
-when there are three or more steps; their cost is linear in the context length (only attention reads the
-cache), so the total over all G - 1 steps is the arithmetic series through the counted ends. The middle count
-checks that linearity (a model whose cost is not linear in context length, e.g. sliding-window attention, is
-reported as a problem).
+Decode steps are counted at the first context length (P + 1), the last (P + G - 1), every window edge between
+them (``analysis.llm_window``: a layer with a sliding window of W reads min(L, W) keys, so cost is linear in
+the context length L between edges) and the middle one when there are three or more steps; the total over all
+G - 1 steps is the exact sum of that piecewise-linear series (``llm_window.series_total``). The middle count
+checks the linearity: a cost that is not piecewise linear is reported as a problem. The KV cache holds
+min(L, W) positions per windowed layer, and prefill attention is counted per layer within its window.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from modelcost.analysis import llm_window as win
 from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
 from modelcost.core.types import CostReport
-from modelcost.loaders.llm_loader import CausalLM, cache_like, cache_tensors
+from modelcost.loaders.llm_loader import CausalLM, cache_like
 
 KV_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
-CAUSAL_NOTE = ("prefill attention is counted over all P x P query/key pairs (the counter's convention for "
-               "is_causal); a causal kernel skips about half of them")
+CAUSAL_NOTE = {
+    "full": ("prefill attention is counted over every query/key pair of each layer's window, P x min(P, W) "
+             "(P x P for full attention: the counter's convention for is_causal); a causal kernel skips about "
+             "half of them (--attention causal counts only those)"),
+    "causal": ("prefill attention is counted over the causal query/key pairs only (--attention causal): "
+               "sum over i = 1..P of min(i, W) per head and layer, P (P + 1) / 2 for full attention"),
+}
 
 
 def _step_module(lm: CausalLM, cache: Any, last_only: bool) -> Any:
@@ -68,6 +75,17 @@ def weights_read_bytes(module: Any) -> int:
     return total
 
 
+def _hidden_state_bytes(module: Any) -> int:
+    """Bytes of one position's hidden state: a row of the input embedding (the first Embedding without one)."""
+    import torch
+
+    get = getattr(module, "get_input_embeddings", None)
+    emb = get() if callable(get) else None
+    if not isinstance(emb, torch.nn.Embedding):
+        emb = next((m for m in module.modules() if isinstance(m, torch.nn.Embedding)), None)
+    return emb.weight.shape[1] * emb.weight.element_size() if emb is not None else 0
+
+
 def _embedding_row_bytes(module: Any) -> int:
     import torch
 
@@ -76,8 +94,11 @@ def _embedding_row_bytes(module: Any) -> int:
 
 
 def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch_sizes: list[int],
-                kv_dtype: str | None = None) -> LlmReport:
-    """Static cost of every (batch, prompt, gen) point; weights and KV sizes for the model in its dtype."""
+                kv_dtype: str | None = None, attention: str = "full") -> LlmReport:
+    """Static cost of every (batch, prompt, gen) point; weights and KV sizes for the model in its dtype.
+    ``attention``: which prefill query/key pairs are counted ("full" | "causal", see CAUSAL_NOTE)."""
+    if attention not in CAUSAL_NOTE:
+        raise ValueError(f"--attention {attention}: choose one of {', '.join(CAUSAL_NOTE)}")
     lm.check_lengths(prompt_lens, gen_lens, batch_sizes)
     dtype = str(next(lm.module.parameters()).dtype).removeprefix("torch.")
     short = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(dtype, dtype)
@@ -90,8 +111,12 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
         key = str(p.dtype).removeprefix("torch.")
         by_dtype[key] = by_dtype.get(key, 0) + p.numel() * p.element_size()
     report = LlmReport(lm.name, lm.source, short, sum(p.numel() for p in params), sum(by_dtype.values()),
-                       by_dtype, weights_read_bytes(lm.module), [], notes=list(lm.notes) + [CAUSAL_NOTE],
-                       config_defaults=dict(lm.config_defaults))
+                       by_dtype, weights_read_bytes(lm.module), [], attention=attention,
+                       attn_implementation=lm.attn_implementation, hidden_state_bytes=_hidden_state_bytes(lm.module),
+                       notes=list(lm.notes) + [CAUSAL_NOTE[attention]], config_defaults=dict(lm.config_defaults))
+    if lm.config is not None and (chunked := win.chunked_layers(lm.config)):
+        report.notes.append(f"{chunked} layers of chunked attention are counted as a sliding window of the chunk: "
+                            "their cache is right, their attention an upper bound (a chunk's queries see fewer keys)")
     if kv_dtype in ("fp8", "int8"):
         report.notes.append(f"KV cache in {kv_dtype}: one byte per element; quantisation scales are not counted")
     for b in batch_sizes:
@@ -105,50 +130,47 @@ def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, k
     cache = lm.new_cache()
     pre = count_step(lm, batch, prompt, cache, last_only=True)
     _merge(report, pre, "prefill")
-    elements = sum(t.numel() for t in cache_tensors(cache))
-    if elements % (batch * prompt):
-        report.problems.append(f"the KV cache after a prefill of {batch}x{prompt} holds {elements} elements, "
-                               "not a whole number per token (sliding window or a fixed-size cache?)")
-    per_token_elems = elements // (batch * prompt)
-    kv_token = per_token_elems * KV_BYTES[kv_dtype]
-    final_len = prompt + gen - 1
-    kv = KvCache(kv_dtype, per_token_elems, kv_token, kv_token * final_len, kv_token * final_len * batch)
+    kv, problems = win.kv_cache(cache, batch, prompt, gen, kv_dtype, KV_BYTES[kv_dtype])
+    windows = win.layer_windows(cache)
+    fix_macs, fix_flops, fix_problems = win.prefill_fix(
+        lm.module, pre, lambda other: count_step(lm, batch, other, lm.new_cache(), last_only=True), prompt,
+        windows, report.attention)
+    for problem in problems + fix_problems:
+        if problem not in report.problems:
+            report.problems.append(problem)
     read = report.weights_read_bytes + batch * _embedding_row_bytes(lm.module)
-    pre_bytes = read + batch * prompt * kv_token
+    pre_bytes = read + batch * kv.bytes_at(prompt)
+    pre_macs, pre_flops = pre.compute.macs + fix_macs, pre.compute.flops + fix_flops
     logits = "last" if lm.logits_to_keep else "all"
-    prefill = PrefillCost(batch * prompt, pre.compute.macs, pre.compute.flops, pre_bytes,
-                          pre.compute.flops / pre_bytes, logits, pre.memory.peak_activation_bytes)
-    decode = _decode(lm, report, cache, batch, prompt, gen, kv_token, read)
-    peak = report.weights_bytes + kv_token * (prompt + gen) * batch + pre.memory.peak_activation_bytes
+    prefill = PrefillCost(batch * prompt, pre_macs, pre_flops, pre_bytes, pre_flops / pre_bytes, logits,
+                          pre.memory.peak_activation_bytes)
+    decode = _decode(lm, report, cache, batch, prompt, gen, kv, windows, read)
+    peak = report.weights_bytes + kv.bytes_at(prompt + gen) * batch + pre.memory.peak_activation_bytes
     return GenerationPoint(batch, prompt, gen, kv, prefill, decode, peak)
 
 
-def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: int, gen: int, kv_token: int,
-            read: int) -> DecodeCost:
+def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: int, gen: int, kv: KvCache,
+            windows: list[int | None], read: int) -> DecodeCost:
     steps = gen - 1
     if steps <= 0:
         return DecodeCost(0, [], 0, 0, 0, 0)
     first, last = prompt + 1, prompt + steps
+    nodes, checks = win.decode_contexts(first, last, windows)
     counted: dict[int, DecodeTokenCost] = {}
-    for ctx in sorted({first, last, (first + last) // 2} if steps >= 3 else {first, last}):
+    for ctx in sorted(nodes + checks):
         cost = count_step(lm, batch, 1, cache_like(lm, template, ctx - 1))
         _merge(report, cost, "decode")
-        nbytes = read + batch * kv_token * ctx
+        nbytes = read + batch * kv.bytes_at(ctx)
         counted[ctx] = DecodeTokenCost(ctx - prompt + 1, ctx, cost.compute.macs, cost.compute.flops, nbytes,
                                        cost.compute.flops / nbytes)
-    a, z = counted[first], counted[last]
-    span = last - first
-    mac_slope = (z.macs - a.macs) // span if span else 0
-    flop_slope = (z.flops - a.flops) // span if span else 0
-    for ctx, c in counted.items():
-        if (c.macs, c.flops) != (a.macs + mac_slope * (ctx - first), a.flops + flop_slope * (ctx - first)):
-            report.problems.append(f"decode cost is not linear in context length (step at {ctx} positions); "
-                                   "the totals interpolate between the first and last steps")
-    series = steps * (steps - 1) // 2  # sum of (ctx - first) over the steps
-    macs_total = steps * a.macs + mac_slope * series
-    flops_total = steps * a.flops + flop_slope * series
-    bytes_total = steps * a.bytes + batch * kv_token * series
-    return DecodeCost(steps, [counted[k] for k in sorted(counted)], macs_total, flops_total, bytes_total, mac_slope)
+    macs = {ctx: counted[ctx].macs for ctx in nodes}
+    flops = {ctx: counted[ctx].flops for ctx in nodes}
+    for ctx in checks:
+        if (counted[ctx].macs, counted[ctx].flops) != (win.interpolate(macs, ctx), win.interpolate(flops, ctx)):
+            report.problems.append(f"decode cost is not piecewise linear in context length (step at {ctx} "
+                                   "positions); the totals interpolate between the counted steps")
+    return DecodeCost(steps, [counted[k] for k in sorted(counted)], win.series_total(macs), win.series_total(flops),
+                      win.series_total({ctx: counted[ctx].bytes for ctx in nodes}), win.last_slope(macs))
 
 
 def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:

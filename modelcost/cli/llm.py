@@ -38,6 +38,16 @@ def llm(
     kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", help="KV cache element type: fp16, bf16, fp8, int8, fp32 (default: --dtype).")] = None,
     target_gpu: o.TargetGpu = None,
+    attention: Annotated[str, typer.Option(
+        help="Prefill query/key pairs counted: full (every pair of a layer's window, the counter's convention) or "
+             "causal (only the lower triangle a causal kernel computes).")] = "full",
+    attn_implementation: Annotated[str | None, typer.Option(
+        "--attn-implementation", help="Attention a transformers model runs: sdpa or eager (default: sdpa where "
+                                      "the model has it, else eager, as Gemma-2). MACs do not depend on it.")
+    ] = None,
+    tp: Annotated[int, typer.Option("--tp", min=1, help="Bound the model split over this many GPUs (tensor "
+                                                       "parallelism over the GPU table's link); measured runs "
+                                                       "use one GPU.")] = 1,
     backends: Annotated[str | None, typer.Option(
         help="Comma list: hf-eager, hf-static, hf-static-compile, vllm, sglang, tensorrt_llm (default: "
              "hf-eager, hf-static-compile and the other engines, reported absent when not installed).")] = None,
@@ -59,7 +69,8 @@ def llm(
                      batch_sizes=_ints(batch_size, "--batch-size"), dtype=dtype, kv_dtype=kv_dtype,
                      target_gpu=target_gpu, measure=not static,
                      backends=[b.strip() for b in backends.split(",") if b.strip()] if backends else None,
-                     runs=runs, warmup=warmup, repeats=repeats)
+                     runs=runs, warmup=warmup, repeats=repeats, attention=attention,
+                     attn_implementation=attn_implementation, tp=tp)
     print_llm(report, stdout_console(200))
     _write(report, json_path, out)
     if report.problems:

@@ -10,6 +10,8 @@ Conventions (written once here, used everywhere):
 * MACs are multiply-accumulates, FLOPs = 2 per MAC + the documented cost of other ops (the torch counter's);
 * bytes of a decode step = every weight read once (input-embedding tables are gathered: only B rows) + the KV
   cache of the batch at ``context_len`` positions; activations are left out (a few MB at decode);
+* a layer with a sliding window of W positions (Mistral, Phi-3, Gemma-2/3 local layers) keeps and reads
+  min(L, W) of L positions: its cache stops growing at W (``KvLayerGroup``, ``KvCache.bytes_at``);
 * bounds are lower bounds: time = max(FLOPs / peak FLOP/s, bytes / peak bandwidth), no overlap loss.
 """
 
@@ -30,13 +32,34 @@ class DecodeTokenCost:
     arithmetic_intensity: float  # flops / bytes
 
 
+@dataclass(frozen=True)
+class KvLayerGroup:
+    """Decoder layers whose cache grows alike: full attention keeps every position; a sliding window of W
+    positions keeps the last W (the new token included), so past W the layer's cache no longer grows."""
+
+    attention: str  # "full" | "sliding"
+    window: int | None  # positions one layer keeps per sequence; None: all of them
+    layers: int
+    kv_heads: int  # heads of the cache tensors (what tensor parallelism splits)
+    bytes_per_token: int  # K and V bytes these layers add per position of one sequence, up to the window
+
+
 @dataclass
 class KvCache:
     dtype: str  # fp16 | bf16 | fp8 | int8 | fp32
-    elements_per_token: int  # K and V elements one position of one sequence stores, all layers
-    bytes_per_token: int
+    elements_per_token: int  # K and V elements one position of one sequence adds, all layers, below every window
+    bytes_per_token: int  # the same in bytes: growth per position while below every window
     bytes_per_sequence: int  # at prompt_len + gen_len - 1 positions (what a dynamic cache holds at the end)
     bytes_total: int  # bytes_per_sequence x batch
+    bytes_at_prompt: int = 0  # per sequence after the prefill (P positions)
+    layer_groups: list[KvLayerGroup] = field(default_factory=list)  # empty: every layer full attention
+
+    def bytes_at(self, positions: int) -> int:
+        """Cache bytes of one sequence at ``positions`` positions: sum over groups of bytes/token x min(L, W)."""
+        if not self.layer_groups:
+            return self.bytes_per_token * positions
+        return sum(g.bytes_per_token * (positions if g.window is None else min(positions, g.window))
+                   for g in self.layer_groups)
 
 
 @dataclass
@@ -53,11 +76,11 @@ class PrefillCost:
 @dataclass
 class DecodeCost:
     steps: int  # G - 1
-    per_token: list[DecodeTokenCost]  # the first and the last step (and the ones counted in between)
+    per_token: list[DecodeTokenCost]  # the first and the last step, each window edge between, the middle (check)
     macs_total: int  # over all G - 1 steps
     flops_total: int
     bytes_total: int
-    macs_per_context_position: int  # d(macs)/d(context_len): the attention part (batch included)
+    macs_per_context_position: int  # d(macs)/d(context_len) at the last step: attention of the layers still growing
 
 
 @dataclass
@@ -79,6 +102,14 @@ class LlmBounds:
     max_batch: int | None  # sequences of prompt_len + gen_len that fit with the weights (None: memory unknown)
     max_context_tokens: int | None  # cache positions that fit beside the weights (all sequences together)
     bound_by: dict[str, str] = field(default_factory=dict)  # phase -> "compute" | "memory"
+    tp: int = 1  # GPUs the model is split over (tensor parallelism): peaks, bandwidth and memory are per GPU x tp
+    fits: bool = True  # the weights and one sequence's cache (P + G positions) fit the tp GPUs' memory
+    memory_needed_bytes: int | None = None  # per GPU: its share of the weights + of one sequence's cache
+    gpus_needed: int | None = None  # fewest GPUs (a power of two) whose memory holds weights + one sequence's cache
+    link: str | None = None  # the GPU-to-GPU link of the all-reduces (tp > 1)
+    link_gbps: float | None = None  # its datasheet bandwidth, both directions together
+    allreduce_prefill_ms: float = 0.0  # all-reduces of the prefill at the link's peak (in ttft_ms)
+    allreduce_step_ms: float = 0.0  # all-reduces of one decode step (in every step's bound)
 
 
 @dataclass
@@ -132,6 +163,9 @@ class LlmReport:
     weights_bytes_by_dtype: dict[str, int]
     weights_read_bytes: int  # per forward: weights minus gathered embedding tables
     points: list[GenerationPoint]
+    attention: str = "full"  # prefill query/key pairs counted: "full" (every pair in the window) | "causal"
+    attn_implementation: str | None = None  # the attention the model ran: "sdpa" | "eager" (transformers' names)
+    hidden_state_bytes: int = 0  # one position's hidden state (the input-embedding row): an all-reduce's unit
     benchmarks: list[GenerationResult] = field(default_factory=list)
     uncounted: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)

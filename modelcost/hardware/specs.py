@@ -122,6 +122,8 @@ class Sku:
     power_w: float | None = None
     half_rate_fp32_acc: bool = False  # GeForce-class: FP32-accumulate tensor math at half rate
     aliases: tuple[str, ...] = ()  # regular expressions over the normalised name (see normalise_name)
+    link: str | None = None  # the GPU-to-GPU link that joins any number of them in a server (see LINKS)
+    link_gbps: float | None = None  # its datasheet bandwidth per GPU, both directions together (GB/s)
     source: str = ""  # the datasheet the figures come from
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -132,8 +134,30 @@ class Sku:
 
 
 def _sku(name: str, arch: str, sms: int, boost: int, bw: float, bus: int, mem_gb: float, **kw: object) -> Sku:
-    return Sku(name, arch, sms, boost, bw, bus, mem_gb, **kw)  # type: ignore[arg-type]
+    link, link_gbps = LINKS[_SKU_LINKS[name]] if name in _SKU_LINKS else (None, None)
+    return Sku(name, arch, sms, boost, bw, bus, mem_gb, link=link, link_gbps=link_gbps, **kw)  # type: ignore[arg-type]
 
+
+# GPU-to-GPU links (the datasheets' "interconnect" rows; bandwidth per GPU, both directions together, GB/s).
+# SXM parts: NVLink through NVSwitch (V100 SXM2 300, A100 SXM 600, H100 / H200 SXM 900, B200 1,800: the V100,
+# A100, H100, H200 and HGX B200 datasheets). PCIe cards: the PCIe slot (Gen3 x16 32, Gen4 x16 64, Gen5 x16
+# 128); their optional NVLink bridges (A100 PCIe 600, H100 PCIe 600, A30 200, A40 / RTX 3090 112.5) join only
+# pairs of cards, so they are not what tensor parallelism over more GPUs runs on.
+LINKS: dict[str, tuple[str, float]] = {
+    "nvlink2": ("NVLink 2 (NVSwitch)", 300.0),
+    "nvlink3": ("NVLink 3 (NVSwitch)", 600.0),
+    "nvlink4": ("NVLink 4 (NVSwitch)", 900.0),
+    "nvlink5": ("NVLink 5 (NVSwitch)", 1800.0),
+    "pcie3": ("PCIe Gen3 x16", 32.0),
+    "pcie4": ("PCIe Gen4 x16", 64.0),
+    "pcie5": ("PCIe Gen5 x16", 128.0),
+}
+_SKU_LINKS = {
+    "V100 SXM2": "nvlink2", "V100 PCIe": "pcie3", "T4": "pcie3", "A100 SXM 40GB": "nvlink3", "A100 SXM": "nvlink3",
+    "A100 PCIe 40GB": "pcie4", "A100 PCIe": "pcie4", "A30": "pcie4", "A10": "pcie4", "A40": "pcie4",
+    "RTX 3090": "pcie4", "L4": "pcie4", "L40": "pcie4", "L40S": "pcie4", "RTX 4090": "pcie4", "RTX 6000 Ada": "pcie4",
+    "H100 SXM": "nvlink4", "H100 PCIe": "pcie5", "H200": "nvlink4", "B200": "nvlink5", "RTX 5090": "pcie5",
+}
 
 _AMPERE_WP = "NVIDIA A100 Tensor Core GPU datasheet / Ampere architecture whitepaper"
 _HOPPER_DS = "NVIDIA H100 Tensor Core GPU datasheet; Hopper architecture whitepaper (H100 SXM5 / PCIe tables)"

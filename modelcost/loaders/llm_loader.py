@@ -29,6 +29,7 @@ from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
 
 DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+ATTN_IMPLEMENTATIONS = ("sdpa", "eager")  # transformers' names of the kernels a meta count can run
 
 
 @dataclass
@@ -43,6 +44,7 @@ class CausalLM:
     config: Any = field(default=None, repr=False)  # the transformers config, when there is one
     notes: list[str] = field(default_factory=list)
     config_defaults: dict[str, Any] = field(default_factory=dict)  # cost-shaping keys transformers filled in
+    attn_implementation: str | None = None  # the attention the model runs ("sdpa" | "eager"); None: unknown
 
     def check_lengths(self, prompt_lens: Sequence[int], gen_lens: Sequence[int], batch_sizes: Sequence[int]) -> None:
         """Refuse lengths / batches past modelcost's ceilings or past the model's positions (``llm_limits``)."""
@@ -103,20 +105,25 @@ def _accepts(module: Any, name: str) -> bool:
     return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-def load_causal_lm(source: str, dtype: str = "fp16") -> CausalLM:
-    """The model of ``source`` on the meta device in ``dtype`` (fp32 / fp16 / bf16)."""
+def load_causal_lm(source: str, dtype: str = "fp16", attn_implementation: str | None = None) -> CausalLM:
+    """The model of ``source`` on the meta device in ``dtype`` (fp32 / fp16 / bf16). ``attn_implementation``:
+    the attention a transformers model runs ("sdpa" or "eager"); None: SDPA where the model supports it, else
+    eager (Gemma-2: its logit soft-capping has no SDPA). The count does not depend on it."""
     torch = require("torch")
     if dtype not in DTYPES:
         raise ModelcostError(f"--dtype {dtype}: choose one of {', '.join(DTYPES)}")
+    if attn_implementation is not None and attn_implementation not in ATTN_IMPLEMENTATIONS:
+        raise ModelcostError(f"--attn-implementation {attn_implementation}: choose one of "
+                             f"{', '.join(ATTN_IMPLEMENTATIONS)} (what a count on the meta device can run)")
     tdtype = getattr(torch, DTYPES[dtype])
     if source.startswith("zoo:"):
-        lm = _from_zoo(source)
+        lm = _from_zoo(source, attn_implementation)
     elif source.endswith(".json") or Path(source).is_dir():
-        lm = _from_config(source, _read_config(source))
+        lm = _from_config(source, _read_config(source), attn_implementation)
     elif ":" in source:
-        lm = _from_factory(source)
+        lm = _from_factory(source, attn_implementation)
     elif source.count("/") == 1 and not Path(source).exists():
-        lm = _from_config(source, _hub_config(source))
+        lm = _from_config(source, _hub_config(source), attn_implementation)
     else:
         raise ModelcostError(f"{source}: not a causal LM source (expected zoo:NAME, config.json or a folder "
                              "holding one, file.py:factory, or a hub model id)")
@@ -124,13 +131,16 @@ def load_causal_lm(source: str, dtype: str = "fp16") -> CausalLM:
     return lm
 
 
-def _from_zoo(source: str) -> CausalLM:
+def _from_zoo(source: str, attn_implementation: str | None) -> CausalLM:
     from modelcost.loaders.torch_loader import build_on, on_meta
     from modelcost.loaders.zoo import ZOO
 
     entry = ZOO.get(source.removeprefix("zoo:"))
     if entry is None:
         raise ModelcostError(f"{source}: no such zoo model; choose one of {', '.join(ZOO)}")
+    if attn_implementation not in (None, "sdpa"):
+        raise ModelcostError(f"--attn-implementation {attn_implementation}: {source} has one attention (sdpa); "
+                             "the option chooses among a transformers model's")
     module = on_meta(build_on(entry.factory, "meta", source), notes := [])
     if not _accepts(module, "past_key_values"):
         llamas = ", ".join(f"zoo:{n}" for n in ZOO if n.startswith("llama"))
@@ -140,7 +150,7 @@ def _from_zoo(source: str) -> CausalLM:
         return build_on(entry.factory, device, source).to(dtype).eval()
 
     return CausalLM(entry.name, source, "zoo", module, entry.input_high.get("input_ids"),
-                    _accepts(module, "logits_to_keep"), build, notes=notes)
+                    _accepts(module, "logits_to_keep"), build, notes=notes, attn_implementation="sdpa")
 
 
 def _read_config(source: str) -> dict[str, Any]:
@@ -166,7 +176,15 @@ def _hub_config(model_id: str) -> dict[str, Any]:
                              "pass a local config.json instead") from exc
 
 
-def _from_config(source: str, data: dict[str, Any]) -> CausalLM:
+def _pick_attention(transformers: Any, config: Any, wanted: str | None) -> str:
+    """``wanted``, else SDPA where the causal-LM class of ``config`` supports it, else eager."""
+    if wanted is not None:
+        return wanted
+    model_class = transformers.AutoModelForCausalLM._model_mapping.get(type(config), None)
+    return "eager" if model_class is not None and not getattr(model_class, "_supports_sdpa", True) else "sdpa"
+
+
+def _from_config(source: str, data: dict[str, Any], attn_implementation: str | None = None) -> CausalLM:
     from modelcost.loaders.llm_limits import check_config, config_defaults
 
     transformers = require("transformers")
@@ -176,7 +194,7 @@ def _from_config(source: str, data: dict[str, Any]) -> CausalLM:
     except Exception as exc:  # its validation errors span lines: keep the reason on the one line shown
         raise ModelcostError(f"{source}: transformers cannot read this config ({' '.join(str(exc).split())})") from exc
     check_config(source, data, config)  # before building: 10^12 layers would never finish
-    config._attn_implementation = "sdpa"
+    config._attn_implementation = _pick_attention(transformers, config, attn_implementation)
 
     def build(device: str, dtype: Any) -> Any:
         with torch.device(device):
@@ -190,10 +208,10 @@ def _from_config(source: str, data: dict[str, Any]) -> CausalLM:
     name = Path(source).parent.name if source.endswith(".json") else Path(source).name
     return CausalLM(name or source, source, "transformers", module, getattr(config, "vocab_size", None),
                     _accepts(module, "logits_to_keep"), build, config=config,
-                    config_defaults=config_defaults(data, config))
+                    config_defaults=config_defaults(data, config), attn_implementation=config._attn_implementation)
 
 
-def _from_factory(source: str) -> CausalLM:
+def _from_factory(source: str, attn_implementation: str | None = None) -> CausalLM:
     from modelcost.loaders.base import LoadOptions
     from modelcost.loaders.torch_loader import load_torch
 
@@ -204,9 +222,26 @@ def _from_factory(source: str) -> CausalLM:
                              "transformers causal LM or a module with the same forward")
     config = getattr(module, "config", None)
     config = config if hasattr(config, "to_dict") else None
+    if attn_implementation is not None:
+        _set_attention(source, module, attn_implementation)
 
     def build(device: str, dtype: Any) -> Any:
-        return loaded.instantiate(device).to(dtype).eval()
+        model = loaded.instantiate(device)
+        if attn_implementation is not None:
+            _set_attention(source, model, attn_implementation)
+        return model.to(dtype).eval()
 
     return CausalLM(loaded.name, source, "transformers", module, getattr(config, "vocab_size", None),
-                    _accepts(module, "logits_to_keep"), build, config=config, notes=list(loaded.notes))
+                    _accepts(module, "logits_to_keep"), build, config=config, notes=list(loaded.notes),
+                    attn_implementation=getattr(config, "_attn_implementation", None))
+
+
+def _set_attention(source: str, module: Any, attn_implementation: str) -> None:
+    setter = getattr(module, "set_attn_implementation", None)
+    if not callable(setter):
+        raise ModelcostError(f"--attn-implementation {attn_implementation}: {source} is not a transformers model "
+                             "whose attention can be chosen")
+    try:
+        setter(attn_implementation)
+    except Exception as exc:
+        raise ModelcostError(f"--attn-implementation {attn_implementation}: {source} refuses it ({exc})") from exc

@@ -29,7 +29,8 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
     points = plain.pop("points")
     head = points[0] if points else {}
     return {**{k: plain[k] for k in ("model", "source", "config_defaults", "dtype", "params", "weights_bytes",
-                                     "weights_bytes_by_dtype", "weights_read_bytes")},
+                                     "weights_bytes_by_dtype", "weights_read_bytes", "attention",
+                                     "attn_implementation", "hidden_state_bytes")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
             "notes": plain["notes"], "problems": plain["problems"]}
 
@@ -56,14 +57,21 @@ def model_table(report: LlmReport) -> Table:
     table.add_row("weights", f"{report.weights_bytes:,} B", binary_bytes(report.weights_bytes) + "  " + ", ".join(
         f"{k} {binary_bytes(v)}" for k, v in report.weights_bytes_by_dtype.items()))
     table.add_row("weights read per forward", f"{report.weights_read_bytes:,} B", "input embeddings are gathered")
+    table.add_row("attention", report.attn_implementation or "-", f"prefill pairs counted: {report.attention}")
+    groups = report.points[0].kv_cache.layer_groups if report.points else []
+    for g in groups if any(g.window for g in groups) else []:
+        what = "full attention" if g.window is None else f"sliding window {g.window:,}"
+        until = "" if g.window is None else f" up to {g.window:,} positions, then constant"
+        layers = f"{g.layers} layer" + ("s" if g.layers > 1 else "")
+        table.add_row(f"KV cache: {layers}", what, f"{g.bytes_per_token:,} B/token{until} ({g.kv_heads} KV heads)")
     return table
 
 
 def points_table(report: LlmReport) -> Table:
     table = Table(title="per point (batch B, prompt P, generated G): counted on the meta device",
                   title_justify="left")
-    for col in ("B", "P", "G", "KV B/token", "KV / seq", "prefill MACs", "prefill FLOPs", "decode MACs first..last",
-                "decode MACs total", "AI prefill / decode", "peak mem (pred.)"):
+    for col in ("B", "P", "G", "KV B/token", "KV / seq at P", "at P+G-1", "prefill MACs", "prefill FLOPs",
+                "decode MACs first..last", "decode MACs total", "AI prefill / decode", "peak mem (pred.)"):
         table.add_column(col, justify="right")
     for p in report.points:
         d = p.decode
@@ -71,7 +79,8 @@ def points_table(report: LlmReport) -> Table:
         ai = f"{p.prefill.arithmetic_intensity:.0f} / " + (
             f"{d.per_token[-1].arithmetic_intensity:.1f}" if d.per_token else "-")
         table.add_row(str(p.batch_size), str(p.prompt_len), str(p.gen_len), f"{p.kv_cache.bytes_per_token:,}",
-                      binary_bytes(p.kv_cache.bytes_per_sequence), si(p.prefill.macs), si(p.prefill.flops), per,
+                      binary_bytes(p.kv_cache.bytes_at_prompt), binary_bytes(p.kv_cache.bytes_per_sequence),
+                      si(p.prefill.macs), si(p.prefill.flops), per,
                       si(d.macs_total), ai, binary_bytes(p.predicted_peak_memory_bytes))
     return table
 
@@ -81,19 +90,49 @@ def bounds_table(report: LlmReport) -> Table | None:
     if not rows:
         return None
     b0 = rows[0].bounds
-    table = Table(title=f"lower bounds on {b0.gpu} ({b0.precision} {b0.peak_tflops:g} TFLOP/s, "
-                        f"{b0.bandwidth_gbps:g} GB/s; datasheet)", title_justify="left")
+    over = f"{b0.tp} x " if b0.tp > 1 else ""
+    link = f"; {b0.link} {b0.link_gbps:g} GB/s both ways" if b0.tp > 1 else ""
+    table = Table(title=f"lower bounds on {over}{b0.gpu} ({b0.precision} {b0.peak_tflops:g} TFLOP/s, "
+                        f"{b0.bandwidth_gbps:g} GB/s per GPU{link}; datasheet)", title_justify="left")
     for col in ("B", "P", "G", "TTFT ms", "bound by", "TPOT ms", "bound by", "tokens/s", "compute-bound at B",
                 "max batch", "max cache tokens"):
         table.add_column(col, justify="right")
     for p in rows:
         b = p.bounds
-        table.add_row(str(p.batch_size), str(p.prompt_len), str(p.gen_len), _ms(b.ttft_ms), b.bound_by["prefill"],
+        head = (str(p.batch_size), str(p.prompt_len), str(p.gen_len))
+        if not b.fits:
+            table.add_row(*head, "[red]does not fit[/]", "-", "-", "-", "-", "-", "-", "-")
+            continue
+        table.add_row(*head, _ms(b.ttft_ms), b.bound_by["prefill"],
                       _ms(b.tpot_ms), b.bound_by["decode"], f"{b.tokens_per_second:,.0f}",
                       "never" if b.compute_bound_batch is None else f"{b.compute_bound_batch:,}",
                       "-" if b.max_batch is None else f"{b.max_batch:,}",
                       "-" if b.max_context_tokens is None else f"{b.max_context_tokens:,}")
     return table
+
+
+def fit_lines(report: LlmReport) -> list[str]:
+    """One line per point that does not fit: its weights and one sequence's cache (what it needs, and how many
+    GPUs hold it), or its batch's caches."""
+    lines = []
+    for p in report.points:
+        b = p.bounds
+        if b is None or b.memory_needed_bytes is None or b.memory_bytes is None:
+            continue
+        where = f"{b.tp} x {b.gpu}" if b.tp > 1 else b.gpu
+        if b.fits and b.max_batch is not None and b.max_batch < p.batch_size:
+            lines.append(f"B={p.batch_size} P={p.prompt_len} G={p.gen_len} on {where}: the caches of only "
+                         f"{b.max_batch:,} sequences fit beside the weights; the bounds of this row assume all "
+                         f"{p.batch_size} do")
+        if b.fits:
+            continue
+        per = " per GPU" if b.tp > 1 else ""
+        need = ("no number of GPUs holds it" if b.gpus_needed is None else
+                f"{b.gpus_needed} GPUs hold it: try --tp {b.gpus_needed}")
+        lines.append(f"B={p.batch_size} P={p.prompt_len} G={p.gen_len} on {where}: the weights + one "
+                     f"sequence's KV cache ({p.prompt_len + p.gen_len} positions) take "
+                     f"{binary_bytes(b.memory_needed_bytes)}{per}, the GPU has {binary_bytes(b.memory_bytes)}; {need}")
+    return lines
 
 
 def bench_table(results: list[GenerationResult]) -> Table:
@@ -126,6 +165,8 @@ def print_llm(report: LlmReport, console: Console) -> None:
     bounds = bounds_table(report)
     if bounds is not None:
         console.print(bounds)
+    for line in fit_lines(report):
+        console.print(f"[red]does not fit:[/] {escape(line)}")
     if report.benchmarks:
         console.print(bench_table(report.benchmarks))
         console.print(f"[dim]timing:[/] {report.benchmarks[0].timing}")
