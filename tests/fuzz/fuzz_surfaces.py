@@ -131,15 +131,15 @@ def mutate_doc(rng: random.Random, doc: dict[str, Any], name: str, keys: list[st
     ``drop_key``, ``unknown_key`` or ``retype`` (a table or list becomes another type)."""
     paths = _paths(doc)
     if name == "set_value":
-        for _ in range(rng.randint(1, 3)):
-            if rng.random() < 0.5 and keys:
-                path: tuple[Any, ...] = tuple(rng.choice(keys).split("."))
-                try:
-                    _set(doc, tuple(int(p) if p.isdigit() else p for p in path), _nasty(rng))
-                except (KeyError, IndexError, TypeError):
-                    _set(doc, path[-1:], _nasty(rng))
-            elif paths:
-                _set(doc, rng.choice(paths), _nasty(rng))
+        for _ in range(rng.randint(1, 3)):  # an earlier change may have replaced a table: paths are re-read
+            paths = _paths(doc)
+            known = tuple(rng.choice(keys).split(".")) if keys and rng.random() < 0.5 else None
+            path = tuple(int(p) if p.isdigit() else p for p in known) if known else rng.choice(paths or [("x",)])
+            value = _nasty(rng)
+            try:
+                _set(doc, path, value)
+            except (KeyError, IndexError, TypeError):
+                doc[str(path[-1])] = value
     elif name == "drop_key" and paths:
         _drop(doc, rng.choice(paths))
     elif name == "unknown_key":
