@@ -67,7 +67,7 @@ def test_grouped_mm_layouts() -> None:
 
 
 def test_routing_ops_cost_flops_not_macs() -> None:
-    """top-k, sort and histc are known-zero-MAC ops with documented FLOPs (docs/COUNTING.md)."""
+    """top-k, sort, histc and nonzero are known-zero-MAC ops with documented FLOPs (docs/COUNTING.md)."""
     from modelcost.analysis.torch_ops import classify, op_cost
 
     aten = torch.ops.aten
@@ -82,7 +82,46 @@ def test_routing_ops_cost_flops_not_macs() -> None:
         (aten.sort.stable, (x,), {"stable": True, "dim": 0}, 320),
         # a histogram: one bin index per input element
         (aten.histc.default, (x.flatten(), 4), {}, 80),
+        # nonzero (an eager per-expert loop finds its tokens with it): one test per input element
+        (aten.nonzero.default, (x > 0,), {}, 80),
     ):
         assert classify(op) == "counted"
         cost = op_cost(op, args, kwargs, op(*args, **kwargs))
         assert (cost.macs, cost.flops) == (0, flops), op
+
+
+def _toy_mixtral(implementation: str, device: str):
+    """A 1-layer Mixtral (h 32, f 48, E 4, k 2, V 64), random weights, in fp32 with the given experts
+    implementation ("eager": the per-expert loop over torch.where masks; "batched_mm"; "grouped_mm")."""
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    config = MixtralConfig(hidden_size=32, intermediate_size=48, num_hidden_layers=1, num_attention_heads=4,
+                           num_key_value_heads=2, vocab_size=64, num_local_experts=4, num_experts_per_tok=2,
+                           max_position_embeddings=64, tie_word_embeddings=False)
+    config._experts_implementation = implementation
+    config._attn_implementation = "sdpa"
+    torch.manual_seed(0)
+    with torch.device(device):
+        return MixtralForCausalLM(config).eval()
+
+
+def _routed_macs(report) -> int:
+    return sum(layer.macs for layer in report.layers if ".experts" in layer.name)
+
+
+def test_toy_moe_real_run_matches_the_meta_count() -> None:
+    """Run for real on the CPU, every experts implementation counts the routed experts alike, and the meta
+    count (grouped_mm, no routing values) gives the same figure: T tokens x k x 3 h f, whatever the routing."""
+    ids = torch.randint(0, 64, (2, 5))
+    # T = 2 x 5 = 10 tokens, each visits k = 2 experts of 3 x 32 x 48 = 4,608 MACs: 10 * 2 * 4,608
+    routed = 92_160
+    totals = set()
+    for implementation in ("eager", "batched_mm", "grouped_mm"):
+        real = analyze_module(_toy_mixtral(implementation, "cpu"), {"input_ids": ids})
+        assert _routed_macs(real) == routed, implementation
+        assert real.compute.complete, (implementation, real.compute.uncounted_ops)  # eager: nonzero is counted
+        totals.add(real.compute.macs)
+    meta = analyze_module(_toy_mixtral("grouped_mm", "meta"), {"input_ids": ids.to("meta")})
+    assert _routed_macs(meta) == routed
+    assert meta.compute.complete and meta.compute.uncounted_ops == {}
+    assert totals == {meta.compute.macs}  # attention, router and head too: one figure, real or meta

@@ -57,7 +57,8 @@ for _packet in _GROUPED:
 
 # ---------------------------------------------------------------------------------------------------
 # routing: selections and counts, no MACs (formulas.topk_flops / sort_flops); a histogram or a bin count is one
-# FLOP per input element (a bin index and an increment)
+# FLOP per input element (a bin index and an increment), and so is nonzero (a test and a running count: the
+# per-expert loops of eager MoE implementations find their tokens with it)
 
 
 @register(_packets("topk", inplace=False))
@@ -72,6 +73,6 @@ def _sort(a: dict, out: Any) -> OpCost:
     return OpCost(0, F.sort_flops(x.numel(), axis_len))
 
 
-@register(_packets("histc bincount", inplace=False))
+@register(_packets("histc bincount nonzero nonzero_static", inplace=False))
 def _histogram(a: dict, out: Any) -> OpCost:
     return OpCost(0, _numel(_first_tensor(a["self"])))
