@@ -437,11 +437,13 @@ def llm(
     source: str, *, prompt_lens: Sequence[int] = (512,), gen_lens: Sequence[int] = (128,),
     batch_sizes: Sequence[int] = (1,), dtype: str = "bf16", kv_dtype: str | None = None,
     target_gpu: str | GpuSpec | None = None, measure: bool = False, backends: Sequence[str] | None = None,
-    runs: int = 3, warmup: int = 1, device: str | None = None, repeats: int = 1,
+    runs: int = 3, warmup: int = 1, device: str | None = None, repeats: int = 1, routing: str | None = None,
 ) -> Any:
     """What generating text with the causal LM ``source`` costs (``core.llm.LlmReport``): counted prefill and
     decode on the meta device for every batch x prompt x gen point, bounds against ``target_gpu`` (a table name)
-    or this machine's GPU, and with ``measure`` the measured runs of ``backends`` placed against them."""
+    or this machine's GPU, and with ``measure`` the measured runs of ``backends`` placed against them.
+    ``routing`` (uniform, zipf:S or a .json of shares per expert): the expert distribution that a mixture of
+    experts' bytes assume."""
     from modelcost.analysis.llm import analyze_llm
     from modelcost.analysis.llm_bounds import add_bounds, place_measured
     from modelcost.core.errors import ModelcostError
@@ -449,7 +451,7 @@ def llm(
 
     lm = load_causal_lm(source, dtype)
     try:
-        report = analyze_llm(lm, list(prompt_lens), list(gen_lens), list(batch_sizes), kv_dtype)
+        report = analyze_llm(lm, list(prompt_lens), list(gen_lens), list(batch_sizes), kv_dtype, routing)
     except ValueError as exc:
         raise ModelcostError(str(exc)) from exc
     gpu = gpu_spec(target_gpu) if isinstance(target_gpu, str) else target_gpu or _this_gpu()

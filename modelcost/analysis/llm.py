@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelcost.analysis import llm_moe
+from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
 from modelcost.core.types import CostReport
 from modelcost.loaders.llm_loader import CausalLM, cache_like, cache_tensors
@@ -75,8 +77,9 @@ def _embedding_row_bytes(module: Any) -> int:
 
 
 def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch_sizes: list[int],
-                kv_dtype: str | None = None) -> LlmReport:
-    """Static cost of every (batch, prompt, gen) point; weights and KV sizes for the model in its dtype."""
+                kv_dtype: str | None = None, routing: str | None = None) -> LlmReport:
+    """Static cost of every (batch, prompt, gen) point; weights and KV sizes for the model in its dtype;
+    ``routing`` (``--routing``) the expert distribution a mixture of experts' reads assume (``llm_moe``)."""
     dtype = str(next(lm.module.parameters()).dtype).removeprefix("torch.")
     short = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(dtype, dtype)
     kv_dtype = kv_dtype or short
@@ -89,18 +92,24 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
         by_dtype[key] = by_dtype.get(key, 0) + p.numel() * p.element_size()
     report = LlmReport(lm.name, lm.source, short, sum(p.numel() for p in params), sum(by_dtype.values()),
                        by_dtype, weights_read_bytes(lm.module), [], notes=list(lm.notes) + [CAUSAL_NOTE])
+    report.moe = llm_moe.moe_spec(lm.module, lm.config, llm_moe.parse_routing(routing), report.notes)
+    report.params_active = llm_moe.active_params(report.moe, report.params)
+    report.notes += llm_moe.moe_notes(report.moe)
     if kv_dtype in ("fp8", "int8"):
         report.notes.append(f"KV cache in {kv_dtype}: one byte per element; quantisation scales are not counted")
-    for b in batch_sizes:
-        for p in prompt_lens:
-            for g in gen_lens:
-                report.points.append(_point(lm, report, b, p, g, kv_dtype))
+    with llm_moe.countable_experts(lm.module, report.moe):
+        for b in batch_sizes:
+            for p in prompt_lens:
+                for g in gen_lens:
+                    report.points.append(_point(lm, report, b, p, g, kv_dtype))
     return report
 
 
 def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, kv_dtype: str) -> GenerationPoint:
     cache = lm.new_cache()
     pre = count_step(lm, batch, prompt, cache, last_only=True)
+    if pre.problems:  # the forward failed on meta: no cache to decode from, no figures
+        raise ModelcostError(f"prefill: {pre.problems[0]}")
     _merge(report, pre, "prefill")
     elements = sum(t.numel() for t in cache_tensors(cache))
     if elements % (batch * prompt):
@@ -111,11 +120,14 @@ def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, k
     final_len = prompt + gen - 1
     kv = KvCache(kv_dtype, per_token_elems, kv_token, kv_token * final_len, kv_token * final_len * batch)
     read = report.weights_read_bytes + batch * _embedding_row_bytes(lm.module)
-    pre_bytes = read + batch * prompt * kv_token
+    pre_read, pre_experts = llm_moe.weights_read(report.moe, read, batch * prompt)
+    pre_bytes = pre_read + batch * prompt * kv_token
     logits = "last" if lm.logits_to_keep else "all"
     prefill = PrefillCost(batch * prompt, pre.compute.macs, pre.compute.flops, pre_bytes,
-                          pre.compute.flops / pre_bytes, logits, pre.memory.peak_activation_bytes)
-    decode = _decode(lm, report, cache, batch, prompt, gen, kv_token, read)
+                          pre.compute.flops / pre_bytes, logits, pre.memory.peak_activation_bytes, pre_experts)
+    dec_read, dec_experts = llm_moe.weights_read(report.moe, read, batch)
+    decode = _decode(lm, report, cache, batch, prompt, gen, kv_token, dec_read)
+    decode.experts_read = dec_experts if decode.steps else None
     peak = report.weights_bytes + kv_token * (prompt + gen) * batch + pre.memory.peak_activation_bytes
     return GenerationPoint(batch, prompt, gen, kv, prefill, decode, peak)
 
@@ -151,6 +163,11 @@ def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: 
 def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:
     for op, n in cost.compute.uncounted_ops.items():
         report.uncounted[op] = max(report.uncounted.get(op, 0), n)
+    if not cost.compute.complete:
+        report.complete = False
+        for reason in cost.compute.incomplete_reasons:
+            if f"{phase}: {reason}" not in report.incomplete_reasons:
+                report.incomplete_reasons.append(f"{phase}: {reason}")
     for problem in cost.problems:
         text = f"{phase}: {problem}"
         if text not in report.problems:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
+from modelcost.analysis import llm_moe
 from modelcost.analysis.roofline import peak_key
 from modelcost.core.errors import ModelcostError
-from modelcost.core.llm import GenerationPoint, GenerationResult, LlmBounds, LlmReport
+from modelcost.core.llm import GenerationPoint, GenerationResult, LlmBounds, LlmReport, MoeSpec
 from modelcost.core.types import GpuSpec
 
 
@@ -28,7 +29,7 @@ def _phase_ms(flops: float, nbytes: float, tflops: float, gbps: float) -> tuple[
 
 
 def bounds(point: GenerationPoint, weights_bytes: int, weights_read_bytes: int, gpu: GpuSpec,
-           precision: str) -> LlmBounds:
+           precision: str, moe: MoeSpec | None = None) -> LlmBounds:
     key, tflops, gbps = _peaks(gpu, precision)
     pre_c, pre_m = _phase_ms(point.prefill.flops, point.prefill.bytes, tflops, gbps)
     dec = point.decode
@@ -46,7 +47,7 @@ def bounds(point: GenerationPoint, weights_bytes: int, weights_read_bytes: int, 
         gpu.name, key, tflops, gbps, gpu.memory_bytes, ttft, pre_c, pre_m, tpot, first, last,
         b * point.gen_len / ((ttft + decode_sum_ms) / 1e3) if ttft + decode_sum_ms else 0.0,
         b / (tpot / 1e3) if tpot else 0.0,
-        _compute_bound_batch(point, weights_read_bytes, tflops, gbps), max_batch, max_ctx,
+        _compute_bound_batch(point, weights_read_bytes, tflops, gbps, moe), max_batch, max_ctx,
         {"prefill": "compute" if pre_c >= pre_m else "memory",
          "decode": ("compute" if steps and steps[-1][0] >= steps[-1][1] else "memory") if dec.steps else "-"},
     )
@@ -68,10 +69,12 @@ def _decode_sum_ms(point: GenerationPoint, tflops: float, gbps: float) -> float:
     return total
 
 
-def _compute_bound_batch(point: GenerationPoint, weights_read: int, tflops: float, gbps: float) -> int | None:
+def _compute_bound_batch(point: GenerationPoint, weights_read: int, tflops: float, gbps: float,
+                         moe: MoeSpec | None = None) -> int | None:
     """Smallest batch whose last decode step has compute time >= memory time: with f FLOPs and k KV bytes
     per sequence, B f / peak >= (W + B k) / bw  <=>  B >= (W / bw) / (f / peak - k / bw). None: never (the
-    KV cache alone outpaces compute at this context length)."""
+    KV cache alone outpaces compute at this context length). A mixture of experts reads W(B) <= W, the experts
+    B tokens visit (``llm_moe.compute_bound_batch``)."""
     if not point.decode.per_token:
         return None
     last = point.decode.per_token[-1]
@@ -80,12 +83,14 @@ def _compute_bound_batch(point: GenerationPoint, weights_read: int, tflops: floa
     margin = per_seq_flops / (tflops * 1e12) - per_seq_kv / (gbps * 1e9)
     if margin <= 0:
         return None
-    return max(1, math.ceil(weights_read / (gbps * 1e9) / margin))
+    dense = max(1, math.ceil(weights_read / (gbps * 1e9) / margin))
+    return llm_moe.compute_bound_batch(moe, weights_read, margin * gbps * 1e9, dense) if moe else dense
 
 
 def add_bounds(report: LlmReport, gpu: GpuSpec, precision: str | None = None) -> None:
     for point in report.points:
-        point.bounds = bounds(point, report.weights_bytes, report.weights_read_bytes, gpu, precision or report.dtype)
+        point.bounds = bounds(point, report.weights_bytes, report.weights_read_bytes, gpu, precision or report.dtype,
+                              report.moe)
 
 
 def place_measured(result: GenerationResult, point: GenerationPoint, report: LlmReport, gpu: GpuSpec | None) -> None:
@@ -94,7 +99,7 @@ def place_measured(result: GenerationResult, point: GenerationPoint, report: Llm
     result.predicted_peak_memory_bytes = point.predicted_peak_memory_bytes
     if gpu is None or result.status != "ok" or not result.ttft_ms:
         return
-    b = bounds(point, report.weights_bytes, report.weights_read_bytes, gpu, result.precision)
+    b = bounds(point, report.weights_bytes, report.weights_read_bytes, gpu, result.precision, report.moe)
     result.ttft_bound_ratio = result.ttft_ms / b.ttft_ms if b.ttft_ms else None
     result.mfu = point.prefill.flops / (result.ttft_ms / 1e3) / (b.peak_tflops * 1e12)
     if result.tpot_ms and point.decode.steps:

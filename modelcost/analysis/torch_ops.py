@@ -16,7 +16,8 @@ meaning. Besides the aten-level table, ``composite_kind`` names the few torch fu
 the counter's function-level mode (attention, recurrent layers, RMS norm, einsum), whatever aten ops they run.
 
 Conventions of aten ops that have no ONNX twin (documented here, used nowhere else):
-addcmul / addcdiv / lerp 3 FLOPs per element; xlogy 2; logit 3; hypot 4; frac 2; glu 4 per output
+addcmul / addcdiv / lerp 3 FLOPs per element; xlogy 2; logit 3; hypot 4; polar 4 (cos, sin, two
+multiplies: the complex rotary tables of DeepSeek-V2); frac 2; glu 4 per output
 element (sigmoid + multiply); native_dropout 2 (compare + scale); var / std / logsumexp / cumsum count
 like every reduction, one FLOP per input element; batch norm computing batch statistics (training, or
 instance norm) counts as a normalisation (5 + affine), with running statistics as inference (2).

@@ -10,6 +10,8 @@ Conventions (written once here, used everywhere):
 * MACs are multiply-accumulates, FLOPs = 2 per MAC + the documented cost of other ops (the torch counter's);
 * bytes of a decode step = every weight read once (input-embedding tables are gathered: only B rows) + the KV
   cache of the batch at ``context_len`` positions; activations are left out (a few MB at decode);
+* mixture of experts: a forward over T tokens reads, in each MoE layer, only the distinct routed experts its
+  tokens visit - E (1 - (1 - k/E)^T) expected under uniform routing (``ExpertReads``, ``Routing``);
 * bounds are lower bounds: time = max(FLOPs / peak FLOP/s, bytes / peak bandwidth), no overlap loss.
 """
 
@@ -30,6 +32,45 @@ class DecodeTokenCost:
     arithmetic_intensity: float  # flops / bytes
 
 
+@dataclass(frozen=True)
+class Routing:
+    """How tokens pick routed experts, for the expected expert reads: "uniform" (each token's k experts are a
+    uniformly random k of E), "zipf" (expert r of E is picked in proportion to 1 / r^zipf_exponent) or "file"
+    (measured shares per expert, one list for every MoE layer or one per layer)."""
+
+    kind: str  # "uniform" | "zipf" | "file"
+    zipf_exponent: float | None = None
+    source: str | None = None  # the file of measured shares
+    shares: list[list[float]] = field(default_factory=list)  # "file": per MoE layer (one list: all), each sums to 1
+
+
+@dataclass(frozen=True)
+class MoeSpec:
+    """The routed experts of a mixture-of-experts model, one kind of MoE layer (shared experts are dense layers
+    and not here: every token runs them)."""
+
+    layers: int  # MoE layers
+    experts: int  # routed experts per MoE layer (E)
+    top_k: int  # routed experts each token visits per MoE layer (k)
+    expert_params: int  # one routed expert of one layer
+    expert_bytes: int
+    routed_params: int  # every routed expert of every layer: layers x E x expert_params
+    routed_bytes: int
+    routing: Routing
+    experts_implementation: str | None  # the transformers experts implementation counted; None: the model's own
+
+
+@dataclass(frozen=True)
+class ExpertReads:
+    """The routed experts one forward reads: T tokens each visit k of E experts; a MoE layer reads the distinct
+    experts they hit, E (1 - (1 - k/E)^T) expected under uniform routing (sum of 1 - (1 - p_e)^T in general,
+    p_e the chance that a token visits expert e)."""
+
+    tokens: int  # T: B x P for the prefill, B for a decode step
+    experts_per_layer: float  # expected distinct routed experts read per MoE layer (mean over layers)
+    bytes: int  # routed-expert bytes read, all MoE layers
+
+
 @dataclass
 class KvCache:
     dtype: str  # fp16 | bf16 | fp8 | int8 | fp32
@@ -48,6 +89,7 @@ class PrefillCost:
     arithmetic_intensity: float
     logits: str  # "last" (the head runs on the last prompt position) | "all"
     peak_activation_bytes: int  # the counter's peak live activations of this forward (workspace)
+    experts_read: ExpertReads | None = None  # a mixture of experts: the routed experts in ``bytes``
 
 
 @dataclass
@@ -58,6 +100,7 @@ class DecodeCost:
     flops_total: int
     bytes_total: int
     macs_per_context_position: int  # d(macs)/d(context_len): the attention part (batch included)
+    experts_read: ExpertReads | None = None  # a mixture of experts: the routed experts in each step's bytes
 
 
 @dataclass
@@ -130,9 +173,13 @@ class LlmReport:
     params: int
     weights_bytes: int
     weights_bytes_by_dtype: dict[str, int]
-    weights_read_bytes: int  # per forward: weights minus gathered embedding tables
+    weights_read_bytes: int  # per forward: weights minus gathered embedding tables (MoE: every expert)
     points: list[GenerationPoint]
     benchmarks: list[GenerationResult] = field(default_factory=list)
     uncounted: dict[str, int] = field(default_factory=dict)
+    params_active: int = 0  # parameters one token runs through: params minus the routed experts it skips
+    moe: MoeSpec | None = None  # None: a dense model
+    complete: bool = True  # False: some op was not counted, MACs and FLOPs are lower bounds
+    incomplete_reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
