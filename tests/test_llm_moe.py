@@ -495,3 +495,49 @@ def test_published_moe_models(tmp_path) -> None:
     # bytes: 25,497,714,688 of weights + KV 32 layers * (K, V) * 1024 * 2 bytes = 131,072 per position x 513
     assert step["bytes"] == 25_497_714_688 + 131_072 * 513 == 25_564_954_624
     assert doc["decode"]["experts_read"] == {"tokens": 1, "experts_per_layer": 2.0, "bytes": 22_548_578_304}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, prefill, decode, nbytes", [
+    # Qwen3-30B-A3B per token: 48 layers * (attention 18,874,368 + router 262,144 + 8 * 4,718,592) =
+    # 2,730,491,904; head 151936 * 2048 = 311,164,928; attention per query and key 48 layers * 32 heads * 256
+    # = 393,216. Prefill: 512 tokens + 393,216 * 512^2; decode at L = 513: + 393,216 * 513. Bytes at B = 1:
+    # 6,083,739,648 of weights (test_published_moe_models) + KV 48 * (K, V) * 4 * 128 * 2 = 98,304 x 513
+    ("Qwen3-30B-A3B", 512 * 2_730_491_904 + 311_164_928 + 393_216 * 512**2,
+     2_730_491_904 + 311_164_928 + 393_216 * 513, 6_083_739_648 + 98_304 * 513),
+    # DeepSeek-V2-Lite per token: attention linears 13,762,560 a layer; layer 0 + dense MLP 67,239,936; 26 MoE
+    # layers + router 131,072 + 6 * 8,650,752 + shared 17,301,504 -> 81,002,496 + 26 * 83,099,648 =
+    # 2,241,593,344; head 102400 * 2048 = 209,715,200; attention per query and key 27 * 16 * (192 + 128) =
+    # 138,240. A decode step also decompresses the 512 cached latents through kv_b: 27 * 512 * 2,097,152.
+    # Bytes: 4,902,874,112 of weights + KV 27 * (512 + 64) * 2 = 31,104 x 513
+    ("DeepSeek-V2-Lite", 512 * 2_241_593_344 + 209_715_200 + 138_240 * 512**2,
+     2_241_593_344 + 209_715_200 + 138_240 * 513 + 27 * 512 * 2_097_152, 4_902_874_112 + 31_104 * 513),
+])
+def test_published_moe_counts(tmp_path, name, prefill, decode, nbytes) -> None:
+    report = analyze_llm(load_causal_lm(_published_json(tmp_path, name), "bf16"), [512], [2], [1])
+    point = report.points[0]
+    assert report.complete and report.uncounted == {}
+    assert point.prefill.macs == prefill
+    assert (point.decode.per_token[0].macs, point.decode.per_token[0].bytes) == (decode, nbytes)
+
+
+def test_experts_held_as_a_module_list() -> None:
+    """Older and hand-written MoEs keep one module per expert in a ModuleList named experts; the router is a
+    Linear beside them and the block says top_k."""
+
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.top_k = 2
+            self.gate = torch.nn.Linear(16, 4, bias=False)
+            self.experts = torch.nn.ModuleList(torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Linear(32, 16))
+                                               for _ in range(4))
+
+    model = torch.nn.Sequential(Block(), Block())
+    spec = llm_moe.moe_spec(model, None, Routing("uniform"), [])
+    # one expert: 16*32 + 32 + 32*16 + 16 = 1,072 parameters (fp32: 4,288 bytes); 2 layers of 4
+    assert (spec.layers, spec.experts, spec.top_k, spec.expert_params, spec.expert_bytes) == (2, 4, 2, 1_072, 4_288)
+    assert spec.experts_implementation is None  # the model's own code runs its experts
+    total = sum(p.numel() for p in model.parameters())
+    assert llm_moe.active_params(spec, total) == total - 2 * 2 * 1_072
+    assert llm_moe.moe_spec(torch.nn.Linear(4, 4), None, Routing("uniform"), []) is None
