@@ -389,6 +389,10 @@ def test_routing_that_does_not_fit_the_model(tmp_path) -> None:
     result = CliRunner().invoke(app, ["llm", _tiny_mixtral_json(tmp_path), "--static", "-p", "16", "-g", "2",
                                       "--routing", str(shares)])
     assert "3 lists of shares; give one (for every layer) or one per MoE layer (2)" in result.output
+    shares.write_text(json.dumps([1, 0, 0, 0, 0, 0, 0, 0]))
+    result = CliRunner().invoke(app, ["llm", _tiny_mixtral_json(tmp_path), "--static", "-p", "16", "-g", "2",
+                                      "--routing", str(shares)])
+    assert "list 0 gives a share to fewer experts than the 2 each token visits" in result.output
 
 
 def test_routing_changes_the_bytes_not_the_macs(tmp_path) -> None:
@@ -541,3 +545,24 @@ def test_experts_held_as_a_module_list() -> None:
     total = sum(p.numel() for p in model.parameters())
     assert llm_moe.active_params(spec, total) == total - 2 * 2 * 1_072
     assert llm_moe.moe_spec(torch.nn.Linear(4, 4), None, Routing("uniform"), []) is None
+
+
+def test_up_and_down_projections_in_sibling_holders_are_one_layer() -> None:
+    """JetMoE-style: the experts' up and down projections in two stacked holders under one block."""
+
+    class Stacked(torch.nn.Module):
+        def __init__(self, experts: int, n_in: int, n_out: int) -> None:
+            super().__init__()
+            self.num_experts = experts
+            self.weight = torch.nn.Parameter(torch.empty(experts, n_out, n_in))
+
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.top_k = 2
+            self.up = Stacked(4, 16, 64)
+            self.down = Stacked(4, 32, 16)
+
+    spec = llm_moe.moe_spec(torch.nn.Sequential(Block(), Block(), Block()), None, Routing("uniform"), [])
+    # one expert: up 16*64 + down 32*16 = 1,536 parameters; 3 layers of 4 experts, 2 per token
+    assert (spec.layers, spec.experts, spec.top_k, spec.expert_params) == (3, 4, 2, 1_536)

@@ -66,7 +66,7 @@ def _read_shares(path: str) -> list[list[float]]:
     rows = data if data and isinstance(data, list) and all(isinstance(r, list) for r in data) else [data]
     out = []
     for i, row in enumerate(rows):
-        where = f"--routing {path}" + (f", layer list {i}" if len(rows) > 1 else "")
+        where = f"--routing {path}" + (f", list {i}" if len(rows) > 1 else "")
         if not isinstance(row, list) or not row or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in row):
             raise ModelcostError(f"{where}: expected a list of token counts or shares per expert (numbers >= 0), "
@@ -78,10 +78,9 @@ def _read_shares(path: str) -> list[list[float]]:
     return out
 
 
-def _visit_chances(shares: list[float], k: int, where: str) -> list[float]:
-    """p_e = k x share_e capped at 1 (a token visits an expert once), the excess spread in proportion."""
-    if sum(1 for s in shares if s > 0) < k:
-        raise ModelcostError(f"{where}: fewer experts with a share than the {k} each token visits")
+def _visit_chances(shares: list[float], k: int) -> list[float]:
+    """p_e = k x share_e capped at 1 (a token visits an expert once), the excess spread in proportion (at least
+    k shares are above 0: ``_check_routing``)."""
     capped: set[int] = set()
     while True:
         free = sum(s for i, s in enumerate(shares) if i not in capped)
@@ -101,8 +100,7 @@ def expected_experts(spec: MoeSpec, tokens: int) -> list[float]:
         rows = [[1 / (rank ** (r.zipf_exponent or 0.0)) for rank in range(1, e + 1)]]
     else:
         rows = r.shares
-    where = f"--routing {r.source or f'zipf:{r.zipf_exponent:g}'}"
-    per_row = [sum(1 - (1 - p) ** tokens for p in _visit_chances(row, k, where)) for row in rows]
+    per_row = [sum(1 - (1 - p) ** tokens for p in _visit_chances(row, k)) for row in rows]
     return per_row * spec.layers if len(per_row) == 1 else per_row
 
 
@@ -179,13 +177,13 @@ def moe_spec(module: Any, config: Any, routing: Routing, notes: list[str]) -> Mo
                              "config says how many each token visits")
     if not 1 <= first.top_k <= first.experts:
         raise ModelcostError(f"{first.name}: top-k {first.top_k} is not between 1 and its {first.experts} experts")
-    _check_routing(routing, first.experts, len(layers))
+    _check_routing(routing, first.experts, first.top_k, len(layers))
     return MoeSpec(len(layers), first.experts, first.top_k, first.expert_params, first.expert_bytes,
                    len(layers) * first.experts * first.expert_params, len(layers) * first.experts * first.expert_bytes,
                    routing, IMPLEMENTATION if _has_experts_interface(module) else None)
 
 
-def _check_routing(routing: Routing, experts: int, layers: int) -> None:
+def _check_routing(routing: Routing, experts: int, top_k: int, layers: int) -> None:
     if routing.kind != "file":
         return
     if len(routing.shares) not in (1, layers):
@@ -195,21 +193,36 @@ def _check_routing(routing: Routing, experts: int, layers: int) -> None:
         if len(row) != experts:
             raise ModelcostError(f"--routing {routing.source}: list {i} has {len(row)} shares; the model has "
                                  f"{experts} routed experts per layer")
+        if sum(1 for share in row if share > 0) < top_k:
+            raise ModelcostError(f"--routing {routing.source}: list {i} gives a share to fewer experts than the "
+                                 f"{top_k} each token visits")
 
 
 def _expert_layers(module: Any, config: Any) -> list[_ExpertLayer]:
+    """One entry per MoE layer: the expert holders (stacked tensors or a ModuleList) under one parent make one
+    layer (a model may keep the up and the down projections of its experts in two sibling holders)."""
     import torch
 
-    found = []
     parents = {id(child): m for m in module.modules() for child in m.children()}
+    groups: dict[int, list[tuple[str, Any, int, list[Any]]]] = {}
     for name, m in module.named_modules():
         count, params = _stacked(m) if not isinstance(m, torch.nn.ModuleList) else _listed(name, m)
         if count:
-            parent = parents.get(id(m))
-            nbytes = sum(p.numel() * p.element_size() for p in params)
-            found.append(_ExpertLayer(name, count, _top_k(m, parent, config),
-                                      sum(p.numel() for p in params) // count, nbytes // count))
+            groups.setdefault(id(parents.get(id(m))), []).append((name, m, count, params))
+    found = []
+    for holders in groups.values():
+        name, first, count, _ = holders[0]
+        if any(c != count for _, _, c, _ in holders):  # siblings of different sizes: separate layers
+            found += [_layer(n, m, c, ps, parents, config) for n, m, c, ps in holders]
+            continue
+        found.append(_layer(name, first, count, [p for *_, ps in holders for p in ps], parents, config))
     return found
+
+
+def _layer(name: str, holder: Any, count: int, params: list[Any], parents: dict[int, Any], config: Any) -> _ExpertLayer:
+    nbytes = sum(p.numel() * p.element_size() for p in params)
+    return _ExpertLayer(name, count, _top_k(holder, parents.get(id(holder)), config),
+                        sum(p.numel() for p in params) // count, nbytes // count)
 
 
 def _stacked(m: Any) -> tuple[int, list[Any]]:
