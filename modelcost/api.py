@@ -450,13 +450,15 @@ def llm(
     batch_sizes: Sequence[int] = (1,), dtype: str = "bf16", kv_dtype: str | None = None,
     target_gpu: str | GpuSpec | None = None, measure: bool = False, backends: Sequence[str] | None = None,
     runs: int = 3, warmup: int = 1, device: str | None = None, repeats: int = 1,
-    attention: str = "full", attn_implementation: str | None = None, tp: int = 1,
+    attention: str = "full", attn_implementation: str | None = None, tp: int = 1, routing: str | None = None,
 ) -> Any:
     """What generating text with the causal LM ``source`` costs (``core.llm.LlmReport``): counted prefill and
     decode on the meta device for every batch x prompt x gen point, bounds against ``target_gpu`` (a table name)
     or this machine's GPU (split over ``tp`` of them), and with ``measure`` the measured runs of ``backends``
     placed against them. ``attention``: the prefill query/key pairs counted ("full" or "causal");
-    ``attn_implementation``: "sdpa" or "eager" for a transformers model (default: SDPA where it has one)."""
+    ``attn_implementation``: "sdpa" or "eager" for a transformers model (default: SDPA where it has one);
+    ``routing`` (uniform, zipf:S or a .json of shares per expert): the expert distribution that a mixture of
+    experts' bytes assume."""
     from modelcost.analysis.llm import analyze_llm
     from modelcost.analysis.llm_bounds import add_bounds, place_measured
     from modelcost.core.errors import ModelcostError
@@ -464,7 +466,8 @@ def llm(
 
     lm = load_causal_lm(source, dtype, attn_implementation)
     try:
-        report = analyze_llm(lm, list(prompt_lens), list(gen_lens), list(batch_sizes), kv_dtype, attention)
+        report = analyze_llm(lm, list(prompt_lens), list(gen_lens), list(batch_sizes), kv_dtype, attention,
+                             routing)
     except ValueError as exc:
         raise ModelcostError(str(exc)) from exc
     gpu = gpu_spec(target_gpu) if isinstance(target_gpu, str) else target_gpu or _this_gpu()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from modelcost import api
 from modelcost.analysis.llm_bounds import place_measured
+from modelcost.core.llm import ExpertReads, MoeSpec, Routing
 from modelcost.hardware.specs import spec_from_table
 from modelcost.report.llm import to_document
 
@@ -31,6 +32,11 @@ def _real() -> dict:
     for r in report.benchmarks:
         place_measured(r, report.points[0], report, gpu)  # what a GPU run fills (ratios), here from the table
     report.uncounted["aten.example"] = 1  # a real run has none: fill the map so its path resolves
+    # a dense model has no routed experts: fill the MoE objects so that their paths resolve
+    report.moe = MoeSpec(1, 4, 2, 10, 20, 40, 80, Routing("file", None, "shares.json", [[0.25] * 4]), "grouped_mm")
+    for point in report.points:
+        point.prefill.experts_read = ExpertReads(16, 4.0, 80)
+        point.decode.experts_read = ExpertReads(1, 2.0, 40)
     return json.loads(json.dumps(to_document(report)))
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelcost.analysis import llm_moe
 from modelcost.analysis import llm_window as win
 from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
@@ -94,9 +95,10 @@ def _embedding_row_bytes(module: Any) -> int:
 
 
 def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch_sizes: list[int],
-                kv_dtype: str | None = None, attention: str = "full") -> LlmReport:
+                kv_dtype: str | None = None, attention: str = "full", routing: str | None = None) -> LlmReport:
     """Static cost of every (batch, prompt, gen) point; weights and KV sizes for the model in its dtype.
-    ``attention``: which prefill query/key pairs are counted ("full" | "causal", see CAUSAL_NOTE)."""
+    ``attention``: which prefill query/key pairs are counted ("full" | "causal", see CAUSAL_NOTE); ``routing``
+    (``--routing``): the expert distribution a mixture of experts' reads assume (``llm_moe``)."""
     if attention not in CAUSAL_NOTE:
         raise ValueError(f"--attention {attention}: choose one of {', '.join(CAUSAL_NOTE)}")
     lm.check_lengths(prompt_lens, gen_lens, batch_sizes)
@@ -117,19 +119,23 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
     if lm.config is not None and (chunked := win.chunked_layers(lm.config)):
         report.notes.append(f"{chunked} layers of chunked attention are counted as a sliding window of the chunk: "
                             "their cache is right, their attention an upper bound (a chunk's queries see fewer keys)")
+    report.moe = llm_moe.moe_spec(lm.module, lm.config, llm_moe.parse_routing(routing), report.notes)
+    report.params_active = llm_moe.active_params(report.moe, report.params)
+    report.notes += llm_moe.moe_notes(report.moe)
     if kv_dtype in ("fp8", "int8"):
         report.notes.append(f"KV cache in {kv_dtype}: one byte per element; quantisation scales are not counted")
-    for b in batch_sizes:
-        for p in prompt_lens:
-            for g in gen_lens:
-                report.points.append(_point(lm, report, b, p, g, kv_dtype))
+    with llm_moe.countable_experts(lm.module, report.moe):
+        for b in batch_sizes:
+            for p in prompt_lens:
+                for g in gen_lens:
+                    report.points.append(_point(lm, report, b, p, g, kv_dtype))
     return report
 
 
 def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, kv_dtype: str) -> GenerationPoint:
     cache = lm.new_cache()
     pre = count_step(lm, batch, prompt, cache, last_only=True)
-    _merge(report, pre, "prefill")
+    _merge(report, pre, "prefill")  # a prefill that failed on meta stops here: no cache to decode from
     kv, problems = win.kv_cache(cache, batch, prompt, gen, kv_dtype, KV_BYTES[kv_dtype])
     windows = win.layer_windows(cache)
     fix_macs, fix_flops, fix_problems = win.prefill_fix(
@@ -139,12 +145,15 @@ def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, k
         if problem not in report.problems:
             report.problems.append(problem)
     read = report.weights_read_bytes + batch * _embedding_row_bytes(lm.module)
-    pre_bytes = read + batch * kv.bytes_at(prompt)
+    pre_read, pre_experts = llm_moe.weights_read(report.moe, read, batch * prompt)
+    pre_bytes = pre_read + batch * kv.bytes_at(prompt)
     pre_macs, pre_flops = pre.compute.macs + fix_macs, pre.compute.flops + fix_flops
     logits = "last" if lm.logits_to_keep else "all"
     prefill = PrefillCost(batch * prompt, pre_macs, pre_flops, pre_bytes, pre_flops / pre_bytes, logits,
-                          pre.memory.peak_activation_bytes)
-    decode = _decode(lm, report, cache, batch, prompt, gen, kv, windows, read)
+                          pre.memory.peak_activation_bytes, pre_experts)
+    dec_read, dec_experts = llm_moe.weights_read(report.moe, read, batch)
+    decode = _decode(lm, report, cache, batch, prompt, gen, kv, windows, dec_read)
+    decode.experts_read = dec_experts if decode.steps else None
     peak = report.weights_bytes + kv.bytes_at(prompt + gen) * batch + pre.memory.peak_activation_bytes
     return GenerationPoint(batch, prompt, gen, kv, prefill, decode, peak)
 
@@ -181,3 +190,8 @@ def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:
         raise ModelcostError(f"{phase}: {cost.problems[0]}")
     for op, n in cost.compute.uncounted_ops.items():
         report.uncounted[op] = max(report.uncounted.get(op, 0), n)
+    if not cost.compute.complete:
+        report.complete = False
+        for reason in cost.compute.incomplete_reasons:
+            if f"{phase}: {reason}" not in report.incomplete_reasons:
+                report.incomplete_reasons.append(f"{phase}: {reason}")

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 
+from modelcost.analysis import llm_moe
 from modelcost.analysis.llm_fit import TpSplit, capacity, gpus_needed, memory_per_gpu, tp_notes, tp_split
 from modelcost.analysis.roofline import peak_key
 from modelcost.core.errors import ModelcostError
-from modelcost.core.llm import GenerationPoint, GenerationResult, LlmBounds, LlmReport
+from modelcost.core.llm import GenerationPoint, GenerationResult, LlmBounds, LlmReport, MoeSpec
 from modelcost.core.types import GpuSpec
 
 
@@ -30,7 +31,7 @@ def _phase_ms(flops: float, nbytes: float, tflops: float, gbps: float) -> tuple[
 
 
 def bounds(point: GenerationPoint, weights_bytes: int, weights_read_bytes: int, gpu: GpuSpec,
-           precision: str, split: TpSplit | None = None) -> LlmBounds:
+           precision: str, split: TpSplit | None = None, moe: MoeSpec | None = None) -> LlmBounds:
     split = split or TpSplit()
     key, tflops, gbps = _peaks(gpu, precision)
     all_tflops, all_gbps = tflops * split.tp, gbps * split.tp  # FLOPs and bytes split evenly over the GPUs
@@ -54,7 +55,7 @@ def bounds(point: GenerationPoint, weights_bytes: int, weights_read_bytes: int, 
         gpu.name, key, tflops, gbps, gpu.memory_bytes, ttft, pre_c, pre_m, tpot, first, last,
         b * point.gen_len / ((ttft + decode_sum_ms) / 1e3) if ttft + decode_sum_ms else 0.0,
         b / (tpot / 1e3) if tpot else 0.0,
-        _compute_bound_batch(point, weights_read_bytes, all_tflops, all_gbps), max_batch, max_ctx,
+        _compute_bound_batch(point, weights_read_bytes, all_tflops, all_gbps, moe), max_batch, max_ctx,
         {"prefill": "compute" if pre_c >= pre_m else "memory",
          "decode": ("compute" if steps and steps[-1][0] >= steps[-1][1] else "memory") if dec.steps else "-"},
         split.tp, fits, need, gpus, split.link, split.link_gbps, pre_ar, step_ar,
@@ -102,10 +103,12 @@ def _line_sum(x0: float, x1: float, lo: int, hi: int) -> float:
     return count * (x0 + x1 * (lo + hi - 1) / 2) if count > 0 else 0.0
 
 
-def _compute_bound_batch(point: GenerationPoint, weights_read: int, tflops: float, gbps: float) -> int | None:
+def _compute_bound_batch(point: GenerationPoint, weights_read: int, tflops: float, gbps: float,
+                         moe: MoeSpec | None = None) -> int | None:
     """Smallest batch whose last decode step has compute time >= memory time: with f FLOPs and k KV bytes
     per sequence, B f / peak >= (W + B k) / bw  <=>  B >= (W / bw) / (f / peak - k / bw). None: never (the
-    KV cache alone outpaces compute at this context length)."""
+    KV cache alone outpaces compute at this context length). A mixture of experts reads W(B) <= W, the experts
+    B tokens visit (``llm_moe.compute_bound_batch``)."""
     if not point.decode.per_token:
         return None
     last = point.decode.per_token[-1]
@@ -114,7 +117,8 @@ def _compute_bound_batch(point: GenerationPoint, weights_read: int, tflops: floa
     margin = per_seq_flops / (tflops * 1e12) - per_seq_kv / (gbps * 1e9)
     if margin <= 0:
         return None
-    return max(1, math.ceil(weights_read / (gbps * 1e9) / margin))
+    dense = max(1, math.ceil(weights_read / (gbps * 1e9) / margin))
+    return llm_moe.compute_bound_batch(moe, weights_read, margin * gbps * 1e9, dense) if moe else dense
 
 
 def add_bounds(report: LlmReport, gpu: GpuSpec, precision: str | None = None, tp: int = 1) -> None:
@@ -123,7 +127,7 @@ def add_bounds(report: LlmReport, gpu: GpuSpec, precision: str | None = None, tp
         layers = sum(g.layers for g in point.kv_cache.layer_groups)
         split = tp_split(gpu, tp, layers, report.hidden_state_bytes)
         point.bounds = bounds(point, report.weights_bytes, report.weights_read_bytes, gpu, precision or report.dtype,
-                              split)
+                              split, report.moe)
         report.notes += [n for n in tp_notes(point.kv_cache, tp) if n not in report.notes]
 
 
@@ -133,7 +137,7 @@ def place_measured(result: GenerationResult, point: GenerationPoint, report: Llm
     result.predicted_peak_memory_bytes = point.predicted_peak_memory_bytes
     if gpu is None or result.status != "ok" or not result.ttft_ms:
         return
-    b = bounds(point, report.weights_bytes, report.weights_read_bytes, gpu, result.precision)
+    b = bounds(point, report.weights_bytes, report.weights_read_bytes, gpu, result.precision, moe=report.moe)
     result.ttft_bound_ratio = result.ttft_ms / b.ttft_ms if b.ttft_ms else None
     result.mfu = point.prefill.flops / (result.ttft_ms / 1e3) / (b.peak_tflops * 1e12)
     if result.tpot_ms and point.decode.steps:

@@ -191,7 +191,7 @@ class _CountingMode(TorchDispatchMode):
         if result is not NotImplemented:
             self.rec.decomposed[name] += 1
             return result
-        out = func(*args, **kwargs)
+        out = torch_ops.run_op(func, args, kwargs)
         cost = None
         if status == "counted":
             cost, status = self.rec.cost_of(name, lambda: torch_ops.op_cost(func, args, kwargs, out))

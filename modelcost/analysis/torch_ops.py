@@ -6,8 +6,8 @@ An aten op met while counting ends in exactly one state:
   registered together); the formula reads shapes only and follows ``modelcost.analysis.formulas``. The
   formulas live beside this registry, split as on the ONNX side: ``torch_ops_mac`` (matrix products,
   convolutions, attention, recurrent kernels), ``torch_ops_flops`` (elementwise, reductions, norms, pooling,
-  and the zero-cost lists) and ``torch_ops_composite`` (function-level composites); importing this module
-  registers them all;
+  and the zero-cost lists), ``torch_ops_moe`` (grouped matrix products and the routing ops of mixtures of
+  experts) and ``torch_ops_composite`` (function-level composites); importing this module registers them all;
 * **zero cost** - it only moves, views, creates or casts data (``ZERO_COST``);
 * **uncounted** - anything else; the counter lists it with its occurrence count, never as a silent zero.
 
@@ -16,7 +16,8 @@ meaning. Besides the aten-level table, ``composite_kind`` names the few torch fu
 the counter's function-level mode (attention, recurrent layers, RMS norm, einsum), whatever aten ops they run.
 
 Conventions of aten ops that have no ONNX twin (documented here, used nowhere else):
-addcmul / addcdiv / lerp 3 FLOPs per element; xlogy 2; logit 3; hypot 4; frac 2; glu 4 per output
+addcmul / addcdiv / lerp 3 FLOPs per element; xlogy 2; logit 3; hypot 4; polar 4 (cos, sin, two
+multiplies: the complex rotary tables of DeepSeek-V2); frac 2; glu 4 per output
 element (sigmoid + multiply); native_dropout 2 (compare + scale); var / std / logsumexp / cumsum count
 like every reduction, one FLOP per input element; batch norm computing batch statistics (training, or
 instance norm) counts as a normalisation (5 + affine), with running statistics as inference (2).
@@ -45,6 +46,9 @@ class OpCost:
 
 FORMULAS: dict[Any, Formula] = {}  # OpOverloadPacket -> formula(bound args, output)
 ZERO_COST: set[Any] = set()
+# OpOverloadPacket -> output(bound args): for the few ops whose meta kernel refuses inputs their real kernels
+# take (aten._grouped_mm checks for bf16 on meta; the CPU and CUDA kernels take fp16 and fp32 too)
+META_OUTPUTS: dict[Any, Callable[[dict[str, Any]], Any]] = {}
 
 
 def _packets(names: str | list[str], inplace: bool = True) -> list[Any]:
@@ -104,6 +108,19 @@ def bind(op: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     return bound
 
 
+def run_op(op: Any, args: tuple, kwargs: dict) -> Any:
+    """Run an aten op as the counter does: as it is, except that on meta tensors an op of ``META_OUTPUTS``
+    whose meta kernel refuses the call gets its output from that shape rule (what the real kernel returns)."""
+    try:
+        return op(*args, **kwargs)
+    except RuntimeError:
+        rule = META_OUTPUTS.get(op._overloadpacket)
+        tensors = [t for t in (*args, *kwargs.values()) if isinstance(t, torch.Tensor)]
+        if rule is None or not tensors or any(t.device.type != "meta" for t in tensors):
+            raise
+        return rule(bind(op, args, kwargs))
+
+
 def op_cost(op: Any, args: tuple, kwargs: dict, out: Any) -> OpCost:
     """Cost of one call of a counted op (classify(op) == 'counted')."""
     bound = bind(op, args, kwargs)
@@ -147,12 +164,13 @@ def _mm_cost(a: torch.Tensor, b: torch.Tensor, out: Any, bias: bool) -> OpCost:
 # These imports come last on purpose (noqa: E402): the families import ``register`` and ``OpCost`` from this
 # module, so they can run only once everything above is defined.
 
-from modelcost.analysis import torch_ops_flops, torch_ops_mac  # noqa: E402
+from modelcost.analysis import torch_ops_flops, torch_ops_mac, torch_ops_moe  # noqa: E402
 from modelcost.analysis.torch_ops_composite import composite_cost, composite_kind  # noqa: E402
 from modelcost.analysis.torch_ops_flops import _ELEMENTWISE, adaptive_window_sum, rms_norm_flops  # noqa: E402
 
 __all__ = [
     "FORMULAS",
+    "META_OUTPUTS",
     "ZERO_COST",
     "_ELEMENTWISE",
     "OpCost",
@@ -165,8 +183,10 @@ __all__ = [
     "register",
     "register_zero_cost",
     "rms_norm_flops",
+    "run_op",
     "torch_ops_flops",
     "torch_ops_mac",
+    "torch_ops_moe",
 ]
 
 from modelcost.analysis import torch_ops_backward as _backward  # noqa: E402, F401 - registers the backward ops

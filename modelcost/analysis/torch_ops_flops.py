@@ -59,7 +59,7 @@ _ELEMENTWISE: dict[str, str | int] = {
     "mish": "mish", "softplus": "softplus", "log_sigmoid_forward": "softplus", "elu": "elu", "celu": "celu",
     "selu": "selu", "leaky_relu": "leakyrelu", "rrelu_with_noise": "leakyrelu", "_prelu_kernel": "prelu",
     "prelu": "prelu", "threshold": "thresholdedrelu", "hardshrink": "thresholdedrelu", "softshrink": 3,
-    "lerp": 3, "addcmul": 3, "addcdiv": 3, "xlogy": 2, "logit": 3, "hypot": 4, "native_dropout": 2,
+    "lerp": 3, "addcmul": 3, "addcdiv": 3, "xlogy": 2, "logit": 3, "hypot": 4, "native_dropout": 2, "polar": 4,
 }
 
 

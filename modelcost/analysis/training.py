@@ -98,7 +98,7 @@ class _StepCounter(TorchDispatchMode):
         if result is not NotImplemented:
             self.counts.decomposed[name] += 1
             return result
-        out = func(*args, **kwargs)
+        out = torch_ops.run_op(func, args, kwargs)
         node = torch._C._current_autograd_node()
         if status == "zero_cost":
             self._propagate_param(args, kwargs, out)

@@ -231,7 +231,6 @@ def exit_status(run: RunReport, allow_partial: bool = False) -> None:
     if run.benchmarks and not any(r.status == "ok" for r in run.benchmarks):
         raise ModelcostError("no configuration could be measured (the reasons are listed above)")
     if run.cost is not None and not run.cost.compute.complete and not allow_partial:
-        from modelcost.report.console import stderr_console
         from modelcost.report.sections import not_counted
 
         untraced = not_counted(run.cost.compute)
@@ -241,7 +240,14 @@ def exit_status(run: RunReport, allow_partial: bool = False) -> None:
             fail(f"not counted: {untraced}")
             raise typer.Exit(EXIT_PARTIAL)
 
-        stderr_console().print(
-            "[yellow]partial result[/]: some ops were not counted, the totals are lower bounds; exit code "
-            f"{EXIT_PARTIAL} (pass --allow-partial to accept it)")
-        raise typer.Exit(EXIT_PARTIAL)
+        exit_partial()
+
+
+def exit_partial() -> None:
+    """Exit with code 3 after one line on stderr: the result is partial (``analyze``, ``bench``, ``llm``)."""
+    from modelcost.report.console import stderr_console
+
+    stderr_console().print(
+        "[yellow]partial result[/]: some ops were not counted, the totals are lower bounds; exit code "
+        f"{EXIT_PARTIAL} (pass --allow-partial to accept it)")
+    raise typer.Exit(EXIT_PARTIAL)

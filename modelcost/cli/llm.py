@@ -54,6 +54,10 @@ def llm(
     runs: Annotated[int, typer.Option(min=1, help="Measured generations per point (after the warm-up).")] = 3,
     warmup: Annotated[int, typer.Option(min=0, help="Untimed warm-up generations per point.")] = 1,
     repeats: Annotated[int, typer.Option(min=1, help="Measure each point this many times (repeatability).")] = 1,
+    routing: Annotated[str | None, typer.Option(
+        help="Mixture of experts: how tokens pick experts, for the weight bytes a step reads: uniform (default), "
+             "zipf:S, or a .json of measured shares per expert (one list, or one per MoE layer).")] = None,
+    allow_partial: o.AllowPartial = False,
     json_path: o.JsonPath = None,
     out: o.OutDir = None,
 ) -> None:
@@ -70,13 +74,17 @@ def llm(
                      target_gpu=target_gpu, measure=not static,
                      backends=[b.strip() for b in backends.split(",") if b.strip()] if backends else None,
                      runs=runs, warmup=warmup, repeats=repeats, attention=attention,
-                     attn_implementation=attn_implementation, tp=tp)
+                     attn_implementation=attn_implementation, tp=tp, routing=routing)
     print_llm(report, stdout_console(200))
     _write(report, json_path, out)
     if report.problems:
         raise ModelcostError(report.problems[0])
     if report.benchmarks and not any(r.status == "ok" for r in report.benchmarks):
         raise ModelcostError("no generation could be measured (the reasons are listed above)")
+    if not report.complete and not allow_partial:
+        from modelcost.cli.flow import exit_partial
+
+        exit_partial()
 
 
 def _write(report: object, json_path: Path | None, out: Path | None) -> None:

@@ -12,6 +12,8 @@ Conventions (written once here, used everywhere):
   cache of the batch at ``context_len`` positions; activations are left out (a few MB at decode);
 * a layer with a sliding window of W positions (Mistral, Phi-3, Gemma-2/3 local layers) keeps and reads
   min(L, W) of L positions: its cache stops growing at W (``KvLayerGroup``, ``KvCache.bytes_at``);
+* mixture of experts: a forward over T tokens reads, in each MoE layer, only the distinct routed experts its
+  tokens visit - E (1 - (1 - k/E)^T) expected under uniform routing (``ExpertReads``, ``Routing``);
 * bounds are lower bounds: time = max(FLOPs / peak FLOP/s, bytes / peak bandwidth), no overlap loss.
 """
 
@@ -30,6 +32,45 @@ class DecodeTokenCost:
     flops: int
     bytes: int  # weights read + KV cache read at context_len (batch included)
     arithmetic_intensity: float  # flops / bytes
+
+
+@dataclass(frozen=True)
+class Routing:
+    """How tokens pick routed experts, for the expected expert reads: "uniform" (each token's k experts are a
+    uniformly random k of E), "zipf" (expert r of E is picked in proportion to 1 / r^zipf_exponent) or "file"
+    (measured shares per expert, one list for every MoE layer or one per layer)."""
+
+    kind: str  # "uniform" | "zipf" | "file"
+    zipf_exponent: float | None = None
+    source: str | None = None  # the file of measured shares
+    shares: list[list[float]] = field(default_factory=list)  # "file": per MoE layer (one list: all), each sums to 1
+
+
+@dataclass(frozen=True)
+class MoeSpec:
+    """The routed experts of a mixture-of-experts model, one kind of MoE layer (shared experts are dense layers
+    and not here: every token runs them)."""
+
+    layers: int  # MoE layers
+    experts: int  # routed experts per MoE layer (E)
+    top_k: int  # routed experts each token visits per MoE layer (k)
+    expert_params: int  # one routed expert of one layer
+    expert_bytes: int
+    routed_params: int  # every routed expert of every layer: layers x E x expert_params
+    routed_bytes: int
+    routing: Routing
+    experts_implementation: str | None  # the transformers experts implementation counted; None: the model's own
+
+
+@dataclass(frozen=True)
+class ExpertReads:
+    """The routed experts one forward reads: T tokens each visit k of E experts; a MoE layer reads the distinct
+    experts they hit, E (1 - (1 - k/E)^T) expected under uniform routing (sum of 1 - (1 - p_e)^T in general,
+    p_e the chance that a token visits expert e)."""
+
+    tokens: int  # T: B x P for the prefill, B for a decode step
+    experts_per_layer: float  # expected distinct routed experts read per MoE layer (mean over layers)
+    bytes: int  # routed-expert bytes read, all MoE layers
 
 
 @dataclass(frozen=True)
@@ -71,6 +112,7 @@ class PrefillCost:
     arithmetic_intensity: float
     logits: str  # "last" (the head runs on the last prompt position) | "all"
     peak_activation_bytes: int  # the counter's peak live activations of this forward (workspace)
+    experts_read: ExpertReads | None = None  # a mixture of experts: the routed experts in ``bytes``
 
 
 @dataclass
@@ -81,6 +123,7 @@ class DecodeCost:
     flops_total: int
     bytes_total: int
     macs_per_context_position: int  # d(macs)/d(context_len) at the last step: attention of the layers still growing
+    experts_read: ExpertReads | None = None  # a mixture of experts: the routed experts in each step's bytes
 
 
 @dataclass
@@ -161,13 +204,17 @@ class LlmReport:
     params: int
     weights_bytes: int
     weights_bytes_by_dtype: dict[str, int]
-    weights_read_bytes: int  # per forward: weights minus gathered embedding tables
+    weights_read_bytes: int  # per forward: weights minus gathered embedding tables (MoE: every expert)
     points: list[GenerationPoint]
     attention: str = "full"  # prefill query/key pairs counted: "full" (every pair in the window) | "causal"
     attn_implementation: str | None = None  # the attention the model ran: "sdpa" | "eager" (transformers' names)
     hidden_state_bytes: int = 0  # one position's hidden state (the input-embedding row): an all-reduce's unit
     benchmarks: list[GenerationResult] = field(default_factory=list)
     uncounted: dict[str, int] = field(default_factory=dict)
+    params_active: int = 0  # parameters one token runs through: params minus the routed experts it skips
+    moe: MoeSpec | None = None  # None: a dense model
+    complete: bool = True  # False: some op was not counted, MACs and FLOPs are lower bounds
+    incomplete_reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     # cost-shaping config keys the config file left out, with the value transformers' defaults filled in

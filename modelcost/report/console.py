@@ -84,8 +84,13 @@ def stderr_console() -> Console:
 
 def partial_warning(cost: CostReport) -> str:
     """The one line that says a result is partial, naming the uncounted ops."""
-    ops = ", ".join(f"{op} x{n}" for op, n in cost.compute.uncounted_ops.items())
-    what = f"not counted: {ops}" if ops else "; ".join(cost.compute.incomplete_reasons) or "see the notes"
+    return partial_line(cost.compute.uncounted_ops, cost.compute.incomplete_reasons)
+
+
+def partial_line(uncounted: dict[str, int], reasons: list[str]) -> str:
+    """The one line that says a result is partial (``analyze``, ``llm``), naming the uncounted ops."""
+    ops = ", ".join(f"{op} x{n}" for op, n in uncounted.items())
+    what = f"not counted: {ops}" if ops else "; ".join(reasons) or "see the notes"
     return f"warning: partial result, the totals are lower bounds (≥): {what}"
 
 

@@ -12,8 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from modelcost.core.llm import GenerationPoint, GenerationResult, LlmReport
+from modelcost.core.llm import ExpertReads, GenerationPoint, GenerationResult, LlmReport
 from modelcost.core.units import binary_bytes, si
+from modelcost.report.console import partial_line
 from modelcost.report.json_report import to_plain
 
 SCHEMA = "modelcost.llm/1"
@@ -28,9 +29,9 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
     plain = to_plain(report)
     points = plain.pop("points")
     head = points[0] if points else {}
-    return {**{k: plain[k] for k in ("model", "source", "config_defaults", "dtype", "params", "weights_bytes",
-                                     "weights_bytes_by_dtype", "weights_read_bytes", "attention",
-                                     "attn_implementation", "hidden_state_bytes")},
+    return {**{k: plain[k] for k in ("model", "source", "config_defaults", "dtype", "params", "params_active", "moe",
+                                     "weights_bytes", "weights_bytes_by_dtype", "weights_read_bytes", "attention",
+                                     "attn_implementation", "hidden_state_bytes", "complete", "incomplete_reasons")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
             "notes": plain["notes"], "problems": plain["problems"]}
 
@@ -54,9 +55,17 @@ def model_table(report: LlmReport) -> Table:
     for col in ("what", "value", "detail"):
         table.add_column(col)
     table.add_row("parameters", f"{report.params:,}", si(report.params))
+    moe = report.moe
+    if moe is not None:
+        table.add_row("  active per token", f"{report.params_active:,}",
+                      f"{si(report.params_active)}  ({moe.top_k} of {moe.experts} routed experts per MoE layer)")
+        table.add_row("routed experts", f"{moe.layers} layers x {moe.experts}",
+                      f"one expert {si(moe.expert_params)} params, {binary_bytes(moe.expert_bytes)}; all "
+                      f"{binary_bytes(moe.routed_bytes)}")
     table.add_row("weights", f"{report.weights_bytes:,} B", binary_bytes(report.weights_bytes) + "  " + ", ".join(
         f"{k} {binary_bytes(v)}" for k, v in report.weights_bytes_by_dtype.items()))
-    table.add_row("weights read per forward", f"{report.weights_read_bytes:,} B", "input embeddings are gathered")
+    table.add_row("weights read per forward", f"{report.weights_read_bytes:,} B", "input embeddings are gathered" + (
+        "; every routed expert (a step reads the ones its tokens visit: the points' bytes)" if moe else ""))
     table.add_row("attention", report.attn_implementation or "-", f"prefill pairs counted: {report.attention}")
     groups = report.points[0].kv_cache.layer_groups if report.points else []
     for g in groups if any(g.window for g in groups) else []:
@@ -70,19 +79,28 @@ def model_table(report: LlmReport) -> Table:
 def points_table(report: LlmReport) -> Table:
     table = Table(title="per point (batch B, prompt P, generated G): counted on the meta device",
                   title_justify="left")
+    moe = report.moe is not None
     for col in ("B", "P", "G", "KV B/token", "KV / seq at P", "at P+G-1", "prefill MACs", "prefill FLOPs",
-                "decode MACs first..last", "decode MACs total", "AI prefill / decode", "peak mem (pred.)"):
+                "decode MACs first..last", "decode MACs total", "AI prefill / decode",
+                *(("experts read/layer pre / dec",) if moe else ()), "decode B/step first", "peak mem (pred.)"):
         table.add_column(col, justify="right")
+    ge = "" if report.complete else "≥ "  # a partial count: MACs and FLOPs are lower bounds
     for p in report.points:
         d = p.decode
-        per = f"{si(d.per_token[0].macs)}..{si(d.per_token[-1].macs)}" if d.per_token else "-"
+        per = f"{ge}{si(d.per_token[0].macs)}..{si(d.per_token[-1].macs)}" if d.per_token else "-"
         ai = f"{p.prefill.arithmetic_intensity:.0f} / " + (
             f"{d.per_token[-1].arithmetic_intensity:.1f}" if d.per_token else "-")
+        reads = [f"{_experts(p.prefill.experts_read)} / {_experts(d.experts_read)}"] if moe else []
+        step = binary_bytes(d.per_token[0].bytes) if d.per_token else "-"
         table.add_row(str(p.batch_size), str(p.prompt_len), str(p.gen_len), f"{p.kv_cache.bytes_per_token:,}",
                       binary_bytes(p.kv_cache.bytes_at_prompt), binary_bytes(p.kv_cache.bytes_per_sequence),
-                      si(p.prefill.macs), si(p.prefill.flops), per,
-                      si(d.macs_total), ai, binary_bytes(p.predicted_peak_memory_bytes))
+                      ge + si(p.prefill.macs), ge + si(p.prefill.flops), per, ge + si(d.macs_total), ai, *reads, step,
+                      binary_bytes(p.predicted_peak_memory_bytes))
     return table
+
+
+def _experts(reads: ExpertReads | None) -> str:
+    return "-" if reads is None else f"{reads.experts_per_layer:.2f}"
 
 
 def bounds_table(report: LlmReport) -> Table | None:
@@ -170,9 +188,8 @@ def print_llm(report: LlmReport, console: Console) -> None:
     if report.benchmarks:
         console.print(bench_table(report.benchmarks))
         console.print(f"[dim]timing:[/] {report.benchmarks[0].timing}")
-    if report.uncounted:
-        ops = ", ".join(f"{op} x{n}" for op, n in report.uncounted.items())
-        console.print(f"[yellow]uncounted ops (not in the totals):[/] {ops}")
+    if not report.complete:
+        console.print(f"[bold yellow]{escape(partial_line(report.uncounted, report.incomplete_reasons))}[/]")
     for note in report.notes:
         console.print(f"[dim]note:[/] {escape(note)}")
     for problem in report.problems:
