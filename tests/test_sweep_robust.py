@@ -81,6 +81,29 @@ def test_a_run_whose_stored_plan_no_longer_parses_is_one_line(tmp_path: Path) ->
               "runs.plan_toml", "[constraints]")
 
 
+@pytest.mark.parametrize(("column", "value", "words"), [
+    ("model_name", 5, "model_name of result 1 holds int '5', not text"),  # a record whose type byte was damaged
+    ("backend", None, "backend of result 1 holds NoneType"),  # NOT NULL column read back as NULL
+    ("block_medians_ms", 7, "block_medians_ms of result 1 holds int"),  # a JSON column holding a number
+])
+def test_a_row_whose_values_are_not_of_their_columns_types_is_one_line(tmp_path: Path, column: str, value: object,
+                                                                      words: str) -> None:
+    """SQLite keeps any type in any column, so a damaged record can read back fine but hold an integer where the
+    sweep wrote text (seen by tests/fuzz/fuzz_surfaces.py: a TypeError in json.loads and in the results table)."""
+    import sqlite3
+
+    path = _db(tmp_path / "r.sqlite")
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA writable_schema = 1")
+        # What a damaged record holds cannot be written through SQL as it is: a TEXT column turns 5 into '5' and
+        # NOT NULL refuses NULL. So the stored schema loses the column's type and constraint for this one update.
+        conn.execute("UPDATE sqlite_master SET sql = replace(replace(sql, ?, ?), ?, ?) WHERE name = 'results'",
+                     (f"{column} TEXT NOT NULL", column, f"{column} TEXT", column))
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"UPDATE results SET {column} = ? WHERE result_id = 1", (value,))
+    _one_line(CliRunner().invoke(app, ["results", str(path)]), "damaged", words)
+
+
 def test_a_text_file_is_still_not_a_results_database(tmp_path: Path) -> None:
     text = tmp_path / "t.sqlite"
     text.write_text("not sqlite at all, just text " * 50)

@@ -23,8 +23,14 @@ from modelcost.core.text import utc_timestamp
 
 SCHEMA = "modelcost.sweep/1"
 
-RUN_COLUMNS = ("run_id", "label", "started", "finished", "status", "engine", "workers", "wall_s", "command",
-               "plan_path", "plan_toml", "host", "configs_planned", "configs_skipped", "notes")
+# (name, SQL type) of a run. JSON-encoded: notes.
+RUN_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
+    ("run_id", "INTEGER PRIMARY KEY AUTOINCREMENT"), ("label", "TEXT"), ("started", "TEXT NOT NULL"),
+    ("finished", "TEXT"), ("status", "TEXT NOT NULL"), ("engine", "TEXT NOT NULL"), ("workers", "INTEGER"),
+    ("wall_s", "REAL"), ("command", "TEXT"), ("plan_path", "TEXT"), ("plan_toml", "TEXT"), ("host", "TEXT"),
+    ("configs_planned", "INTEGER"), ("configs_skipped", "INTEGER"), ("notes", "TEXT"),
+)
+RUN_COLUMNS = tuple(name for name, _ in RUN_COLUMN_TYPES)
 
 # (name, SQL type). JSON-encoded columns are listed in JSON_COLUMNS.
 RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -45,10 +51,7 @@ RESUMABLE = ("ok", "unavailable")  # a config with one of these on the same devi
 
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-  run_id INTEGER PRIMARY KEY AUTOINCREMENT, label TEXT, started TEXT NOT NULL, finished TEXT,
-  status TEXT NOT NULL, engine TEXT NOT NULL, workers INTEGER, wall_s REAL, command TEXT, plan_path TEXT,
-  plan_toml TEXT, host TEXT, configs_planned INTEGER, configs_skipped INTEGER, notes TEXT);
+CREATE TABLE IF NOT EXISTS runs ({", ".join(f"{n} {t}" for n, t in RUN_COLUMN_TYPES)});
 CREATE TABLE IF NOT EXISTS results ({", ".join(f"{n} {t}" for n, t in RESULT_COLUMNS)});
 CREATE INDEX IF NOT EXISTS results_resume ON results (config_key, device_name, versions_key, status);
 CREATE INDEX IF NOT EXISTS results_run ON results (run_id);
@@ -116,6 +119,18 @@ class ResultsDB:
         except sqlite3.DatabaseError as exc:
             raise ModelcostError(_problem(self.path, exc, doing)) from None
 
+    def _typed(self, row: dict[str, Any], columns: tuple[tuple[str, str], ...], where: str) -> dict[str, Any]:
+        """``row`` as read, refused when a value is not of its column's type (SQLite stores any type in any
+        column, so a damaged record can read back an integer where text was written, or NULL where none may be)."""
+        for name, sql in columns:
+            value, kind = row.get(name), sql.split()[0]
+            bad = (value is None and "NOT NULL" in sql) or (value is not None and not isinstance(
+                value, {"TEXT": str, "INTEGER": int, "REAL": (int, float)}[kind]))
+            if bad:
+                raise ModelcostError(f"{self.path} is damaged: {name} of {where} holds {type(value).__name__} "
+                                     f"{str(value)[:40]!r}, not {kind.lower()}. {_rescue(self.path)}")
+        return row
+
     def _json(self, text: str | None, where: str) -> Any:
         try:
             return json.loads(text) if text else None
@@ -147,6 +162,7 @@ class ResultsDB:
         with self._sql("read its runs"):
             rows = [dict(r) for r in self.conn.execute("SELECT * FROM runs ORDER BY run_id")]
         for r in rows:
+            self._typed(r, RUN_COLUMN_TYPES, f"run {r.get('run_id')}")
             r["notes"] = self._json(r["notes"], f"the notes of run {r['run_id']}") or []
         return rows
 
@@ -188,6 +204,7 @@ class ResultsDB:
             rows = [dict(r) for r in self.conn.execute(f"SELECT * FROM results {where} ORDER BY result_id",
                                                        tuple(params))]
         for r in rows:
+            self._typed(r, RESULT_COLUMNS, f"result {r.get('result_id')}")
             for c in JSON_COLUMNS:
                 r[c] = self._json(r[c], f"{c} of result {r['result_id']}")
         return rows

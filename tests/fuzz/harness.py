@@ -10,7 +10,8 @@ Outcomes:
 
     clean      exit 1 with exactly one ``error:`` line on stderr (bad input, said once), or a usage error of the
                command line (exit 2, click's "Usage:" message, no exception)
-    analysed   exit 0, or 3 (a partial result)
+    analysed   exit 0, or 3 (a partial result), or 1 with nothing on stderr and a verdict on stdout (a regression
+               found by ``results --compare``)
     traceback  any other exception, or an error that is not one line            -> a bug
     hang       no answer within the per-case time limit (the worker is killed)   -> a bug
     crash      the worker died (segfault, out of memory under the memory limit)  -> a bug
@@ -51,6 +52,8 @@ def classify(result: Any) -> tuple[str, str]:
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     if result.exit_code == 1 and len(lines) == 1 and lines[0].startswith("error: "):
         return "clean", lines[0][:200]
+    if result.exit_code == 1 and not lines and result.stdout.strip():  # a verdict (results --compare: regressed)
+        return "analysed", "exit 1, a verdict on stdout"
     if result.exit_code == 2 and "Usage:" in result.stderr + result.stdout:  # click refused the command line
         return "clean", "usage: " + " ".join(lines[-3:])[:200]
     return "traceback", f"exit {result.exit_code}, stderr {result.stderr[-300:]!r}"
