@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelcost.analysis.llm_mla import add_absorbed, mla_shape
 from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
 from modelcost.core.types import CostReport
@@ -91,7 +92,7 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
         by_dtype[key] = by_dtype.get(key, 0) + p.numel() * p.element_size()
     report = LlmReport(lm.name, lm.source, short, sum(p.numel() for p in params), sum(by_dtype.values()),
                        by_dtype, weights_read_bytes(lm.module), [], notes=list(lm.notes) + [CAUSAL_NOTE],
-                       config_defaults=dict(lm.config_defaults))
+                       config_defaults=dict(lm.config_defaults), mla=mla_shape(lm.module))
     if kv_dtype in ("fp8", "int8"):
         report.notes.append(f"KV cache in {kv_dtype}: one byte per element; quantisation scales are not counted")
     for b in batch_sizes:
@@ -120,7 +121,9 @@ def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, k
                           pre.compute.flops / pre_bytes, logits, pre.memory.peak_activation_bytes)
     decode = _decode(lm, report, cache, batch, prompt, gen, kv_token, read)
     peak = report.weights_bytes + kv_token * (prompt + gen) * batch + pre.memory.peak_activation_bytes
-    return GenerationPoint(batch, prompt, gen, kv, prefill, decode, peak)
+    point = GenerationPoint(batch, prompt, gen, kv, prefill, decode, peak)
+    add_absorbed(report, point, read)  # MLA models: the decode as serving engines run it (analysis.llm_mla)
+    return point
 
 
 def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: int, gen: int, kv_token: int,

@@ -29,7 +29,7 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
     points = plain.pop("points")
     head = points[0] if points else {}
     return {**{k: plain[k] for k in ("model", "source", "config_defaults", "dtype", "params", "weights_bytes",
-                                     "weights_bytes_by_dtype", "weights_read_bytes")},
+                                     "weights_bytes_by_dtype", "weights_read_bytes", "mla")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
             "notes": plain["notes"], "problems": plain["problems"]}
 
