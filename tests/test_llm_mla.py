@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
 from modelcost.analysis.llm import analyze_llm
 from modelcost.analysis.llm_mla import add_absorbed, layer_decode_macs, mla_shape
+from modelcost.cli import app
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
 from modelcost.loaders.llm_loader import load_causal_lm
 
@@ -174,3 +176,17 @@ def test_a_decode_that_is_not_re_expanding_gets_no_absorbed_figure(tmp_path) -> 
     add_absorbed(report, odd, 0)
     assert odd.decode_absorbed is None
     assert "grows by 7 MACs per cached position, not the 2,208 of re-expanding" in report.notes[-1]
+
+
+def test_cli_labels_both_forms(tmp_path) -> None:
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(app, ["llm", _config(tmp_path, SMALL), "--static", "-p", "6", "-g", "5", "-b", "2",
+                                      "--dtype", "fp32", "--json", str(out)], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    assert "as transformers runs it" in result.output
+    assert "absorbed" in result.output and "FlashMLA" in result.output
+    llm = json.loads(out.read_text())["llm"]
+    assert llm["mla"]["kv_lora_rank"] == 16 and llm["mla"]["q_lora_rank"] == 32
+    assert llm["decode"]["form"] == "as-run"
+    assert llm["decode_absorbed"]["form"] == "absorbed-mla"
+    assert llm["decode_absorbed"]["macs_total"] == 507_008
