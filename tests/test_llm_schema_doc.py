@@ -1,6 +1,7 @@
 """docs/REPORT_SCHEMA.md's `modelcost.llm/1` section cannot drift from the `llm` JSON: every documented path
 exists in a real document (a CPU run of zoo:llama-tiny, measured with hf-eager, bounds and ratios against the
-H100 SXM table entry), and every key of that document is documented."""
+H100 SXM table entry; and a static run of a tiny DeepSeek-V2 config for the multi-head latent attention keys),
+and every key of those documents is documented."""
 
 from __future__ import annotations
 
@@ -40,6 +41,17 @@ def _real() -> dict:
     return json.loads(json.dumps(to_document(report)))
 
 
+def _real_mla(tmp_path: Path) -> dict:
+    config = {"model_type": "deepseek_v2", "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 1,
+              "num_attention_heads": 2, "num_key_value_heads": 2, "q_lora_rank": None, "kv_lora_rank": 8,
+              "qk_nope_head_dim": 4, "qk_rope_head_dim": 2, "v_head_dim": 4, "vocab_size": 64,
+              "max_position_embeddings": 64, "tie_word_embeddings": False, "first_k_dense_replace": 1,
+              "n_routed_experts": 2, "moe_intermediate_size": 16}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    report = api.llm(str(tmp_path / "config.json"), prompt_lens=[4], gen_lens=[3], batch_sizes=[1], dtype="fp32")
+    return json.loads(json.dumps(to_document(report)))
+
+
 def _paths(obj, prefix: str, rows: dict[str, str]):
     if not prefix.endswith("[]"):
         yield prefix
@@ -53,16 +65,17 @@ def _paths(obj, prefix: str, rows: dict[str, str]):
             yield from _paths(item, prefix + "[]", rows)
 
 
-def test_llm_schema_doc_matches_a_real_document() -> None:
+def test_llm_schema_doc_matches_a_real_document(tmp_path) -> None:
     rows = _documented()
-    doc = _real()
-    assert doc["schema"] == "modelcost.llm/1"
-    real = set(_paths(doc["llm"], "llm", rows)) - {"llm"}
+    doc, mla = _real(), _real_mla(tmp_path)
+    assert doc["schema"] == mla["schema"] == "modelcost.llm/1"
+    assert doc["llm"]["mla"] is None and mla["llm"]["mla"] is not None
+    real = (set(_paths(doc["llm"], "llm", rows)) | set(_paths(mla["llm"], "llm", rows))) - {"llm"}
     undocumented = sorted(real - set(rows))
     missing = sorted(set(rows) - real)
     assert not undocumented, f"keys in the JSON but not in docs/REPORT_SCHEMA.md: {undocumented}"
     assert not missing, f"documented keys absent from a real document: {missing}"
     point_keys = {"batch_size", "prompt_len", "gen_len", "kv_cache", "prefill", "decode",
-                  "predicted_peak_memory_bytes", "bounds"}
-    assert all(set(p) == point_keys for p in doc["llm"]["points"])
+                  "predicted_peak_memory_bytes", "bounds", "decode_absorbed"}
+    assert all(set(p) == point_keys for p in doc["llm"]["points"] + mla["llm"]["points"])
     assert point_keys <= set(doc["llm"])

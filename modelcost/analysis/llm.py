@@ -19,6 +19,7 @@ from typing import Any
 
 from modelcost.analysis import llm_moe
 from modelcost.analysis import llm_window as win
+from modelcost.analysis.llm_mla import add_absorbed, mla_shape
 from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
 from modelcost.core.types import CostReport
@@ -115,7 +116,8 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
     report = LlmReport(lm.name, lm.source, short, sum(p.numel() for p in params), sum(by_dtype.values()),
                        by_dtype, weights_read_bytes(lm.module), [], attention=attention,
                        attn_implementation=lm.attn_implementation, hidden_state_bytes=_hidden_state_bytes(lm.module),
-                       notes=list(lm.notes) + [CAUSAL_NOTE[attention]], config_defaults=dict(lm.config_defaults))
+                       notes=list(lm.notes) + [CAUSAL_NOTE[attention]], config_defaults=dict(lm.config_defaults),
+                       mla=mla_shape(lm.module))
     if lm.config is not None and (chunked := win.chunked_layers(lm.config)):
         report.notes.append(f"{chunked} layers of chunked attention are counted as a sliding window of the chunk: "
                             "their cache is right, their attention an upper bound (a chunk's queries see fewer keys)")
@@ -155,7 +157,9 @@ def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, k
     decode = _decode(lm, report, cache, batch, prompt, gen, kv, windows, dec_read)
     decode.experts_read = dec_experts if decode.steps else None
     peak = report.weights_bytes + kv.bytes_at(prompt + gen) * batch + pre.memory.peak_activation_bytes
-    return GenerationPoint(batch, prompt, gen, kv, prefill, decode, peak)
+    point = GenerationPoint(batch, prompt, gen, kv, prefill, decode, peak)
+    add_absorbed(report, point, dec_read)  # MLA models: the decode as serving engines run it (analysis.llm_mla)
+    return point
 
 
 def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: int, gen: int, kv: KvCache,

@@ -14,7 +14,10 @@ Conventions (written once here, used everywhere):
   min(L, W) of L positions: its cache stops growing at W (``KvLayerGroup``, ``KvCache.bytes_at``);
 * mixture of experts: a forward over T tokens reads, in each MoE layer, only the distinct routed experts its
   tokens visit - E (1 - (1 - k/E)^T) expected under uniform routing (``ExpertReads``, ``Routing``);
-* bounds are lower bounds: time = max(FLOPs / peak FLOP/s, bytes / peak bandwidth), no overlap loss.
+* bounds are lower bounds: time = max(FLOPs / peak FLOP/s, bytes / peak bandwidth), no overlap loss;
+* ``decode`` is counted as the model's code runs it (``form`` "as-run"); a model with multi-head latent attention
+  (``MlaShape``) also gets ``decode_absorbed`` (``form`` "absorbed-mla"): the same steps with W_UK and W_UV
+  absorbed, attention run against the latent cache, as serving engines do (docs/COUNTING.md).
 """
 
 from __future__ import annotations
@@ -124,6 +127,26 @@ class DecodeCost:
     bytes_total: int
     macs_per_context_position: int  # d(macs)/d(context_len) at the last step: attention of the layers still growing
     experts_read: ExpertReads | None = None  # a mixture of experts: the routed experts in each step's bytes
+    form: str = "as-run"  # "as-run": as the model's code runs it | "absorbed-mla": MLA with W_UK, W_UV absorbed
+
+
+@dataclass(frozen=True)
+class MlaShape:
+    """Multi-head latent attention (DeepSeek-V2/V3 and kin) as the model's attention layers declare it. Its
+    cache holds one latent (kv_lora_rank) and one shared RoPE key (qk_rope_head_dim) per position and layer."""
+
+    layers: int  # attention layers with a latent KV
+    num_heads: int
+    hidden_size: int
+    q_lora_rank: int | None  # None: q is one plain projection (DeepSeek-V2-Lite)
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+    latent_elements_per_token: int  # layers x (kv_lora_rank + qk_rope_head_dim): what both forms cache
+    # layers x heads x (qk_nope + qk_rope + v head dims): the K and V a step re-expands from the latent cache, per
+    # cached position, when run as transformers does (activations: not in decode bytes)
+    expanded_kv_elements_per_position: int
 
 
 @dataclass
@@ -165,6 +188,7 @@ class GenerationPoint:
     decode: DecodeCost
     predicted_peak_memory_bytes: int  # weights + KV (batch, P + G) + prefill workspace
     bounds: LlmBounds | None = None
+    decode_absorbed: DecodeCost | None = None  # MLA models: the decode steps as serving engines run them
 
 
 @dataclass
@@ -221,3 +245,4 @@ class LlmReport:
     # ({"model_type": "llama"} alone is the 6.74 B Llama-7B shape; a list where the config has one per layer);
     # empty for zoo models, factories, hub ids and complete configs
     config_defaults: dict[str, int | bool | list[int]] = field(default_factory=dict)
+    mla: MlaShape | None = None  # multi-head latent attention; None for other attention

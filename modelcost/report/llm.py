@@ -31,7 +31,8 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
     head = points[0] if points else {}
     return {**{k: plain[k] for k in ("model", "source", "config_defaults", "dtype", "params", "params_active", "moe",
                                      "weights_bytes", "weights_bytes_by_dtype", "weights_read_bytes", "attention",
-                                     "attn_implementation", "hidden_state_bytes", "complete", "incomplete_reasons")},
+                                     "attn_implementation", "hidden_state_bytes", "complete", "incomplete_reasons",
+                                     "mla")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
             "notes": plain["notes"], "problems": plain["problems"]}
 
@@ -77,7 +78,8 @@ def model_table(report: LlmReport) -> Table:
 
 
 def points_table(report: LlmReport) -> Table:
-    table = Table(title="per point (batch B, prompt P, generated G): counted on the meta device",
+    form = "; decode as transformers runs it (latents re-expanded every step)" if report.mla else ""
+    table = Table(title=f"per point (batch B, prompt P, generated G): counted on the meta device{form}",
                   title_justify="left")
     moe = report.moe is not None
     for col in ("B", "P", "G", "KV B/token", "KV / seq at P", "at P+G-1", "prefill MACs", "prefill FLOPs",
@@ -101,6 +103,29 @@ def points_table(report: LlmReport) -> Table:
 
 def _experts(reads: ExpertReads | None) -> str:
     return "-" if reads is None else f"{reads.experts_per_layer:.2f}"
+
+
+def mla_table(report: LlmReport) -> Table | None:
+    """Multi-head latent attention: the decode as transformers runs it beside the absorbed form."""
+    s, rows = report.mla, [p for p in report.points if p.decode_absorbed is not None and p.decode_absorbed.steps]
+    if s is None or not rows:
+        return None
+    q = "q one projection" if s.q_lora_rank is None else f"q_lora_rank {s.q_lora_rank}"
+    table = Table(title=f"multi-head latent attention ({s.layers} layers x {s.num_heads} heads, kv_lora_rank "
+                        f"{s.kv_lora_rank} + rope {s.qk_rope_head_dim} cached, {q}): decode as transformers runs "
+                        "it vs absorbed (W_UK, W_UV absorbed, attention on the latent cache: vLLM, SGLang, FlashMLA)",
+                  title_justify="left")
+    for col in ("B", "P", "G", "as run MACs first..last", "absorbed MACs first..last", "as run total",
+                "absorbed total", "bytes last step", "AI last as run / absorbed"):
+        table.add_column(col, justify="right")
+    for p in rows:
+        ran, ab = p.decode, p.decode_absorbed
+        table.add_row(str(p.batch_size), str(p.prompt_len), str(p.gen_len),
+                      f"{si(ran.per_token[0].macs)}..{si(ran.per_token[-1].macs)}",
+                      f"{si(ab.per_token[0].macs)}..{si(ab.per_token[-1].macs)}", si(ran.macs_total),
+                      si(ab.macs_total), binary_bytes(ab.per_token[-1].bytes),
+                      f"{ran.per_token[-1].arithmetic_intensity:.1f} / {ab.per_token[-1].arithmetic_intensity:.1f}")
+    return table
 
 
 def bounds_table(report: LlmReport) -> Table | None:
@@ -180,6 +205,13 @@ def print_llm(report: LlmReport, console: Console) -> None:
         console.print(f"[yellow]not in the config, transformers' defaults used:[/] {escape(filled)}")
     console.print(model_table(report))
     console.print(points_table(report))
+    mla = mla_table(report)
+    if mla is not None:
+        console.print(mla)
+        console.print(f"[dim]MLA:[/] both forms cache {report.mla.latent_elements_per_token:,} elements per token; "
+                      f"transformers re-expands {report.mla.expanded_kv_elements_per_position:,} K and V elements "
+                      "per cached position at every step (activations, not in decode bytes); the prefill is the "
+                      "same in both forms; bounds use the as-run decode")
     bounds = bounds_table(report)
     if bounds is not None:
         console.print(bounds)
