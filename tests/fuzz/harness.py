@@ -9,7 +9,7 @@ limit is a hang, a worker that dies is a crash; either way a fresh worker goes o
 Outcomes:
 
     clean      exit 1 with exactly one ``error:`` line on stderr (bad input, said once), or a usage error of the
-               command line (exit 2, click's "Usage:" message, no exception)
+               command line (exit 2, click's "Usage:" or error box, no exception)
     analysed   exit 0, or 3 (a partial result), or 1 with nothing on stderr and a verdict on stdout (a regression
                found by ``results --compare``)
     traceback  any other exception, or an error that is not one line            -> a bug
@@ -54,7 +54,8 @@ def classify(result: Any) -> tuple[str, str]:
         return "clean", lines[0][:200]
     if result.exit_code == 1 and not lines and result.stdout.strip():  # a verdict (results --compare: regressed)
         return "analysed", "exit 1, a verdict on stdout"
-    if result.exit_code == 2 and "Usage:" in result.stderr + result.stdout:  # click refused the command line
+    if result.exit_code == 2 and ("Usage:" in result.stderr + result.stdout or "Error" in result.stderr):
+        # click refused the command line (typer's rich error box, or the plain "Usage: ... Error:" lines)
         return "clean", "usage: " + " ".join(lines[-3:])[:200]
     return "traceback", f"exit {result.exit_code}, stderr {result.stderr[-300:]!r}"
 
