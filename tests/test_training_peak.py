@@ -5,6 +5,7 @@ model that stays on meta."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 import torch
@@ -67,8 +68,26 @@ def _conv_net() -> torch.nn.Module:
                                torch.nn.Flatten(), torch.nn.Dropout(0.2), torch.nn.Linear(32, 10))
 
 
+def _encoder(norm_first: bool) -> Any:
+    def build() -> torch.nn.Module:
+        layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.1, batch_first=True, norm_first=norm_first)
+        layer.self_attn.dropout = 0.0  # the CPU's fused attention has no dropout (as _bert_tiny_hf)
+        return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    return build
+
+
+# encoder / encoder-pre: nn.MultiheadAttention attends inside F.multi_head_attention_forward, whose inner calls no
+# torch-function mode saw (the mode is off while its handler runs): on meta its scaled_dot_product_attention took
+# the math path and kept every head's (L x L) probabilities for backward, where the CPU (and a GPU) runs the fused
+# kernel that keeps only the output and the row log-sum-exp. The simulated peak was 15.4% above the CPU
+# allocator's (1,933,824 vs 1,675,776 B; 46% with 128 tokens and a 256-wide feed-forward: the probabilities grow
+# as L^2) and its ops were not the CPU's. training_nested runs that function's body with the
+# modes seeing inside.
 CASES = {"bert-hf": (_bert_tiny_hf, lambda: torch.randint(0, 512, (4, 32))),
-         "conv": (_conv_net, lambda: torch.randn(8, 3, 32, 32))}
+         "conv": (_conv_net, lambda: torch.randn(8, 3, 32, 32)),
+         "encoder": (_encoder(False), lambda: torch.randn(4, 32, 64)),
+         "encoder-pre": (_encoder(True), lambda: torch.randn(4, 32, 64))}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -89,6 +108,26 @@ def test_meta_simulation_equals_the_real_cpu_step(name: str, precision: str, che
     assert on_meta.ops == on_cpu.ops
     assert max(abs(a - b) for a, b in zip(on_meta.timeline, on_cpu.timeline, strict=True)) <= 512
     assert on_meta.peak_bytes == on_cpu.peak_bytes
+
+
+def test_modes_see_inside_multi_head_attention() -> None:
+    from modelcost.analysis.training_attention import FusedAttention
+    from modelcost.analysis.training_autocast import MetaAutocast
+    from modelcost.analysis.training_dropout import FusedDropout
+
+    with torch.device("meta"):
+        mha = torch.nn.MultiheadAttention(16, 2, dropout=0.1, batch_first=True)
+    x = torch.empty(2, 8, 16, device="meta")
+    ops = LiveBytes("meta")
+    with FusedAttention(), FusedDropout(), ops:
+        mha(x, x, x, need_weights=False)
+    assert "_scaled_dot_product_flash_attention_for_cpu" in ops.ops and "_softmax" not in ops.ops  # fused
+    amp = MetaAutocast(torch.bfloat16)
+    with FusedDropout(), amp, ops:
+        out, weights = mha(x, x, x)  # need_weights: the explicit product, softmax and dropout
+        assert amp.cache  # the in-projection's bf16 weight, cached for the rest of the forward
+    assert "native_dropout" in ops.ops  # the GPU's dropout kernel (1-byte mask), not the composite one
+    assert out.dtype == torch.bfloat16 and weights.dtype == torch.float32  # products low, softmax fp32 (CUDA's)
 
 
 def test_checkpointing_lowers_the_simulated_peak() -> None:
