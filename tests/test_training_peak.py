@@ -190,6 +190,7 @@ def test_products_copy_what_blas_cannot_read() -> None:
     batched = torch.empty(8, 16, device="meta").expand(4, 8, 16)  # batch stride 0 is fine for bmm
     assert operand_copies_bytes("bmm", (batched, batched.transpose(1, 2))) == []
     assert operand_copies_bytes("bmm", (torch.ones((), device="meta").expand(4, 8, 16), batched.mT)) == [4 * 8 * 16 * 4]
+    assert operand_copies_bytes("mm", (torch.eye(3).to_sparse(), torch.ones(3, 3))) == []  # no strides to test
     live = LiveBytes("meta")
     with live:
         out = grad.mm(w)  # 128 x 64 x 4 = 32,768 B kept; the 1 MiB clone only while the product runs

@@ -50,6 +50,7 @@ def operand_copies_bytes(op_name: str, args: tuple) -> list[int]:
     out = []
     for i in positions:
         t: Any = args[i] if i < len(args) else None
-        if isinstance(t, torch.Tensor) and t.dim() in (2, 3) and t.numel() and not _blas_readable(t):
+        if (isinstance(t, torch.Tensor) and t.layout == torch.strided and not t.is_nested and t.dim() in (2, 3)
+                and t.numel() and not _blas_readable(t)):
             out.append(t.numel() * t.element_size())
     return out
