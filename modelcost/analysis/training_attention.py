@@ -16,17 +16,18 @@ from typing import Any
 
 import torch
 import torch.nn.functional as nnf
-from torch.overrides import TorchFunctionMode
+
+from modelcost.analysis.training_nested import NestedMode
 
 _ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
 _SDPA = {nnf.scaled_dot_product_attention, torch._C._nn.scaled_dot_product_attention}
 
 
-class FusedAttention(TorchFunctionMode):
+class FusedAttention(NestedMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         if func not in _SDPA:
-            return func(*args, **kwargs)
+            return self.passthrough(func, args, kwargs)
         a = dict(zip(_ARGS, args, strict=False)) | kwargs
         q, k, v = a["query"], a["key"], a["value"]
         if a.get("enable_gqa") and k.shape[-3] != q.shape[-3]:

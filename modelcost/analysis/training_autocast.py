@@ -6,9 +6,8 @@ einsum, attention, RNN cells) run in the low dtype, their floating arguments cas
 is cached for the forward, as autocast caches casts of leaf tensors that need a gradient until it is left); the listed
 fp32 ops (softmax, log-softmax, layer / group norm, exp, log, pow, rsqrt, softplus, the losses, sum, cumsum)
 run in fp32; everything else runs in the dtype it is given. The casts are real autograd ops, so the casted
-copies that a product saves for backward are what autograd saves on a GPU. Not covered: the torch
-functions that run other torch functions inside (``F.multi_head_attention_forward``): the mode does not see
-their inner calls, which then run in the dtype they are given.
+copies that a product saves for backward are what autograd saves on a GPU. The calls inside
+``F.multi_head_attention_forward`` are seen too (``training_nested``).
 """
 
 from __future__ import annotations
@@ -19,8 +18,9 @@ from typing import Any
 
 import torch
 import torch.nn.functional as nnf
-from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_map
+
+from modelcost.analysis.training_nested import NestedMode
 
 
 def _funcs(*names: str, modules: tuple = (torch, nnf, torch.Tensor)) -> set[Any]:
@@ -43,7 +43,7 @@ FP32 = _funcs("softmax", "log_softmax", "layer_norm", "group_norm", "exp", "expm
               "sum", "prod", "cosine_similarity", "erfinv", "acos", "asin", "cosh", "sinh", "tan")
 
 
-class MetaAutocast(TorchFunctionMode):
+class MetaAutocast(NestedMode):
     def __init__(self, dtype: torch.dtype) -> None:
         super().__init__()
         self.dtype = dtype
@@ -70,9 +70,9 @@ class MetaAutocast(TorchFunctionMode):
         kwargs = kwargs or {}
         if func in LOW:
             args, kwargs = tree_map(lambda v: self._cast(v, self.dtype), (args, kwargs))
-        elif func in FP32 and "dtype" not in kwargs:
+        elif func in FP32 and kwargs.get("dtype") is None:  # F.softmax hands its dtype=None on: no dtype asked
             args, kwargs = tree_map(lambda v: self._cast(v, torch.float32), (args, kwargs))
-        return func(*args, **kwargs)
+        return self.passthrough(func, args, kwargs)
 
 
 @contextlib.contextmanager

@@ -14,17 +14,18 @@ from typing import Any
 
 import torch
 import torch.nn.functional as nnf
-from torch.overrides import TorchFunctionMode
+
+from modelcost.analysis.training_nested import NestedMode
 
 _DROPOUT = {nnf.dropout, torch.dropout, torch._C._VariableFunctions.dropout}
 _ARGS = ("input", "p", "training", "inplace")
 
 
-class FusedDropout(TorchFunctionMode):
+class FusedDropout(NestedMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         if func not in _DROPOUT:
-            return func(*args, **kwargs)
+            return self.passthrough(func, args, kwargs)
         names = _ARGS if func is nnf.dropout else ("input", "p", "train")
         a = dict(zip(names, args, strict=False)) | kwargs
         x, p = a["input"], float(a.get("p", 0.5))

@@ -4,14 +4,15 @@ caching allocator counts them for ``torch.cuda.max_memory_allocated``.
 A ``TorchDispatchMode`` sees every aten op (forward, autograd's backward, the optimizer's foreach kernels).
 After each op it registers the storages of the op's outputs that it does not know yet, at their size rounded
 up to a multiple of 512 bytes (the caching allocator's block granularity: ``kMinBlockSize`` in
-``c10/cuda/CUDACachingAllocator.cpp``), and appends the live total to ``timeline``. A storage leaves when it is
+``c10/cuda/CUDACachingAllocator.cpp``), and appends the live total to ``timeline``, with the operand copies a
+matrix product makes inside its kernel while it runs (``training_scratch``). A storage leaves when it is
 freed: a weak reference to its Python object (which PyTorch keeps as long as the C++ storage lives) calls back.
 The tracker holds no tensor, so it changes no lifetime (autograd's gradient stealing, which looks at reference
 counts, runs as it would without it). Storages that existed before (weights, optimizer states, inputs) are
 registered with ``track``. The same mode runs on meta tensors (no memory) and on real ones (the tests
 check the two agree).
 
-What it cannot see: memory a kernel takes for itself without returning it (cuBLAS / cuDNN workspaces,
+What it cannot see: other memory a kernel takes for itself without returning it (cuBLAS / cuDNN workspaces,
 fused kernels' scratch), and allocator fragmentation (``max_memory_allocated`` has none by definition).
 """
 
@@ -23,6 +24,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+
+from modelcost.analysis.training_scratch import operand_copies_bytes
 
 BLOCK_BYTES = 512  # the CUDA caching allocator rounds every block up to a multiple of this
 
@@ -41,7 +44,7 @@ class LiveBytes(TorchDispatchMode):
         self.block = block
         self.current_bytes = 0
         self.peak_bytes = 0
-        self.timeline: list[int] = []  # live bytes after each op
+        self.timeline: list[int] = []  # live bytes after each op (during it, with its operand copies)
         self.ops: list[str] = []  # the op of each timeline entry
         self.marks: dict[str, int] = {}  # phase name -> index of its first timeline entry
         self._sizes: dict[int, int] = {}  # id(storage object) -> booked bytes
@@ -94,11 +97,14 @@ class LiveBytes(TorchDispatchMode):
         self._refs.pop(key, None)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        name = func._overloadpacket.__name__
+        copies = sum(rounded(n, self.block) for n in operand_copies_bytes(name, args))
         out = func(*args, **(kwargs or {}))
         for t in tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
                 self._register(t)
-        self.timeline.append(self.current_bytes)
-        self.ops.append(func._overloadpacket.__name__)
-        self.peak_bytes = max(self.peak_bytes, self.current_bytes)
+        # the op's own copies are live beside its operands and its output until it returns
+        self.timeline.append(self.current_bytes + copies)
+        self.ops.append(name)
+        self.peak_bytes = max(self.peak_bytes, self.current_bytes + copies)
         return out

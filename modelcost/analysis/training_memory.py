@@ -34,9 +34,10 @@ OPTIMIZER_STATES_PER_ELEMENT = {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2}
 GRAD_SCALER_FLOPS_PER_ELEMENT = 2
 PEAK_BASIS = ("simulated: one steady-state step (forward, loss, backward, optimizer step with foreach kernels) run "
               "on meta tensors, each storage counted from allocation to release and rounded up to 512 bytes as the "
-              "CUDA caching allocator books it (what torch.cuda.max_memory_allocated reports); other batch sizes from "
-              "the same step at two batch sizes; not included: cuBLAS / cuDNN workspaces; eager execution "
-              "(torch.compile usually needs less)")
+              "CUDA caching allocator books it (what torch.cuda.max_memory_allocated reports), with the copies a "
+              "matrix product makes of operands BLAS cannot read in place; other batch sizes from the same step at "
+              "two batch sizes; not included: other cuBLAS / cuDNN workspaces; eager execution (torch.compile "
+              "usually needs less)")
 UPPER_BOUND_BASIS = ("persistent (weights, master weights, optimizer states) + inputs + saved activations + outputs "
                      "and their gradient + all parameter gradients, or the optimizer step (+ one parameter-sized "
                      "temporary) when larger")
