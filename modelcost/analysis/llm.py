@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelcost.core.assumptions import merge_assumptions
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
 from modelcost.core.types import CostReport
 from modelcost.loaders.llm_loader import CausalLM, cache_like, cache_tensors
@@ -149,6 +150,7 @@ def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: 
 
 
 def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:
+    merge_assumptions(report.assumptions, cost.assumptions)
     for op, n in cost.compute.uncounted_ops.items():
         report.uncounted[op] = max(report.uncounted.get(op, 0), n)
     for problem in cost.problems:

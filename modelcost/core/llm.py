@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from modelcost.core.assumptions import DataAssumption
 from modelcost.core.types import LatencyStats
 
 
@@ -136,3 +137,4 @@ class LlmReport:
     uncounted: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    assumptions: list[DataAssumption] = field(default_factory=list)  # values asked on meta, over every counted forward

@@ -31,7 +31,7 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
     return {**{k: plain[k] for k in ("model", "source", "dtype", "params", "weights_bytes",
                                      "weights_bytes_by_dtype", "weights_read_bytes")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
-            "notes": plain["notes"], "problems": plain["problems"]}
+            "notes": plain["notes"], "problems": plain["problems"], "assumptions": plain["assumptions"]}
 
 
 def to_document(report: LlmReport, created: str = "", command: str = "llm") -> dict[str, Any]:
@@ -131,6 +131,8 @@ def print_llm(report: LlmReport, console: Console) -> None:
         console.print(f"[yellow]uncounted ops (not in the totals):[/] {ops}")
     for note in report.notes:
         console.print(f"[dim]note:[/] {escape(note)}")
+    for assumed in report.assumptions:
+        console.print(f"[yellow]assumed:[/] {escape(assumed.describe())}")
     for problem in report.problems:
         console.print(f"[red]problem:[/] {escape(problem)}")
 
