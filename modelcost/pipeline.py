@@ -59,6 +59,7 @@ class RunOptions:
     batch_sizes: tuple[int, ...] | None = None
     input_shapes: tuple[str, ...] | dict[str, tuple[int, ...]] | None = None  # "x=1x3x224x224" or name -> shape
     trust_pickle: bool = False
+    attn_implementation: str | None = None  # a transformers model's attention (loaders/attention.py)
     example_inputs: Any = None  # with an nn.Module source: a tensor, a tuple of tensors or a dict name -> tensor
     static_only: bool = False
     static_required: bool = True  # False: a failed static analysis becomes a note (bench)
@@ -90,7 +91,8 @@ class RunOptions:
         else:
             parsed, dtypes = parse_input_specs(shapes)
         batch = self.batch_size or (self.batch_sizes[0] if self.batch_sizes else None)
-        return LoadOptions(batch_size=batch, input_shapes=parsed, input_dtypes=dtypes, trust_pickle=self.trust_pickle)
+        return LoadOptions(batch_size=batch, input_shapes=parsed, input_dtypes=dtypes, trust_pickle=self.trust_pickle,
+                           attn_implementation=self.attn_implementation)
 
     def sweep(self) -> list[int]:
         return list(self.batch_sizes or [self.batch_size or 1])

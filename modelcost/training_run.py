@@ -27,7 +27,8 @@ def check_precisions(precisions: Sequence[str]) -> list[str]:
     return out
 
 
-def load(source: str, batch_size: int | None, input_shapes: Any, trust_pickle: bool) -> Any:
+def load(source: str, batch_size: int | None, input_shapes: Any, trust_pickle: bool,
+         attn_implementation: str | None = None) -> Any:
     from modelcost.loaders.base import LoadOptions, source_kind
     from modelcost.loaders.shapes import parse_input_specs
     from modelcost.loaders.torch_loader import load_torch
@@ -37,7 +38,7 @@ def load(source: str, batch_size: int | None, input_shapes: Any, trust_pickle: b
                              "package.module:factory, .pt2 or TorchScript), not ONNX")
     shapes, dtypes = (dict(input_shapes), {}) if isinstance(input_shapes, dict) else parse_input_specs(input_shapes)
     return load_torch(source, LoadOptions(batch_size=batch_size, input_shapes=shapes, input_dtypes=dtypes,
-                                          trust_pickle=trust_pickle))
+                                          trust_pickle=trust_pickle, attn_implementation=attn_implementation))
 
 
 def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int | None, str | None]:
@@ -57,12 +58,12 @@ def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int
 
 def train_static(source: str, *, batch_size: int | None = None, input_shapes: Any = None, trust_pickle: bool = False,
                  config: TrainConfig | None = None, target_gpu: str | None = None,
-                 memory_bytes: int | None = None) -> TrainingReport:
+                 memory_bytes: int | None = None, attn_implementation: str | None = None) -> TrainingReport:
     from modelcost.analysis.training import analyze_training, fit_max_batch
 
     config = config or TrainConfig()
     check_precisions([config.precision])
-    loaded = load(source, batch_size, input_shapes, trust_pickle)
+    loaded = load(source, batch_size, input_shapes, trust_pickle, attn_implementation)
     report = analyze_training(loaded, loaded.batch_size or 1, config)
     memory, what = memory_target(target_gpu, memory_bytes)
     if memory is not None:
@@ -75,7 +76,8 @@ def train_static(source: str, *, batch_size: int | None = None, input_shapes: An
 def train(source: str, *, batch_size: int | None = None, input_shapes: Any = None, trust_pickle: bool = False,
           config: TrainConfig | None = None, precisions: Sequence[str] = ("fp32",), batch_sizes: Sequence[int] = (),
           variants: Sequence[str] = ("eager",), device: str = "auto", bench_config: Any = None,
-          target_gpu: str | None = None, memory_bytes: int | None = None, progress: Any = None) -> TrainingReport:
+          target_gpu: str | None = None, memory_bytes: int | None = None, progress: Any = None,
+          attn_implementation: str | None = None) -> TrainingReport:
     """The static analysis at the first precision, then every (precision, variant) swept over the batch sizes
     (stopping at out-of-memory), each with its own predicted peak and the MFU against this GPU's spec peak."""
     import dataclasses
@@ -89,10 +91,10 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
             raise ModelcostError(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
     report = train_static(source, batch_size=batch_size, input_shapes=input_shapes, trust_pickle=trust_pickle,
                           config=dataclasses.replace(config, precision=precisions[0]), target_gpu=target_gpu,
-                          memory_bytes=memory_bytes)
+                          memory_bytes=memory_bytes, attn_implementation=attn_implementation)
     if config.checkpointing:
         report.notes.append("the measured steps run without activation checkpointing (it is modelled statically)")
-    loaded = load(source, batch_size, input_shapes, trust_pickle)
+    loaded = load(source, batch_size, input_shapes, trust_pickle, attn_implementation)
     device = _device(device)
     gpu = _gpu() if device == "cuda" else None
     sizes = list(batch_sizes) or [report.batch_size]

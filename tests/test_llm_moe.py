@@ -364,10 +364,10 @@ def test_moe_counts_in_fp16_and_fp32(tmp_path, dtype) -> None:
 def test_a_forward_that_fails_on_meta_is_one_line(tmp_path) -> None:
     factory = tmp_path / "reads_values.py"
     factory.write_text(
-        "from transformers import LlamaConfig, LlamaForCausalLM\n\n"
+        "import torch\nfrom transformers import LlamaConfig, LlamaForCausalLM\n\n"
         "class ReadsValues(LlamaForCausalLM):\n"
         "    def forward(self, input_ids=None, **kwargs):\n"
-        "        input_ids.nonzero()  # data-dependent: no meta kernel\n"
+        "        torch.ones(4097, 1024, device=input_ids.device).nonzero()  # past the data oracle's 2^22\n"
         "        return super().forward(input_ids=input_ids, **kwargs)\n\n"
         "def build():\n"
         "    return ReadsValues(LlamaConfig(vocab_size=256, hidden_size=64, num_hidden_layers=1,\n"

@@ -154,6 +154,11 @@ def _fill_what_a_cpu_run_leaves_out(doc: dict[str, Any]) -> dict[str, Any]:
                      ["skipped"], ["note"], True, {"key": 1})
     doc["comparison"] = comparison_to_dict(cmp)
     doc["training"] = _training_on_the_cpu()
+    # An ONNX model asks no values on meta: the assumptions of a PyTorch model that reads one (.item())
+    asked = api.analyze_static(f"{ROOT / 'tests' / 'fixtures' / 'asks_values.py'}:length_slice").assumptions
+    assert asked
+    doc["assumptions"] = to_plain(asked)
+    doc["training"]["assumptions"] = to_plain(asked)  # zoo:bert-tiny asks none; the step's list is the same type
     return doc
 
 

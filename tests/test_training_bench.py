@@ -155,15 +155,30 @@ def test_gpu_transformer_predicted_peak_within_5pct(fixture: str, precision: str
     assert r.predicted_peak_bytes == pytest.approx(r.peak_memory_bytes, rel=0.05)
 
 
-def test_cli_model_that_reads_values_fails_in_one_line(tmp_path) -> None:
+def _reads_values(tmp_path, condition: str) -> str:
     src = tmp_path / "m.py"
     src.write_text("import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                    "        self.fc = torch.nn.Linear(4, 4)\n\n    def forward(self, x):\n"
-                   "        if x.sum().item() > 0:\n            return self.fc(x)\n        return x\n\n\n"
+                   f"        if {condition}:\n            return self.fc(x)\n        return x\n\n\n"
                    "def make():\n    return M()\n")
-    result = CliRunner().invoke(app, ["train", f"{src}:make", "--static", "-s", "x=2x4"])
+    return f"{src}:make"
+
+
+def test_cli_model_that_reads_an_input_value_is_counted(tmp_path) -> None:
+    # the data oracle answers x.sum().item() from the example input's values (analysis/data_oracle.py)
+    result = CliRunner().invoke(app, ["train", _reads_values(tmp_path, "x.sum().item() > -1e9"), "--static",
+                                      "-s", "x=2x4"])
+    assert result.exit_code == 0, result.output
+    assert "assumed:" in result.output and "input x" in result.output
+
+
+def test_cli_model_that_reads_values_fails_in_one_line(tmp_path) -> None:
+    # values of a tensor larger than the oracle shadows (data_oracle.LIMIT_ELEMENTS = 2^22): 2^20 + 1 rows of 4
+    model = _reads_values(tmp_path, "len(torch.nonzero(self.fc(x))) > 0")
+    result = CliRunner().invoke(app, ["train", model, "--static", "-s", "x=1048577x4"])
     assert result.exit_code == 1
     assert "the training step failed on meta inputs" in result.output and "Traceback" not in result.output
+    assert "aten.nonzero at" in result.output
 
 
 @pytest.mark.gpu

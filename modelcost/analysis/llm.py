@@ -20,6 +20,7 @@ from typing import Any
 from modelcost.analysis import llm_moe
 from modelcost.analysis import llm_window as win
 from modelcost.analysis.llm_mla import add_absorbed, mla_shape
+from modelcost.core.assumptions import merge_assumptions
 from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, DecodeTokenCost, GenerationPoint, KvCache, LlmReport, PrefillCost
 from modelcost.core.types import CostReport
@@ -192,6 +193,7 @@ def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:
     only what ran before the failure."""
     if cost.problems:
         raise ModelcostError(f"{phase}: {cost.problems[0]}")
+    merge_assumptions(report.assumptions, cost.assumptions)
     for op, n in cost.compute.uncounted_ops.items():
         report.uncounted[op] = max(report.uncounted.get(op, 0), n)
     if not cost.compute.complete:

@@ -25,6 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from modelcost.analysis import torch_ops
+from modelcost.analysis.data_oracle import DataOracle, UnansweredQuestion, example_values
 from modelcost.analysis.summary import ParamTensor, build_report, param_and_storage_stats, peak_live_bytes
 from modelcost.core.env import env_flag
 from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
@@ -292,14 +293,16 @@ def _notes(loaded: LoadedTorch, rec: _Recorder, module: torch.nn.Module, shared:
 
 
 def analyze_torch(loaded: LoadedTorch) -> CostReport:
-    """Static cost of a loaded PyTorch model (built on meta): run once on meta inputs and count."""
-    return _analyze(loaded, loaded.meta_inputs(), device="meta")
+    """Static cost of a loaded PyTorch model (built on meta): run once on meta inputs and count; a value the
+    model asks is answered from the example inputs' values (``data_oracle``)."""
+    return _analyze(loaded, loaded.meta_inputs(), device="meta", values=example_values(loaded, loaded.batch_size))
 
 
 def analyze_module(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapping[str, torch.Tensor],
                    name: str = "module") -> CostReport:
     """Count an ``nn.Module`` you already have, on the inputs you give (meta tensors cost no memory; real
-    ones run for real). A sequence binds positionally and its inputs are named after ``forward``'s arguments;
+    ones run for real; a value the model asks of a meta tensor is answered from made-up input values:
+    ``data_oracle``). A sequence binds positionally and its inputs are named after ``forward``'s arguments;
     a mapping {argument name: tensor} binds by keyword."""
     if isinstance(inputs, Mapping):
         named = list(inputs.items())
@@ -314,7 +317,8 @@ def analyze_module(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Map
     return _analyze(loaded, tensors, device=device)
 
 
-def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str) -> CostReport:
+def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str,
+             values: Sequence[torch.Tensor] | None = None) -> CostReport:
     module = loaded.module
     names: dict[int, str] = {}
     for name, m in module.named_modules(remove_duplicate=False):
@@ -329,7 +333,10 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str)
     problems: list[str] = []
     failure = None
     out = None
-    with torch.no_grad(), torch.device(device), _module_hooks(rec), _CompositeMode(rec), _CountingMode(rec):
+    oracle = DataOracle()
+    for i, (spec, t) in enumerate(zip(loaded.inputs, inputs, strict=False)):
+        oracle.seed(spec.name, t, values[i] if values is not None else None)
+    with torch.no_grad(), torch.device(device), _module_hooks(rec), _CompositeMode(rec), oracle, _CountingMode(rec):
         try:
             out = loaded.call(module, inputs)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's model failed: report what ran, say why
@@ -344,6 +351,7 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str)
         dict(rec.zero_cost), rec.activation_bytes, peak_live_bytes(rec.steps, keep),
         notes=_notes(loaded, rec, module, shared), problems=problems, batch_size=loaded.batch_size,
     )
+    report.assumptions = oracle.assumptions
     if failure is not None:  # the model could not be traced: what ran before the failure is not its cost
         report.compute.complete = False
         report.compute.incomplete_reasons.append(failure)
@@ -355,7 +363,7 @@ def _forward_failure(loaded: LoadedTorch, exc: BaseException) -> str:
     message = " ".join(str(exc).split()) or exc.__class__.__name__
     shapes = ", ".join(f"{s.name}={'x'.join(map(str, s.shape))}:{s.dtype}" for s in loaded.inputs)
     hint = ""
-    if "meta" in message.lower() and ("item" in message.lower() or "data-dependent" in message.lower()):
+    if isinstance(exc, UnansweredQuestion) or "meta" in message.lower() and "item" in message.lower():
         hint = " (the model reads tensor values, which meta tensors do not have)"
     elif "indices" in message and ("Long" in message or "Int" in message):
         hint = " (an input holds token ids? give its dtype: --input-shape NAME=DIMS:int64)"

@@ -34,6 +34,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from modelcost.analysis import torch_ops, torch_ops_backward
+from modelcost.analysis.data_oracle import DataOracle, example_values
 from modelcost.analysis.torch_counter import decompose_uncounted
 from modelcost.analysis import training_memory as tm
 from modelcost.analysis.training_attention import FusedAttention
@@ -41,9 +42,11 @@ from modelcost.analysis.training_autocast import autocast_for
 from modelcost.analysis.training_checkpoint import CheckpointFigures, track_blocks
 from modelcost.analysis.training_dropout import FusedDropout
 from modelcost.analysis.training_peak import PHASES, StepPeak, simulate_step
+from modelcost.core.assumptions import DataAssumption
 from modelcost.core.errors import ModelcostError
 from modelcost.core.training import TrainConfig, TrainingMemory, TrainingReport
 from modelcost.loaders.binding import Bound, call_bound, map_bound, tensors_of
+from modelcost.loaders.torch_loader import forward_names
 
 Inputs = Sequence[torch.Tensor] | Mapping[str, torch.Tensor]  # positional, or by keyword (loaders.binding)
 
@@ -189,6 +192,7 @@ class StepRun:
     outputs_bytes: int
     problems: list[str]
     checkpoint: CheckpointFigures | None = None
+    assumptions: list[DataAssumption] = field(default_factory=list)  # values the model asked (data_oracle)
 
     @property
     def kept_bytes(self) -> int:
@@ -196,9 +200,10 @@ class StepRun:
         return self.checkpoint.activations(self.activations_bytes) if self.checkpoint else self.activations_bytes
 
 
-def count_step(module: torch.nn.Module, inputs: Inputs, config: TrainConfig) -> StepRun:
+def count_step(module: torch.nn.Module, inputs: Inputs, config: TrainConfig, values: Inputs | None = None) -> StepRun:
     """Run forward + backward once on ``inputs`` (meta or real; a sequence binds positionally, a mapping
-    {argument name: tensor} by keyword: ``loaders.binding``) and count ops and saved bytes."""
+    {argument name: tensor} by keyword: ``loaders.binding``) and count ops and saved bytes. A value the model
+    asks of a meta tensor is answered from ``values`` (real inputs bound alike; None: made up): ``data_oracle``."""
     params = [p for p in module.parameters()]
     tensors = tensors_of(inputs)
     fixed = {k for k in map(_storage_key, [*params, *module.buffers(), *tensors]) if k is not None}
@@ -208,7 +213,8 @@ def count_step(module: torch.nn.Module, inputs: Inputs, config: TrainConfig) -> 
     outputs_bytes = 0
     module.train()
     track = track_blocks(module, saved, counter.counts, fixed) if config.checkpointing else contextlib.nullcontext()
-    with FusedAttention(), FusedDropout(), autocast_for(config.precision), counter, track as checkpoint:
+    oracle = DataOracle().seed_bound(inputs, values, forward_names(module))
+    with FusedAttention(), FusedDropout(), autocast_for(config.precision), oracle, counter, track as checkpoint:
         try:
             with torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda t: t):
                 out = call_bound(module, inputs)
@@ -225,7 +231,7 @@ def count_step(module: torch.nn.Module, inputs: Inputs, config: TrainConfig) -> 
             problems.append(f"the training step failed on meta inputs: {exc.__class__.__name__}: "
                             f"{' '.join(str(exc).split())[:300]}")
     inputs_bytes = sum(t.untyped_storage().nbytes() for t in tensors)
-    return StepRun(counter.counts, saved.bytes, inputs_bytes, outputs_bytes, problems, checkpoint)
+    return StepRun(counter.counts, saved.bytes, inputs_bytes, outputs_bytes, problems, checkpoint, oracle.assumptions)
 
 
 def _prepare(module: torch.nn.Module, inputs: Inputs, config: TrainConfig) -> tuple[torch.nn.Module, Bound]:
@@ -251,23 +257,28 @@ def _param_parts(module: torch.nn.Module) -> tuple[int, int, int, int, int]:
 
 
 def train_module(module: torch.nn.Module, make_inputs: Any, batch_size: int, config: TrainConfig,
-                 name: str = "module", tokens_per_sample: int | None = None) -> TrainingReport:
+                 name: str = "module", tokens_per_sample: int | None = None, make_values: Any = None) -> TrainingReport:
     """Count one step at ``batch_size`` and at twice it (for the per-sample memory slope), and simulate the
     step's memory at both (``training_peak``: the predicted peak).
 
     ``make_inputs(batch)`` returns the inputs at that batch (meta tensors cost no memory): a sequence binds
-    positionally, a mapping {argument name: tensor} by keyword (as ``torch_counter.analyze_module``)."""
+    positionally, a mapping {argument name: tensor} by keyword (as ``torch_counter.analyze_module``).
+    ``make_values(batch)``, when given, returns real inputs bound alike: the values ``data_oracle`` answers the
+    model's questions from (without it they are made up)."""
     optimizer = tm.check_optimizer(config.optimizer)
+    values = make_values or (lambda batch: None)
     module, first = _prepare(module, make_inputs(batch_size), config)
-    run = count_step(module, first, config)
+    values1 = values(batch_size)
+    run = count_step(module, first, config, values1)
     _, second = _prepare(module, make_inputs(2 * batch_size), config)
+    values2 = values(2 * batch_size)
     module.zero_grad(set_to_none=True)
-    run2 = count_step(module, second, config) if not run.problems else run
+    run2 = count_step(module, second, config, values2) if not run.problems else run
     module.zero_grad(set_to_none=True)
     sims = None
     if not run.problems:
-        sim = simulate_step(module, first, config, optimizer)
-        sims = (sim, simulate_step(module, second, config, optimizer) if not sim.problems else sim)
+        sim = simulate_step(module, first, config, optimizer, values1)
+        sims = (sim, simulate_step(module, second, config, optimizer, values2) if not sim.problems else sim)
     module.eval()
     return _report(module, run, run2, sims, batch_size, config, name, tokens_per_sample)
 
@@ -303,6 +314,7 @@ def _report(module: torch.nn.Module, run: StepRun, run2: StepRun, sims: tuple[St
     )
     report.notes += notes
     report.problems = problems
+    report.assumptions = list(run.assumptions)  # the counted step's; the other batch and the simulation ask alike
     return report
 
 
@@ -395,8 +407,12 @@ def analyze_training(loaded: Any, batch_size: int, config: TrainConfig) -> Train
         return loaded.bind([torch.empty(s.shape, dtype=getattr(torch, s.dtype), device="meta")
                             for s in loaded.input_specs(batch)])
 
+    def values(batch: int) -> Bound | None:
+        real = example_values(loaded, batch)
+        return loaded.bind(list(real)) if real is not None else None
+
     tm.check_optimizer(config.optimizer)
     report = train_module(loaded.module, meta_inputs, batch_size, config, name=loaded.name,
-                          tokens_per_sample=tokens_per_sample(loaded.input_specs(batch_size)))
+                          tokens_per_sample=tokens_per_sample(loaded.input_specs(batch_size)), make_values=values)
     report.notes = list(loaded.notes) + report.notes
     return report

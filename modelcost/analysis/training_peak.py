@@ -29,12 +29,14 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
+from modelcost.analysis.data_oracle import DataOracle
 from modelcost.analysis.training_attention import FusedAttention
 from modelcost.analysis.training_autocast import autocast_for
 from modelcost.analysis.training_dropout import FusedDropout
 from modelcost.analysis.training_liveness import LiveBytes
 from modelcost.core.training import TrainConfig
 from modelcost.loaders.binding import call_bound, tensors_of
+from modelcost.loaders.torch_loader import forward_names
 
 PHASES = ("forward", "backward", "optimizer")
 
@@ -120,10 +122,11 @@ def _states(opt: torch.optim.Optimizer) -> tuple[list[torch.Tensor], list[torch.
 
 
 def simulate_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapping[str, torch.Tensor],
-                  config: TrainConfig, optimizer: str) -> StepPeak:
+                  config: TrainConfig, optimizer: str, values: Any = None) -> StepPeak:
     """Run one steady-state step of ``module`` on ``inputs`` (a sequence binds positionally, a mapping by
     keyword: ``loaders.binding``) under ``LiveBytes``; the module's gradients are ``None`` again afterwards.
-    ``optimizer`` is a checked name (``training_memory.check_optimizer``)."""
+    ``optimizer`` is a checked name (``training_memory.check_optimizer``). A value the model asks of a meta
+    tensor is answered from ``values`` (real inputs bound alike; None: made up): ``data_oracle``."""
     params = _trainable(module)
     tensors = tensors_of(inputs)
     device = (params[0] if params else tensors[0]).device.type
@@ -140,7 +143,8 @@ def simulate_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapp
                masters.masters if masters else [])
     result = StepPeak()
     module.train()
-    with _checkpointed(module, config), live:
+    oracle = DataOracle().seed_bound(inputs, values, forward_names(module))
+    with _checkpointed(module, config), oracle, live:
         try:
             live.mark("forward")
             with gpu_modes(config.precision):

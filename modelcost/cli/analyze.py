@@ -19,6 +19,7 @@ def analyze(
     batch_size: o.BatchSize = None,
     input_shape: o.InputShape = None,
     trust_pickle: o.TrustPickle = False,
+    attn_implementation: o.AttnImplementation = None,
     json_path: o.JsonPath = None,
     report: o.Report = False,
     out: o.OutDir = None,
@@ -57,6 +58,7 @@ def analyze(
         options = flow.run_options(
             o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static,
+            attn_implementation=attn_implementation,
             bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True,
             screen=flow.screen_mode(screen), exhaustive=exhaustive)
         printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers)

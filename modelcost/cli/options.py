@@ -21,6 +21,9 @@ BatchSize = Annotated[Optional[int], typer.Option(
 InputShape = Annotated[Optional[list[str]], typer.Option(
     "--input-shape", "-s", help="NAME=1x3x224x224[:DTYPE]: the shape (and dtype, e.g. input_ids=1x128:int64) of one "
     "input (repeatable).")]
+AttnImplementation = Annotated[Optional[str], typer.Option(
+    "--attn-implementation", help="A transformers model's attention: eager or sdpa (counted on meta), or another "
+    "transformers name for the benchmarks; default: the model's own, sdpa / eager where that cannot be counted.")]
 TrustPickle = Annotated[bool, typer.Option(
     "--trust-pickle", help="Allow loading a pickled PyTorch module. Unpickling runs code: only for files you trust.")]
 JsonPath = Annotated[Optional[Path], typer.Option(

@@ -31,6 +31,7 @@ def train(
     batch_size: o.BatchSize = None,
     input_shape: o.InputShape = None,
     trust_pickle: o.TrustPickle = False,
+    attn_implementation: o.AttnImplementation = None,
     optimizer: Optimizer = "adamw",
     precisions: TrainPrecisions = "fp32",
     master_weights: Annotated[bool, typer.Option(help="Keep fp32 master weights (pure bf16 / fp16).")] = False,
@@ -67,7 +68,7 @@ def train(
                          memory_margin=margin, checkpointing=checkpointing)
     memory = int(memory_gb * 2**30) if memory_gb else None
     common = {"batch_size": batch_size, "input_shapes": input_shape, "trust_pickle": trust_pickle,
-              "target_gpu": target_gpu, "memory_bytes": memory}
+              "attn_implementation": attn_implementation, "target_gpu": target_gpu, "memory_bytes": memory}
     from modelcost.core.text import utc_timestamp
     from modelcost.core.types import RunReport
 

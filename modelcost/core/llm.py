@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from modelcost.core.assumptions import DataAssumption
 from modelcost.core.types import LatencyStats
 
 
@@ -246,3 +247,4 @@ class LlmReport:
     # empty for zoo models, factories, hub ids and complete configs
     config_defaults: dict[str, int | bool | list[int]] = field(default_factory=dict)
     mla: MlaShape | None = None  # multi-head latent attention; None for other attention
+    assumptions: list[DataAssumption] = field(default_factory=list)  # values asked on meta, over every counted forward

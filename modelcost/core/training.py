@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from modelcost.core.assumptions import DataAssumption
+
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
 TRAIN_PRECISIONS = ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16")
 
@@ -109,3 +111,4 @@ class TrainingReport:
     benchmarks: list[TrainingBench] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # the step failed on meta: figures are partial (exit 1)
+    assumptions: list[DataAssumption] = field(default_factory=list)  # values the model asked on meta

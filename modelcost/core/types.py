@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelcost.core.assumptions import DataAssumption
 from modelcost.core.training import TrainingReport
 
 Dim = int | str  # a concrete size, or the name of a symbolic dimension
@@ -114,6 +115,7 @@ class CostReport:
     notes: list[str] = field(default_factory=list)  # assumptions: If branch taken, Loop trip count, ...
     problems: list[str] = field(default_factory=list)  # bad input met on the way (wrong input shape, ...): exit 1
     batch_size: int | None = None
+    assumptions: list[DataAssumption] = field(default_factory=list)  # values the model asked on meta (PyTorch)
 
 
 # ---------------------------------------------------------------------------------------------------

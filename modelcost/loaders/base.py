@@ -15,6 +15,7 @@ class LoadOptions:
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     input_dtypes: dict[str, str] = field(default_factory=dict)  # --input-shape NAME=DIMS:DTYPE, canonical names
     trust_pickle: bool = False  # unpickling runs code: only with the user's explicit --trust-pickle
+    attn_implementation: str | None = None  # --attn-implementation of a transformers model (loaders/attention.py)
 
 
 MODEL_SUFFIXES = (".onnx", ".pt2", ".pt", ".pth", ".ts", ".torchscript", ".jit")

@@ -45,6 +45,7 @@ from modelcost.core.lazy import require
 from modelcost.core.text import strip_ansi
 from modelcost.core.trace import trace
 from modelcost.core.types import TensorSpec
+from modelcost.loaders.attention import attention_for_counting, set_attention
 from modelcost.loaders.base import LoadOptions, factory_file, source_kind
 from modelcost.loaders.binding import Bound, bind, call_bound
 from modelcost.loaders.input_dtypes import guess_dtype, token_high, with_dtypes
@@ -129,18 +130,29 @@ class LoadedTorch:
 def load_torch(source: str, options: LoadOptions) -> LoadedTorch:
     require("torch")
     trace("torch imported")
-    kind = source_kind(source)
-    if kind == "zoo":
-        return _load_zoo(source, options)
-    if kind == "torchvision":
-        return _load_torchvision(source, options)
-    if kind == "factory":
-        return _load_factory(source, options)
-    if kind == "torch.export":
-        return _load_exported(source, options)
-    if kind == "torchscript_or_pickle":
-        return _load_script_or_pickle(source, options)
-    raise ModelcostError(f"{source}: not a PyTorch model (expected zoo:NAME, file.py:factory, .pt, .pt2)")
+    loaders = {"zoo": _load_zoo, "torchvision": _load_torchvision, "factory": _load_factory,
+               "torch.export": _load_exported, "torchscript_or_pickle": _load_script_or_pickle}
+    load = loaders.get(source_kind(source))
+    if load is None:
+        raise ModelcostError(f"{source}: not a PyTorch model (expected zoo:NAME, file.py:factory, .pt, .pt2)")
+    return _with_attention(load(source, options), options.attn_implementation)
+
+
+def _with_attention(loaded: LoadedTorch, requested: str | None) -> LoadedTorch:
+    """The attention implementation the count runs (``attention.attention_for_counting``, said in a note); an
+    explicit ``--attn-implementation`` is also set on every real build (the benchmarks)."""
+    note = attention_for_counting(loaded.module, requested, loaded.source)
+    if note:
+        loaded.notes.append(note)
+    build = loaded.build
+    if requested and build is not None:
+        def build_with(device: str) -> Any:
+            module = build(device)
+            set_attention(module, requested, loaded.source)
+            return module
+
+        loaded.build = build_with
+    return loaded
 
 
 # ---------------------------------------------------------------------------------------------------

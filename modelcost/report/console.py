@@ -112,6 +112,8 @@ def print_cost(cost: CostReport, top: int | None = 10, console: Console | None =
         console.print("[green]every op counted[/] (or known to cost nothing)")
     for note in cost.notes:
         console.print(f"[dim]note:[/] {escape(note)}", emoji=False)
+    for assumed in cost.assumptions:
+        console.print(f"[yellow]assumed:[/] {escape(assumed.describe())}", emoji=False)
     for problem in cost.problems:
         if untraced and problem.endswith(untraced):
             continue  # said above as "not counted"

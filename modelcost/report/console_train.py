@@ -34,5 +34,7 @@ def print_training(t: TrainingReport, console: Console | None = None) -> None:
         console.print(_rich(bench_table(t)))
     for note in t.notes:
         console.print(f"[dim]note: {escape(note)}[/]")
+    for assumed in t.assumptions:
+        console.print(f"[yellow]assumed:[/] {escape(assumed.describe())}")
     for problem in t.problems:
         console.print(f"[red]problem: {escape(problem)}[/]")

@@ -34,7 +34,7 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
                                      "attn_implementation", "hidden_state_bytes", "complete", "incomplete_reasons",
                                      "mla")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
-            "notes": plain["notes"], "problems": plain["problems"]}
+            "notes": plain["notes"], "problems": plain["problems"], "assumptions": plain["assumptions"]}
 
 
 def to_document(report: LlmReport, created: str = "", command: str = "llm") -> dict[str, Any]:
@@ -224,6 +224,8 @@ def print_llm(report: LlmReport, console: Console) -> None:
         console.print(f"[bold yellow]{escape(partial_line(report.uncounted, report.incomplete_reasons))}[/]")
     for note in report.notes:
         console.print(f"[dim]note:[/] {escape(note)}")
+    for assumed in report.assumptions:
+        console.print(f"[yellow]assumed:[/] {escape(assumed.describe())}")
     for problem in report.problems:
         console.print(f"[red]problem:[/] {escape(problem)}")
 

@@ -191,6 +191,8 @@ def _notes_blocks(cost: CostReport) -> list[Block]:
     blocks: list[Block] = []
     if cost.notes:
         blocks += [Heading("Assumptions", 3), Bullets(list(cost.notes))]
+    if cost.assumptions:
+        blocks += [Heading("Values the model asked on meta", 3), Bullets([a.describe() for a in cost.assumptions])]
     if cost.problems:
         blocks += [Heading("Problems met", 3), Bullets(list(cost.problems))]
     return blocks

@@ -74,6 +74,8 @@ def training_blocks(t: TrainingReport) -> list[Block]:
         blocks.append(bench_table(t))
     if t.notes:
         blocks += [Heading("Training notes", 3), Bullets(list(t.notes))]
+    if t.assumptions:
+        blocks += [Heading("Values the model asked on meta", 3), Bullets([a.describe() for a in t.assumptions])]
     if t.problems:
         blocks += [Heading("Training problems", 3), Bullets(list(t.problems))]
     return blocks

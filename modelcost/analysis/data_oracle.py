@@ -1,0 +1,303 @@
+"""Answers for model code that asks a tensor's values on the meta device: the data oracle.
+
+The counters run the model on meta tensors (shapes, no values). Code that asks a value - ``.item()``,
+``bool(t)`` / ``if t.any():``, ``nonzero`` / ``torch.where(mask)``, a boolean-mask index, ``.tolist()`` /
+``.cpu()``, ``unique``, ``bincount``, ``torch.equal`` - has no answer there, and such code is common: the mask
+and cache code of ``transformers`` (``fast_all(padding_mask)`` decides whether SDPA may use ``is_causal``), MoE
+routers (which experts got tokens), padding checks. ``DataOracle`` is a ``TorchDispatchMode``, entered below the
+counting modes, that answers them:
+
+* **shadows**: every small meta tensor (at most ``LIMIT_ELEMENTS`` elements) that comes from tensors with
+  known values gets a real CPU twin, computed by running the same op on the twins (an in-place op updates the
+  twin in place; a write the oracle cannot follow drops the twins of that storage). Values are known for the
+  inputs (``seed``: the example inputs' values, or made-up ones) and for tensors made from constants
+  (``arange``, ``ones``); weights have none, so the big activations never get a twin and cost nothing here;
+* **made-up values at the frontier**: an op that turns small tensors into integers or booleans (``topk``,
+  ``argmax``, a comparison) whose inputs lack twins - a router's scores come from the weights - gets made-up
+  inputs: standard normal floats, zero integers and booleans. So a router spreads tokens over experts as
+  random scores would (about evenly), instead of failing;
+* **questions**: an op of ``QUESTIONS`` whose meta kernel raises is answered by running it on the twins (a
+  question about a tensor without a twin is asked of made-up values: zeros, ``False``, normal floats). Its
+  tensor results come back as meta tensors of the real shapes (a copy to a real device stays real), with
+  twins, so later questions about them have answers too.
+
+Every answer that depends on values is recorded once per (op, line of the model, basis) as a
+``core.assumptions.DataAssumption``: the op, the model's line that asked, whether the values were the example
+inputs' or made up (and which), the first answer and the number of calls. An answer computed from constants
+alone (an ``arange``) is exact and not recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+import sysconfig
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils.weak import WeakTensorKeyDictionary
+
+from modelcost.core.assumptions import FROM_INPUTS, MADE_UP, DataAssumption, merge_assumptions
+from modelcost.loaders.binding import args_kwargs, tensors_of
+
+LIMIT_ELEMENTS = 1 << 22  # twins only for tensors this small: masks, positions, a router's one-hot choices
+INPUT_BUDGET_ELEMENTS = 1 << 22  # the example inputs are built for real only up to this many elements in all
+# aten ops whose result depends on values (the meta kernel raises): the questions the oracle answers
+QUESTIONS = frozenset({
+    "_local_scalar_dense", "nonzero", "masked_select", "_unique", "_unique2", "unique_dim", "unique_consecutive",
+    "bincount", "repeat_interleave", "equal", "index", "_to_copy", "copy_",
+})
+_TORCH_AND_US = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,
+                 os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
+_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+class UnansweredQuestion(RuntimeError):
+    """The model asked values the oracle cannot give: of a tensor with no twin, too large to make values up for,
+    or an op that fails on the twins too. Raised from the meta kernel's own error."""
+
+
+@dataclass(frozen=True)
+class _Twin:
+    value: torch.Tensor  # real, on the CPU
+    origins: frozenset[str]  # the seeded or made-up values it was computed from
+
+
+def _is_meta(t: Any) -> bool:
+    return isinstance(t, torch.Tensor) and t.device.type == "meta"
+
+
+def _storage_key(t: torch.Tensor) -> int | None:
+    try:
+        return t.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001 - tensors without a plain storage
+        return None
+
+
+@functools.cache
+def _written_args(func: Any) -> tuple[tuple[int, Any], ...]:
+    """(position, schema argument) of every argument ``func`` writes into (in-place and out= ops)."""
+    schema = func._schema.arguments
+    return tuple((i, a) for i, a in enumerate(schema) if a.alias_info is not None and a.alias_info.is_write)
+
+
+def _not_the_models(path: str) -> bool:
+    """torch, modelcost and the standard library (site-packages, inside it, holds the model's libraries)."""
+    if path.startswith(_TORCH_AND_US):
+        return True
+    return path.startswith(_STDLIB) and "-packages" + os.sep not in path.removeprefix(_STDLIB)
+
+
+def asked_at() -> str:
+    """The innermost line of the model's code (outside torch, modelcost and the standard library) now running:
+    'transformers/masking_utils.py:292 (_ignore_causal_mask_sdpa)'."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not _not_the_models(path) and not frame.f_code.co_filename.startswith("<"):
+            short = os.sep.join(path.split(os.sep)[-2:])
+            return f"{short}:{frame.f_lineno} ({frame.f_code.co_name})"
+        frame = frame.f_back
+    return "?"
+
+
+def _answer_text(value: Any) -> str:
+    leaves = [v for v in tree_flatten(value)[0]]
+    if len(leaves) == 1 and not isinstance(leaves[0], torch.Tensor):
+        return repr(leaves[0])
+    shapes = [tuple(v.shape) for v in leaves if isinstance(v, torch.Tensor)]
+    return "shape " + ", ".join(str(s) for s in shapes)
+
+
+class DataOracle(TorchDispatchMode):
+    """Enter it below the counting modes (first), ``seed`` the inputs, read ``assumptions`` afterwards."""
+
+    def __init__(self, limit_elements: int = LIMIT_ELEMENTS) -> None:
+        super().__init__()
+        self.limit = limit_elements
+        self.twins = WeakTensorKeyDictionary()
+        self.assumptions: list[DataAssumption] = []
+        self._example_origins: set[str] = set()  # origins that are the example inputs' real values
+        self._gen = torch.Generator().manual_seed(0)
+
+    # values in --------------------------------------------------------------------------------------
+    def seed(self, name: str, meta: Any, value: torch.Tensor | None = None) -> None:
+        """Give the input ``name`` (a meta tensor) its values: ``value`` (the example input's, on any device) or,
+        without one, made-up ones (integers and booleans 1: a valid token id, nothing masked; floats normal)."""
+        if not _is_meta(meta) or meta.numel() > self.limit:
+            return
+        if value is not None and tuple(value.shape) == tuple(meta.shape):
+            origin = f"input {name}"
+            self._example_origins.add(origin)
+            self.twins[meta] = _Twin(value.detach().to("cpu", meta.dtype), frozenset({origin}))
+            return
+        if meta.dtype.is_floating_point or meta.dtype.is_complex:
+            made, how = torch.randn(meta.shape, generator=self._gen).to(meta.dtype), "standard normal"
+        else:
+            made, how = torch.ones(meta.shape, dtype=meta.dtype), "ones"
+        self.twins[meta] = _Twin(made, frozenset({f"input {name} (made up: {how})"}))
+
+    def seed_bound(self, inputs: Any, values: Any = None, names: Sequence[str] = ()) -> DataOracle:
+        """``seed`` every tensor of bound ``inputs`` (``loaders.binding``: by keyword, or positional named after
+        ``names``) from ``values`` bound alike (None: made up); returns the oracle."""
+        args, kwargs = args_kwargs(inputs)
+        given = tensors_of(values) if values is not None else [None] * (len(args) + len(kwargs))
+        labels = [names[i] if i < len(names) else f"#{i}" for i in range(len(args))] + list(kwargs)
+        for label, t, v in zip(labels, [*args, *kwargs.values()], given, strict=True):
+            self.seed(label, t, v)
+        return self
+
+    def _made_up(self, t: torch.Tensor, op: str) -> _Twin:
+        """Values for a tensor the model derived from its weights: standard normal floats, zero ints / bools."""
+        if t.dtype.is_floating_point or t.dtype.is_complex:
+            value, how = torch.randn(t.shape, generator=self._gen).to(t.dtype), "standard normal"
+        else:
+            value, how = torch.zeros(t.shape, dtype=t.dtype), "zeros"
+        dims = "x".join(map(str, t.shape)) or "scalar"
+        return _Twin(value, frozenset({f"made up ({how}): the {dims} {str(t.dtype).removeprefix('torch.')} "
+                                       f"input of {op} at {asked_at()}"}))
+
+    # dispatch ---------------------------------------------------------------------------------------
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        try:
+            out = func(*args, **kwargs)
+        except (RuntimeError, NotImplementedError) as exc:
+            asked = func._overloadpacket.__name__ in QUESTIONS
+            if not asked or not any(map(_is_meta, tree_flatten((args, kwargs))[0])):
+                raise
+            return self._answer(func, args, kwargs, exc)
+        if any(map(_is_meta, tree_flatten(out)[0])):
+            self._shadow(func, args, kwargs, out)
+        return out
+
+    def _shadow(self, func: Any, args: tuple, kwargs: dict, out: Any) -> None:
+        """Twins for the meta outputs of an op whose inputs have them (or may be made up at the frontier)."""
+        outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        if not all(_is_meta(t) and t.numel() <= self.limit for t in outs):
+            self._forget_writes(func, args, kwargs)
+            return
+        inputs = [t for t in tree_flatten((args, kwargs))[0] if _is_meta(t)]
+        missing = [t for t in inputs if t not in self.twins]
+        if missing and self._frontier(inputs, outs):
+            name = str(func._overloadpacket)
+            for t in missing:
+                self.twins[t] = self._made_up(t, name)
+            missing = []
+        real = self._on_twins(func, args, kwargs) if not missing else None
+        if real is None:
+            self._forget_writes(func, args, kwargs)
+            return
+        origins = frozenset().union(*(self.twins[t].origins for t in inputs))
+        for m, r in zip(tree_flatten(out)[0], tree_flatten(real)[0], strict=False):
+            if _is_meta(m) and isinstance(r, torch.Tensor) and tuple(r.shape) == tuple(m.shape):
+                self.twins[m] = _Twin(r, origins)
+
+    def _frontier(self, inputs: list[torch.Tensor], outs: list[torch.Tensor]) -> bool:
+        """Small inputs turned into integers or booleans (a router's top-k, a comparison): values may be made up."""
+        return (all(t.numel() <= self.limit for t in inputs)
+                and any(not (t.dtype.is_floating_point or t.dtype.is_complex) for t in outs))
+
+    def _on_twins(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        """``func`` on the twins (meta -> CPU, ``device=meta`` -> cpu); None when it cannot run there."""
+        def real(v: Any) -> Any:
+            if _is_meta(v):
+                return self.twins[v].value
+            if isinstance(v, torch.device) and v.type == "meta":
+                return torch.device("cpu")
+            return v
+
+        try:
+            return func(*tree_map(real, args), **tree_map(real, kwargs))
+        except Exception:  # noqa: BLE001 - an op the CPU cannot run for this dtype: no twin, nothing else lost
+            return None
+
+    def _forget_writes(self, func: Any, args: tuple, kwargs: dict) -> None:
+        """An op wrote into tensors whose twins it could not update: their twins (and their views') are stale."""
+        written = _written_args(func)
+        if not written or not len(self.twins):
+            return
+        keys = set()
+        for i, arg in written:
+            value = args[i] if i < len(args) and not arg.kwarg_only else kwargs.get(arg.name)
+            keys |= {_storage_key(t) for t in tree_flatten(value)[0] if _is_meta(t)}
+        for t in [t for t in self.twins.keys() if _storage_key(t) in keys]:
+            del self.twins[t]
+
+    # questions --------------------------------------------------------------------------------------
+    def _answer(self, func: Any, args: tuple, kwargs: dict, exc: BaseException) -> Any:
+        """The value a question asks, from the twins (made up where there are none); tensor results as meta."""
+        name = str(func._overloadpacket)
+        if name == "aten.index":
+            return self._index_by_positions(func, args, kwargs, exc)
+        inputs = [t for t in tree_flatten((args, kwargs))[0] if _is_meta(t)]
+        self._make_up_missing(inputs, name, exc)
+        real = self._on_twins(func, args, kwargs)
+        if real is None:
+            raise UnansweredQuestion(f"{name} at {asked_at()} fails on the values too: {exc}") from exc
+        origins = self._record(name, inputs, real)
+        stays_real = {id(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor) and not _is_meta(t)}
+        target = kwargs.get("device")
+        to_real = name == "aten._to_copy" and target is not None and torch.device(target).type != "meta"
+        return tree_map(lambda r: r if to_real or id(r) in stays_real else self._as_meta(r, origins), real)
+
+    def _index_by_positions(self, func: Any, args: tuple, kwargs: dict, exc: BaseException) -> Any:
+        """``x[mask]`` needs the mask's values only: its True positions (from its twin) index ``x`` on meta, as torch
+        itself turns a boolean index into ``nonzero``'s; ``x`` may be as large as it likes."""
+        x, indices = args[0], list(args[1])
+        masks = {id(ix): ix for ix in indices if _is_meta(ix) and ix.dtype in (torch.bool, torch.uint8)}
+        self._make_up_missing(list(masks.values()), "aten.index", exc)
+        origins = frozenset().union(*(self.twins[m].origins for m in masks.values()))
+        positions: list[Any] = []
+        for ix in indices:
+            if id(ix) in masks:
+                found = self.twins[ix].value.ne(0).nonzero().unbind(1)  # one long index per mask dimension
+                positions += [self._as_meta(p, origins) for p in found]
+            else:
+                positions.append(ix)
+        out = func(x, positions, *args[2:], **kwargs)
+        self._record("aten.index", list(masks.values()), out)
+        self._shadow(func, (x, positions), kwargs, out)
+        return out
+
+    def _make_up_missing(self, inputs: list[torch.Tensor], op: str, exc: BaseException) -> None:
+        """Made-up twins for the inputs of a question that have none; a tensor too large for one is refused."""
+        large = [t for t in inputs if t not in self.twins and t.numel() > self.limit]
+        if large:
+            dims = "x".join(map(str, large[0].shape))
+            raise UnansweredQuestion(f"{op} at {asked_at()} needs the values of a {dims} tensor that has none on "
+                                     f"meta, more than the data oracle makes up ({self.limit:,} elements)") from exc
+        for t in inputs:
+            if t not in self.twins:
+                self.twins[t] = self._made_up(t, op)
+
+    def _record(self, op: str, inputs: list[torch.Tensor], answer: Any) -> frozenset[str]:
+        """Write down an answer that rests on values (not one computed from constants); its origins."""
+        origins = frozenset().union(*(self.twins[t].origins for t in inputs))
+        if origins:
+            basis = FROM_INPUTS if origins <= self._example_origins else MADE_UP
+            merge_assumptions(self.assumptions, [DataAssumption(op, asked_at(), basis, sorted(origins),
+                                                                _answer_text(answer))])
+        return origins
+
+    def _as_meta(self, value: Any, origins: frozenset[str]) -> Any:
+        """A real result as the meta tensor the model expects (same shape and strides), with ``value`` its twin."""
+        if not isinstance(value, torch.Tensor):
+            return value
+        m = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
+        self.twins[m] = _Twin(value, origins)
+        return m
+
+
+def example_values(loaded: Any, batch_size: int | None) -> tuple[torch.Tensor, ...] | None:
+    """The values of a loaded model's inputs at ``batch_size``, as the benchmark feeds them
+    (``LoadedTorch.make_inputs``: tensors given by ``example_inputs()``, else seeded ids, masks and normals), when
+    they hold at most ``INPUT_BUDGET_ELEMENTS`` elements together; None otherwise (the oracle makes them up)."""
+    elements = sum(math.prod(s.shape) for s in loaded.input_specs(batch_size))
+    return loaded.make_inputs(batch_size) if elements <= INPUT_BUDGET_ELEMENTS else None
