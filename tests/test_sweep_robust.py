@@ -343,3 +343,13 @@ def test_a_child_whose_sweep_died_before_it_started_ends_at_once() -> None:
     env["MODELCOST_SWEEP_PARENT"] = str(os.getpid())  # its real parent: it runs
     assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=60).stdout.strip() == "alive"
+
+
+def test_results_refuses_a_bad_report_name_before_writing_any_output(tmp_path: Path) -> None:
+    """Found by the fuzzer: 'results DB --json abc --report 1000000000' wrote abc, then refused the report name.
+    Every output is now checked and made before any is written."""
+    path = _db(tmp_path / "r.sqlite")
+    res = CliRunner().invoke(app, ["results", str(path), "--json", str(tmp_path / "abc"), "--report",
+                                   str(tmp_path / "1000000000")])
+    _one_line(res, "--report", "end it in .md or .html")
+    assert sorted(os.listdir(tmp_path)) == ["r.sqlite"]

@@ -38,7 +38,7 @@ def _write(text: str, path: Path) -> None:
     typer.echo(f"wrote {path}", err=True)
 
 
-def _report(db: Any, rows: list[dict[str, Any]], path: Path, extra: list[Any]) -> None:
+def _report_text(db: Any, rows: list[dict[str, Any]], path: Path, extra: list[Any]) -> str:
     from modelcost.report.html import render_blocks_html
     from modelcost.report.markdown import render_blocks
     from modelcost.sweep.report import sweep_blocks
@@ -48,12 +48,17 @@ def _report(db: Any, rows: list[dict[str, Any]], path: Path, extra: list[Any]) -
     title = f"modelcost sweep report: {db.path.name}"
     blocks = sweep_blocks(title, db.runs(), rows, best_configs(rows, constraints, objective), objective,
                           constraints.as_dict()) + extra
-    if path.suffix.lower() in (".html", ".htm"):
-        _write(render_blocks_html(blocks, title), path)
-    elif path.suffix.lower() in (".md", ".markdown"):
-        _write(render_blocks(blocks), path)
-    else:
-        raise ModelcostError(f"--report {path}: end it in .md or .html")
+    return render_blocks_html(blocks, title) if _report_kind(path) == "html" else render_blocks(blocks)
+
+
+def _report_kind(path: Path) -> str:
+    """'html' or 'md' from the --report file's suffix; anything else is refused before any work is done."""
+    suffix = path.suffix.lower()
+    if suffix in (".html", ".htm"):
+        return "html"
+    if suffix in (".md", ".markdown"):
+        return "md"
+    raise ModelcostError(f"--report {path}: end it in .md or .html")
 
 
 @app.command()
@@ -85,6 +90,8 @@ def results(
     from modelcost.sweep.db import ResultsDB
     from modelcost.sweep.results import export_json, filter_rows
 
+    if report is not None:
+        _report_kind(report)
     db = ResultsDB(db_path, create=False)
     rows = filter_rows(db, model=model, gpu=gpu, backend=backend, precision=precision, batch=batch, status=status,
                        run=run, since=since, until=until)
@@ -98,11 +105,13 @@ def results(
         regressed = sum(c.regression for c in changes)
         extra = compare_blocks(a_id, b_id, changes, tolerance_pct)
         _print_compare(console, a_id, b_id, changes)
-    if json_path is not None:
-        text = export_json(rows)
-        typer.echo(text) if str(json_path) == "-" else _write(text + "\n", json_path)
-    if report is not None:
-        _report(db, rows, report, extra)
+    # every output is made before any is written: a failure (a damaged row, a bad constraint) leaves no half set
+    json_text = export_json(rows) if json_path is not None else None
+    report_text = _report_text(db, rows, report, extra) if report is not None else None
+    if json_text is not None:
+        typer.echo(json_text) if str(json_path) == "-" else _write(json_text + "\n", json_path)
+    if report_text is not None:
+        _write(report_text, report)
     if compare is None and json_path is None and report is None:
         console.print(_table(rows))
     if regressed:
