@@ -15,6 +15,8 @@ Conventions (docs/COUNTING.md says the same for users):
   - pooling: output elements x window size (k-1 adds/compares and 1 divide or the first load);
     global pooling: input elements;
   - reductions (sum, mean, max, min, prod, norms): input elements;
+  - selection (MoE routing): top-k (1 + ceil(log2 k)) per input element, sort ceil(log2 n) per input element
+    (n the sorted axis), histogram 1 per input element;
   - attention: 2 * MACs + softmax (5) + scaling (1) per score, + 1 per score for an additive mask.
 * Data movement (reshape, transpose, slice, concat, gather, cast, ...) costs nothing here: it moves bytes,
   which the memory section counts.
@@ -214,3 +216,15 @@ def pool_flops(out_numel: int, window: Sequence[int]) -> int:
 def norm_flops(numel_: int, affine_scale: bool, affine_shift: bool) -> int:
     return numel_ * (NORM_FLOPS_PER_ELEMENT + int(affine_scale) + int(affine_shift))
 
+
+
+def sort_flops(numel_: int, axis_len: int) -> int:
+    """Sorting every row of ``axis_len`` elements: axis_len * ceil(log2 axis_len) comparisons per row, one FLOP
+    each (a comparison sort's order); no MACs."""
+    return numel_ * math.ceil(math.log2(axis_len)) if axis_len > 1 else 0
+
+
+def topk_flops(numel_: int, k: int) -> int:
+    """The k largest of every row: each element is compared with the top of a k-heap (1) and inserted in it
+    (ceil(log2 k)); k = 1 is argmax's one comparison per element. No MACs."""
+    return numel_ * (1 + math.ceil(math.log2(max(k, 1))))
