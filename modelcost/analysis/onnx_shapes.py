@@ -116,11 +116,11 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
                 f"the model's local functions cannot be inlined ({first}); the model is malformed"
             ) from None
         notes.append(f"{len(model.functions)} model-local function(s) inlined before counting")
-    inferred, table, values = _refined(sk, run_onnx_inference(sk), opset or 1)
+    inferred, table, values = _with_routing(sk, _refined(sk, run_onnx_inference(sk), opset or 1), notes, opset or 1)
     if _unshaped(inferred.graph):
         hinted = _with_symbolic(sk, inferred, notes)
         if hinted is not inferred:
-            inferred, table, values = _refined(sk, hinted, opset or 1)
+            inferred, table, values = _with_routing(sk, _refined(sk, hinted, opset or 1), notes, opset or 1)
     collect(inferred.graph, (), table, notes, inferred.opset_import, flat_done=True)
     return InferredOnnx(model=inferred, table=table, values=values, notes=notes)
 
@@ -136,6 +136,27 @@ def _refined(sk: Any, inferred: Any, opset: int) -> tuple[Any, ShapeTable, dict[
         _add_hints(sk.graph, hints)
         inferred = run_onnx_inference(sk)
     return inferred, table, values
+
+
+def _with_routing(
+    sk: Any, state: tuple[Any, ShapeTable, dict[str, Any]], notes: list[str], opset: int
+) -> tuple[Any, ShapeTable, dict[str, Any]]:
+    """Step 3 again after binding the rows a mixture of experts routes to each expert (``onnx_moe``), when it
+    binds any that inference left unknown; ``state`` unchanged otherwise."""
+    from modelcost.analysis.onnx_moe import bind_routing
+
+    inferred, table, values = state
+    binding = bind_routing(inferred.graph, lambda n: getattr(table.get((), n), "static_shape", None), values)
+    hints = {
+        name: TensorInfo(shape, "int64")
+        for name, shape in binding.shapes.items()
+        if getattr(table.get((), name), "static_shape", None) is None
+    }
+    if not hints:
+        return state
+    _add_hints(sk.graph, hints)
+    notes += binding.notes()
+    return _refined(sk, run_onnx_inference(sk), opset)
 
 
 def _unshaped(graph: Any) -> set[str]:
