@@ -110,3 +110,49 @@ def test_cli_exits_0_on_a_moe_export(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())
     assert doc["compute"]["complete"] is True and doc["compute"]["macs"] == MOE_MACS
+
+
+def _hand_built(tmp_path: Path, depth: int) -> Path:
+    """logits [8, 4] -> TopK k=2 -> OneHot(depth) -> Transpose [depth, 2, 8] -> per expert e < min(depth, 4):
+    Gather e -> NonZero -> the token column -> Gather rows of h [8, 4] -> MatMul w [4, 3]."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    def const(name: str, value: object, dtype: object = np.int64) -> onnx.TensorProto:
+        return numpy_helper.from_array(np.array(value, dtype), name)
+
+    nodes = [
+        helper.make_node("TopK", ["logits", "k"], ["top_w", "top_i"], name="topk", axis=-1),
+        helper.make_node("OneHot", ["top_i", "depth", "onoff"], ["hot"], axis=-1),
+        helper.make_node("Transpose", ["hot"], ["mask"], perm=[2, 1, 0]),
+    ]
+    inits = [const("k", [2]), const("depth", depth), const("onoff", [0, 1]), const("one", 1),
+             numpy_helper.from_array(np.ones((4, 3), np.float32), "w")]
+    experts = min(depth, 4)
+    for e in range(experts):
+        inits.append(const(f"e{e}", e))
+        nodes += [
+            helper.make_node("Gather", ["mask", f"e{e}"], [f"sel{e}"], axis=0),
+            helper.make_node("NonZero", [f"sel{e}"], [f"nz{e}"]),
+            helper.make_node("Gather", [f"nz{e}", "one"], [f"tok{e}"], axis=0),
+            helper.make_node("Gather", ["h", f"tok{e}"], [f"rows{e}"], axis=0),
+            helper.make_node("MatMul", [f"rows{e}", "w"], [f"y{e}"], name=f"expert{e}"),
+        ]
+    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [8, 4]) for n in ("logits", "h")]
+    outputs = [helper.make_tensor_value_info(f"y{e}", TensorProto.FLOAT, None) for e in range(experts)]
+    model = helper.make_model(helper.make_graph(nodes, "moe", inputs, outputs, inits),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / f"hand-{depth}.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def test_hand_built_routing_graph(tmp_path: Path) -> None:
+    report = api.analyze_static(str(_hand_built(tmp_path, depth=4)))
+    # 8 tokens x top-2 = 16 rows, 4 per expert, x (4 x 3) MACs each = 192
+    assert report.compute.complete and report.compute.macs == 16 * 12
+    assert [layer.output_shapes for layer in report.layers if layer.name.startswith("expert")] == [[(4, 3)]] * 4
+    # a one-hot of depth 3 drops the pairs routed to expert 3: the rows no longer add up to T x k, left partial
+    report = api.analyze_static(str(_hand_built(tmp_path, depth=3)))
+    assert not report.compute.complete and report.compute.uncounted_ops == {"MatMul": 3}

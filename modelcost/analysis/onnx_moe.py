@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _SAME_ELEMENTS = frozenset({"Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Transpose"})
+_MASK_KEEPING = frozenset({"Cast", "Identity", "Transpose"})
 _HIT_REDUCTIONS = frozenset({"ReduceSum", "ReduceMax"})
 
 
@@ -87,23 +88,32 @@ class _Graph:
         self.static = static
         self.values = values
         self.producer = {o: n for n in graph.node for o in n.output if o}
-        self.nodes = graph.node
+        self.masks: dict[str, _Mask | None] = {}  # _mask's answers
 
     def node(self, name: str) -> Any | None:
         node = self.producer.get(name)
         return node if node is not None and node.domain in ("", "ai.onnx") else None
 
-    def int_value(self, name: str) -> int | None:
+    def value(self, name: str, kinds: str = "iu") -> Any | None:
+        """A folded value of a numeric kind (a malformed file may fold strings or bools anywhere)."""
         value = self.values.get(name) if name else None
-        if value is None or value.size != 1 or value.dtype.kind not in "iu":
-            return None
-        return int(value.reshape(()))
+        return value if value is not None and value.dtype.kind in kinds else None
+
+    def int_value(self, name: str) -> int | None:
+        value = self.value(name)
+        return int(value.reshape(())) if value is not None and value.size == 1 else None
 
 
-def _attr(node: Any, name: str, default: Any = None) -> Any:
-    from onnx import helper
+def _attr(node: Any, name: str, default: int) -> int | None:
+    """An int attribute, ``default`` when absent, None when of another type (a malformed file)."""
+    a = next((a for a in node.attribute if a.name == name), None)
+    return default if a is None else a.i if a.type == 2 else None  # AttributeProto.INT
 
-    return next((helper.get_attribute_value(a) for a in node.attribute if a.name == name), default)
+
+def _ints(node: Any, name: str) -> list[int] | None:
+    """An ints attribute, None when absent or of another type."""
+    a = next((a for a in node.attribute if a.name == name), None)
+    return list(a.ints) if a is not None and a.type == 7 else None  # AttributeProto.INTS
 
 
 def _router(g: _Graph, name: str) -> Router | None:
@@ -117,8 +127,10 @@ def _router(g: _Graph, name: str) -> Router | None:
     xs, ys = g.static(node.input[0]), g.static(name)
     if not xs or ys is None or len(ys) != len(xs):
         return None
-    axis = int(_attr(node, "axis", -1)) % len(xs)
-    n, k = xs[axis], ys[axis]
+    axis = _attr(node, "axis", -1)
+    if axis is None:
+        return None
+    n, k = xs[axis % len(xs)], ys[axis % len(xs)]
     if not 0 < k <= n:
         return None
     return Router(node.name or node.output[0], math.prod(ys) // k, k, n)
@@ -127,7 +139,7 @@ def _router(g: _Graph, name: str) -> Router | None:
 def _one_hot(g: _Graph, node: Any) -> tuple[Router, int, int] | None:
     """(router, expert axis, depth) of OneHot(TopK indices, depth, [0, v != 0])."""
     router = _router(g, node.input[0]) if len(node.input) == 3 else None
-    depth, values = g.values.get(node.input[1]), g.values.get(node.input[2])
+    depth, values = g.value(node.input[1], "iuf"), g.value(node.input[2], "iufb")
     if router is None or depth is None or depth.size != 1 or values is None or values.size != 2:
         return None
     depth = float(depth.reshape(()))  # any numeric type by the spec
@@ -135,13 +147,14 @@ def _one_hot(g: _Graph, node: Any) -> tuple[Router, int, int] | None:
     rank = len(g.static(node.input[0]) or ()) + 1
     if off != 0 or on == 0:
         return None
-    return (router, int(_attr(node, "axis", -1)) % rank, int(depth)) if depth.is_integer() else None
+    axis = _attr(node, "axis", -1)
+    return (router, axis % rank, int(depth)) if axis is not None and depth.is_integer() else None
 
 
 def _equal_arange(g: _Graph, node: Any) -> tuple[Router, int, int] | None:
     """(router, expert axis, depth) of Equal(TopK indices with a unit axis, arange(depth)) in either order."""
     for ours, theirs in (node.input, reversed(node.input)):
-        router, table, shape = _router(g, ours), g.values.get(theirs), g.static(ours)
+        router, table, shape = _router(g, ours), g.value(theirs), g.static(ours)
         if router is None or table is None or shape is None:
             continue
         rank = max(len(shape), table.ndim)
@@ -156,20 +169,27 @@ def _equal_arange(g: _Graph, node: Any) -> tuple[Router, int, int] | None:
 
 def _mask(g: _Graph, name: str) -> _Mask | None:
     """``name`` as the routing mask (through Cast / Identity / Transpose), or None."""
+    chain = []
+    while name not in g.masks and (node := g.node(name)) is not None and node.op_type in _MASK_KEEPING:
+        chain.append(node)
+        name = node.input[0]
+    if name not in g.masks:
+        g.masks[name] = _mask_root(g, name)
+    mask = g.masks[name]
+    for node in reversed(chain):
+        if mask is not None and node.op_type == "Transpose":
+            perm = _ints(node, "perm") or list(reversed(range(len(g.static(node.input[0]) or ()))))
+            mask = _Mask(mask.router, mask.root, perm.index(mask.axis), mask.depth) if mask.axis in perm else None
+        g.masks[node.output[0]] = mask
+    return mask
+
+
+def _mask_root(g: _Graph, name: str) -> _Mask | None:
     node = g.node(name)
-    if node is None:
-        return None
-    if node.op_type in ("Cast", "Identity"):
-        return _mask(g, node.input[0])
-    if node.op_type == "Transpose":
-        inner = _mask(g, node.input[0])
-        rank = len(g.static(node.input[0]) or ())
-        perm = list(_attr(node, "perm", None) or reversed(range(rank)))
-        if inner is None or inner.axis not in perm:
-            return None
-        return _Mask(inner.router, inner.root, perm.index(inner.axis), inner.depth)
-    found = _one_hot(g, node) if node.op_type == "OneHot" else None
-    if node.op_type == "Equal" and len(node.input) == 2:
+    found = None
+    if node is not None and node.op_type == "OneHot":
+        found = _one_hot(g, node)
+    elif node is not None and node.op_type == "Equal" and len(node.input) == 2:
         found = _equal_arange(g, node)
     if found is None or found[2] < found[0].experts:
         return None
@@ -183,12 +203,12 @@ def _hit_list(g: _Graph, nonzero: Any) -> _Mask | None:
         node = g.node(node.input[0])
     if node is not None and node.op_type == "Greater" and g.int_value(node.input[1]) == 0:
         node = g.node(node.input[0])
-    if node is None or node.op_type not in _HIT_REDUCTIONS or int(_attr(node, "keepdims", 1)) != 0:
+    if node is None or node.op_type not in _HIT_REDUCTIONS or _attr(node, "keepdims", 1) != 0:
         return None
     mask, shape = _mask(g, node.input[0]), g.static(node.input[0])
-    axes = g.values.get(node.input[1]) if len(node.input) > 1 and node.input[1] else None
-    axes = axes.reshape(-1).tolist() if axes is not None else _attr(node, "axes", None)
-    if mask is None or shape is None or axes is None:
+    axes = g.value(node.input[1]) if len(node.input) > 1 and node.input[1] else None
+    axes = axes.reshape(-1).tolist() if axes is not None else _ints(node, "axes")
+    if mask is None or not shape or axes is None:
         return None
     return mask if sorted(a % len(shape) for a in axes) == [i for i in range(len(shape)) if i != mask.axis] else None
 
@@ -202,11 +222,11 @@ def _hit_position(g: _Graph, name: str, mask: _Mask) -> tuple[str, int, int] | N
         if node.op_type == "Gather" and g.int_value(node.input[1]) not in (0, -1):
             return None
         name, node = node.input[0], g.node(node.input[0])
-    if node is None or node.op_type != "Split" or int(_attr(node, "axis", 0)) != 0 or len(node.input) < 2:
+    if node is None or node.op_type != "Split" or _attr(node, "axis", 0) != 0 or len(node.input) < 2:
         return None
-    sizes = g.values.get(node.input[1])
+    sizes = g.value(node.input[1])
     table = g.node(node.input[0])
-    if sizes is None or table is None or table.op_type != "Transpose" or list(_attr(table, "perm", [1, 0])) != [1, 0]:
+    if sizes is None or table is None or table.op_type != "Transpose" or _ints(table, "perm") not in (None, [1, 0]):
         return None
     hits = g.node(table.input[0])
     sizes = sizes.reshape(-1).tolist()
@@ -232,7 +252,8 @@ def _selection(g: _Graph, name: str) -> tuple[_Mask, tuple[Any, ...] | None] | N
             return None
         name = node.input[0]
     mask, shape, index = _mask(g, node.input[0]), g.static(node.input[0]), node.input[1]
-    if mask is None or shape is None or int(_attr(node, "axis", 0)) % len(shape) != mask.axis:
+    axis = _attr(node, "axis", 0)
+    if mask is None or not shape or axis is None or axis % len(shape) != mask.axis:
         return None
     expert = g.int_value(index)
     if expert is not None:
@@ -247,10 +268,13 @@ def bind_routing(graph: Any, static: Callable[[str], tuple[int, ...] | None], va
     g = _Graph(graph, static, values)
     groups: dict[str, list[tuple[str, int, _Mask, tuple[Any, ...] | None]]] = defaultdict(list)
     for node in graph.node:
-        if node.op_type != "NonZero" or node.domain not in ("", "ai.onnx") or not node.output[0]:
+        if node.op_type != "NonZero" or node.domain not in ("", "ai.onnx") or not node.output or not node.output[0]:
             continue
-        rank = len(static(node.input[0]) or ())
-        found = _selection(g, node.input[0]) if rank else None
+        rank = len(static(node.input[0]) or ()) if node.input else 0
+        try:
+            found = _selection(g, node.input[0]) if rank else None
+        except (IndexError, ValueError):  # a node short of its inputs, a malformed file: not recognised
+            found = None
         if found is not None:
             groups[found[0].root].append((node.output[0], rank, *found))
     binding = RoutingBinding()
