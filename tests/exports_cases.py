@@ -353,4 +353,5 @@ MOE_CASES = {
     "sparse-moe": (sparse_moe, ("torchscript", "dynamo")),
     "mixtral-block (eager experts)": (lambda: mixtral_block("eager"), ("torchscript",)),
     "mixtral-block (batched_mm experts)": (lambda: mixtral_block("batched_mm"), ("torchscript", "dynamo")),
+    "mixtral-block (grouped_mm experts)": (lambda: mixtral_block("grouped_mm"), ()),
 }

@@ -8,7 +8,9 @@
 2. ``onnx.shape_inference.infer_shapes(data_prop=True)`` fills in the intermediates (subgraphs of If included).
 3. Gaps are refined: ``onnx_fold`` evaluates small shape arithmetic (Range lengths, Expand of a folded
    table, ...) and a few onnxruntime contrib ops get their output shape here; the results go back in as
-   value_info and inference runs again (a few rounds at most).
+   value_info and inference runs again (a few rounds at most). The rows a mixture of experts routes to each
+   expert (NonZero over the top-k routing mask, a data-dependent length) are bound by ``onnx_moe`` where it
+   recognises the routing, and step 3 runs again.
    Where a main-graph tensor is still without a static shape, ONNX Runtime's symbolic shape inference
    (``onnx_symbolic``) runs on the same skeleton, its static shapes go back in as hints, and step 3 runs again.
    It comes after the folding only because it costs more (sympy: ~0.3 s to import).
