@@ -273,11 +273,14 @@ def int4_weights(family: str, exporter: str = "torchscript") -> Path:
 MOE = {"hidden": 64, "ffn": 128, "experts": 4, "top_k": 2, "tokens": 8}
 
 
-def sparse_moe(experts_run: int | None = None, threshold: float | None = None, tokens: int = MOE["tokens"]) -> Any:
+def sparse_moe(
+    experts_run: int | None = None, threshold: float | None = None, tokens: int = MOE["tokens"], equal: bool = False
+) -> Any:
     """(module, (x,), ["x"]): Mixtral's sparse block written out (router, softmax, top-k, then a loop over the
     experts: ``torch.where(expert_mask[e])``, gather, SwiGLU expert, ``index_add_``). ``experts_run`` < experts
     leaves the last experts out of the loop; ``threshold`` routes to every expert whose probability passes it
-    (no top-k: a data-dependent number of experts per token)."""
+    (no top-k: a data-dependent number of experts per token); ``equal`` finds expert e's tokens with
+    ``torch.where(top_k_indices == e)`` instead of the one-hot mask."""
     import torch
     from torch import nn
     from torch.nn import functional as F
@@ -310,7 +313,7 @@ def sparse_moe(experts_run: int | None = None, threshold: float | None = None, t
                 mask = (probs > threshold).T[:, None, :]  # [experts, 1, tokens]
             out = torch.zeros_like(h)
             for i in range(experts_run or e):
-                slot, token = torch.where(mask[i])
+                slot, token = torch.where(mask[i]) if not equal else reversed(torch.where(chosen == i))
                 scale = weights[token, slot, None] if threshold is None else probs[token, i, None]
                 y = self.experts[i](h[None, token].reshape(-1, d)) * scale
                 out.index_add_(0, token, y.to(h.dtype))
@@ -351,6 +354,7 @@ def real_macs(module: Any, inputs: tuple[Any, ...]) -> int:
 # transformers' eager experts; grouped_mm: aten::histc / grouped_mm have no ONNX conversion in either exporter)
 MOE_CASES = {
     "sparse-moe": (sparse_moe, ("torchscript", "dynamo")),
+    "sparse-moe (indices == e)": (lambda: sparse_moe(equal=True), ("torchscript", "dynamo")),
     "mixtral-block (eager experts)": (lambda: mixtral_block("eager"), ("torchscript",)),
     "mixtral-block (batched_mm experts)": (lambda: mixtral_block("batched_mm"), ("torchscript", "dynamo")),
     "mixtral-block (grouped_mm experts)": (lambda: mixtral_block("grouped_mm"), ()),

@@ -13,10 +13,11 @@ Recognised (anything else stays unbound, and the count partial):
 * the mask: ``OneHot(I, depth >= n, values [0, v != 0])`` or ``Equal(I with a unit axis, arange(depth >= n))``
   (TorchScript's and dynamo's one_hot), I the TopK indices through element-preserving ops (Cast, Reshape,
   Unsqueeze, ...), n the TopK axis; then Cast / Identity / Transpose, the expert axis followed;
-* an expert's slice: a Gather on the expert axis with one index, either a constant e (a loop over the experts
-  unrolled by the exporter) or position i of the *hit list* ``NonZero(ReduceSum(mask over the other axes) > 0)``
-  (TorchScript's trace of transformers' eager experts, ``for expert in expert_hit``), whose length the Split that
-  unrolls it fixes: the graph runs only when exactly that many experts are hit, and they hold every row;
+* an expert's slice: ``I == e`` for a constant e (``torch.where(top_k_indices == e)``), or a Gather on the
+  mask's expert axis with one index, either a constant e (a loop over the experts unrolled by the exporter) or
+  position i of the *hit list* ``NonZero(ReduceSum(mask over the other axes) > 0)`` (TorchScript's trace of
+  transformers' eager experts, ``for expert in expert_hit``), whose length the Split that unrolls it fixes: the
+  graph runs only when exactly that many experts are hit, and they hold every row;
 * its rows: a NonZero of the slice through Cast / Identity / Transpose / Reshape / Squeeze / Unsqueeze / Flatten.
   A NonZero of the whole mask gets T x k rows.
 """
@@ -246,6 +247,8 @@ def _selection(g: _Graph, name: str) -> tuple[_Mask, tuple[Any, ...] | None] | N
         node = g.node(name)
         if node is None:
             return None
+        if node.op_type == "Equal" and len(node.input) == 2:
+            return _equal_expert(g, node)
         if node.op_type == "Gather":
             break
         if node.op_type not in _SAME_ELEMENTS:
@@ -261,6 +264,15 @@ def _selection(g: _Graph, name: str) -> tuple[_Mask, tuple[Any, ...] | None] | N
         return (mask, ("expert", expert)) if 0 <= expert < mask.depth else None
     hit = _hit_position(g, index, mask)
     return (mask, ("hit", *hit)) if hit is not None else None
+
+
+def _equal_expert(g: _Graph, node: Any) -> tuple[_Mask, tuple[Any, ...]] | None:
+    """Expert e's slice as ``top_k_indices == e`` (``torch.where(indices == e)``), in either order."""
+    for ours, theirs in (node.input, reversed(node.input)):
+        router, expert = _router(g, ours), g.int_value(theirs)
+        if router is not None and expert is not None and expert >= 0:
+            return _Mask(router, f"{router.name} == e", -1, router.experts), ("expert", expert)
+    return None
 
 
 def bind_routing(graph: Any, static: Callable[[str], tuple[int, ...] | None], values: dict[str, Any]) -> RoutingBinding:
