@@ -214,6 +214,10 @@ def _hit_list(g: _Graph, nonzero: Any) -> _Mask | None:
     return mask if sorted(a % len(shape) for a in axes) == [i for i in range(len(shape)) if i != mask.axis] else None
 
 
+def _root(mask: _Mask | None) -> str | None:
+    return mask.root if mask is not None else None
+
+
 def _hit_position(g: _Graph, name: str, mask: _Mask) -> tuple[str, int, int] | None:
     """(hit list NonZero output, position, hit list length) when the scalar ``name`` is one entry of ``mask``'s
     hit list, taken from the Split that unrolls it: Split(Transpose(NonZero(hits)), sizes, axis 0) -> a 1 x 1
@@ -232,7 +236,9 @@ def _hit_position(g: _Graph, name: str, mask: _Mask) -> tuple[str, int, int] | N
     hits = g.node(table.input[0])
     sizes = sizes.reshape(-1).tolist()
     j = list(node.output).index(name)
-    if hits is None or hits.op_type != "NonZero" or j >= len(sizes) or sizes[j] != 1 or _hit_list(g, hits) != mask:
+    if hits is None or hits.op_type != "NonZero" or j >= len(sizes) or sizes[j] != 1:
+        return None
+    if _root(_hit_list(g, hits)) != mask.root:  # the hit list of another mask
         return None
     return hits.output[0], sum(sizes[:j]), sum(sizes)
 
