@@ -264,3 +264,98 @@ def int4_weights(family: str, exporter: str = "torchscript") -> Path:
         quant.model.save_model_to_file(str(path), use_external_data_format=False)
         _EXPORTED[key] = path
     return _EXPORTED[key]
+
+
+# --- mixtures of experts --------------------------------------------------------------------------------------
+# A sparse top-k MoE block at tiny sizes: hidden 64, SwiGLU experts of width 128, 4 experts, top-2, 8 tokens.
+# The rows each routed expert gets depend on the routing, so the reference is a real run on CPU tensors with random
+# weights (torch.utils.flop_counter sees the matrix products at the routed sizes), not the counter on meta tensors.
+MOE = {"hidden": 64, "ffn": 128, "experts": 4, "top_k": 2, "tokens": 8}
+
+
+def sparse_moe(
+    experts_run: int | None = None, threshold: float | None = None, tokens: int = MOE["tokens"], equal: bool = False
+) -> Any:
+    """(module, (x,), ["x"]): Mixtral's sparse block written out (router, softmax, top-k, then a loop over the
+    experts: ``torch.where(expert_mask[e])``, gather, SwiGLU expert, ``index_add_``). ``experts_run`` < experts
+    leaves the last experts out of the loop; ``threshold`` routes to every expert whose probability passes it
+    (no top-k: a data-dependent number of experts per token); ``equal`` finds expert e's tokens with
+    ``torch.where(top_k_indices == e)`` instead of the one-hot mask."""
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    d, f, e, k = MOE["hidden"], MOE["ffn"], MOE["experts"], MOE["top_k"]
+
+    class Expert(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w1, self.w3 = nn.Linear(d, f, bias=False), nn.Linear(d, f, bias=False)
+            self.w2 = nn.Linear(f, d, bias=False)
+
+        def forward(self, x: Any) -> Any:
+            return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+    class SparseMoe(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gate = nn.Linear(d, e, bias=False)
+            self.experts = nn.ModuleList(Expert() for _ in range(e))
+
+        def forward(self, x: Any) -> Any:
+            h = x.reshape(-1, d)
+            probs = F.softmax(self.gate(h), dim=1, dtype=torch.float)
+            if threshold is None:
+                weights, chosen = torch.topk(probs, k, dim=-1)
+                weights = weights / weights.sum(dim=-1, keepdim=True)
+                mask = F.one_hot(chosen, num_classes=e).permute(2, 1, 0)  # [experts, k, tokens]
+            else:
+                mask = (probs > threshold).T[:, None, :]  # [experts, 1, tokens]
+            out = torch.zeros_like(h)
+            for i in range(experts_run or e):
+                slot, token = torch.where(mask[i]) if not equal else reversed(torch.where(chosen == i))
+                scale = weights[token, slot, None] if threshold is None else probs[token, i, None]
+                y = self.experts[i](h[None, token].reshape(-1, d)) * scale
+                out.index_add_(0, token, y.to(h.dtype))
+            return out.reshape(x.shape)
+
+    torch.manual_seed(0)
+    return SparseMoe().eval(), (torch.randn(1, tokens, d),), ["x"]
+
+
+def mixtral_block(experts_implementation: str = "eager") -> Any:
+    """(module, (x,), ["x"]): transformers' MixtralSparseMoeBlock at the same sizes, with random weights."""
+    import torch
+    from transformers import MixtralConfig
+    from transformers.models.mixtral.modeling_mixtral import MixtralSparseMoeBlock
+
+    config = MixtralConfig(hidden_size=MOE["hidden"], intermediate_size=MOE["ffn"],
+                           num_local_experts=MOE["experts"], num_experts_per_tok=MOE["top_k"])
+    config._experts_implementation = experts_implementation
+    torch.manual_seed(0)
+    block = MixtralSparseMoeBlock(config).eval()
+    for p in block.parameters():
+        torch.nn.init.normal_(p, std=0.02)  # the experts' weights are made with torch.empty
+    return block, (torch.randn(1, MOE["tokens"], MOE["hidden"]),), ["x"]
+
+
+def real_macs(module: Any, inputs: tuple[Any, ...]) -> int:
+    """MACs of the matrix products of one real CPU run of ``module`` (FLOPs / 2 of torch's flop counter)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        module(*inputs)
+    return counter.get_total_flops() // 2
+
+
+# name -> builder, and the exporters that can export it (dynamo: torch.export refuses the data-dependent loop of
+# transformers' eager experts; grouped_mm: aten::histc / grouped_mm have no ONNX conversion in either exporter)
+MOE_CASES = {
+    "sparse-moe": (sparse_moe, ("torchscript", "dynamo")),
+    "sparse-moe (indices == e)": (lambda: sparse_moe(equal=True), ("torchscript", "dynamo")),
+    "mixtral-block (eager experts)": (lambda: mixtral_block("eager"), ("torchscript",)),
+    "mixtral-block (batched_mm experts)": (lambda: mixtral_block("batched_mm"), ("torchscript", "dynamo")),
+    "mixtral-block (grouped_mm experts)": (lambda: mixtral_block("grouped_mm"), ()),
+}

@@ -418,6 +418,18 @@ def test_pooling_and_reductions(tmp_path: Path) -> None:
     assert one(tmp_path, "ArgMax", {"x": [2, 3, 4]}, attrs={"axis": 1})[0].flops == 24
 
 
+def test_topk_and_nonzero_cost_comparisons(tmp_path: Path) -> None:
+    """The routing ops of a mixture of experts, as the PyTorch counter's topk and nonzero (formulas.topk_flops)."""
+    k2 = [numpy_helper.from_array(np.array([2], np.int64), "k")]
+    layer, _ = one(tmp_path, "TopK", {"x": [8, 4]}, k2, {"axis": -1}, n_out=2)
+    # 32 input elements x (1 + ceil(log2 2)) = 64 comparisons; no MACs
+    assert layer.status == "counted" and (layer.macs, layer.flops) == (0, 64)
+    k1 = [numpy_helper.from_array(np.array([1], np.int64), "k")]
+    assert one(tmp_path, "TopK", {"x": [8, 4]}, k1, {"axis": 0}, n_out=2)[0].flops == 32  # argmax: 1 each
+    layer, _ = one(tmp_path, "NonZero", {"x": [2, 8]})
+    assert layer.status == "counted" and (layer.macs, layer.flops) == (0, 16)  # one test per input element
+
+
 def test_resize_modes(tmp_path: Path) -> None:
     scales = [_w("roi", 0), numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]
     layer, report = one(tmp_path, "Resize", {"x": [1, 2, 4, 4]}, scales, {"mode": "nearest"})
@@ -479,15 +491,14 @@ def test_zero_cost_and_uncounted_states(tmp_path: Path) -> None:
     nodes = [
         helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
         helper.make_node("Transpose", ["r"], ["t"], name="transpose", perm=[1, 0]),
-        helper.make_node("TopK", ["t", "k"], ["v", "i"], name="topk", axis=-1),
+        helper.make_node("Unique", ["t"], ["v"], name="unique"),
     ]
-    inits = [_w("shape", 2, dtype=np.int64, value=0), _w("k", 1, dtype=np.int64, value=2)]
-    inits[0] = numpy_helper.from_array(np.array([4, 6], np.int64), "shape")
+    inits = [numpy_helper.from_array(np.array([4, 6], np.int64), "shape")]
     report = run(tmp_path, nodes, [_vi("x", [2, 12])], [_vi("v", None)], inits)
     assert report.compute.zero_cost_ops == {"Reshape": 1, "Transpose": 1}
-    assert report.compute.uncounted_ops == {"TopK": 1} and report.problems == []  # known op, no formula
+    assert report.compute.uncounted_ops == {"Unique": 1} and report.problems == []  # known op, no formula
     assert [layer.status for layer in report.layers] == ["zero_cost", "zero_cost", "uncounted"]
-    assert report.params.total == 0 and report.params.constants == 3  # shape (2) and k (1) are constants
+    assert report.params.total == 0 and report.params.constants == 2  # shape (2) is a constant
 
 
 def test_unknown_shape_is_uncounted_with_note(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ Every ONNX op type ends in exactly one state:
   ``modelcost.analysis.formulas`` so the PyTorch counter counts alike);
 * **zero_cost** - it only moves or relabels bytes (``ZERO_COST`` below, or a formula returning ``ZERO`` for
   an attribute set that moves data, such as Resize in nearest mode);
-* **uncounted** - no formula (TopK, NonMaxSuppression, ...), a formula that cannot count this attribute set
+* **uncounted** - no formula (NonMaxSuppression, ...), a formula that cannot count this attribute set
   (returns None), or an input/output shape that inference could not make static. Uncounted nodes are listed in
   ``compute.uncounted_ops`` with their occurrence count. An op that is in no schema (a custom domain, a typo)
   is uncounted *and* reported as a problem.
@@ -90,7 +90,7 @@ def register_zero_cost(*ops: str, domain: str = DEFAULT_DOMAIN) -> None:
 register_zero_cost(
     *"Reshape Transpose Identity Shape Size Gather GatherElements GatherND Slice Concat Cast CastLike Unsqueeze "
     "Squeeze Flatten Expand Constant ConstantOfShape Tile Pad Split Dropout DepthToSpace SpaceToDepth Trilu "
-    "Range EyeLike ScatterND ScatterElements Scatter Compress NonZero OneHot ReverseSequence Optional "
+    "Range EyeLike ScatterND ScatterElements Scatter Compress OneHot ReverseSequence Optional "
     "OptionalGetElement OptionalHasElement SequenceAt SequenceConstruct SequenceEmpty SequenceErase "
     "SequenceInsert SequenceLength SplitToSequence ConcatFromSequence CenterCropPad BitCast TensorScatter".split()
 )

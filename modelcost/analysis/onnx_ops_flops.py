@@ -11,6 +11,8 @@ normalisations, softmax, pooling, reductions, resize, rotary embedding. Per-elem
 * Resize / Upsample: nearest moves data (zero cost); linear 3 FLOPs (one lerp) x (2^n - 1) lerps per output
   element for n resized axes; cubic is left uncounted;
 * RotaryEmbedding 3 per rotated element (x*cos + rotate(x)*sin); CumSum 1 per element.
+* TopK and NonZero (the routing of a mixture of experts) as the PyTorch counter's topk and nonzero:
+  ``formulas.topk_flops`` and 1 per input element.
 """
 
 from __future__ import annotations
@@ -162,6 +164,20 @@ def global_pool(ctx: OpContext) -> OpCost:
 )
 def reduction(ctx: OpContext) -> OpCost:
     """Input elements (formulas convention for reductions)."""
+    return OpCost(0, ctx.numel_in(0))
+
+
+@register("TopK")
+def topk(ctx: OpContext) -> OpCost:
+    """The k largest (or smallest) along ``axis``: formulas.topk_flops per input element, k read off the output."""
+    xs = ctx.shape_in(0)
+    k = ctx.shape_out(0)[int(ctx.attr("axis", -1)) % len(xs)]
+    return OpCost(0, F.topk_flops(math.prod(xs), k))
+
+
+@register("NonZero")
+def nonzero(ctx: OpContext) -> OpCost:
+    """One test (and a running count) per input element, as the PyTorch counter's nonzero."""
     return OpCost(0, ctx.numel_in(0))
 
 

@@ -8,7 +8,9 @@
 2. ``onnx.shape_inference.infer_shapes(data_prop=True)`` fills in the intermediates (subgraphs of If included).
 3. Gaps are refined: ``onnx_fold`` evaluates small shape arithmetic (Range lengths, Expand of a folded
    table, ...) and a few onnxruntime contrib ops get their output shape here; the results go back in as
-   value_info and inference runs again (a few rounds at most).
+   value_info and inference runs again (a few rounds at most). The rows a mixture of experts routes to each
+   expert (NonZero over the top-k routing mask, a data-dependent length) are bound by ``onnx_moe`` where it
+   recognises the routing, and step 3 runs again.
    Where a main-graph tensor is still without a static shape, ONNX Runtime's symbolic shape inference
    (``onnx_symbolic``) runs on the same skeleton, its static shapes go back in as hints, and step 3 runs again.
    It comes after the folding only because it costs more (sympy: ~0.3 s to import).
@@ -116,11 +118,11 @@ def infer(model: Any, inputs: list[TensorSpec], opset: int | None) -> InferredOn
                 f"the model's local functions cannot be inlined ({first}); the model is malformed"
             ) from None
         notes.append(f"{len(model.functions)} model-local function(s) inlined before counting")
-    inferred, table, values = _refined(sk, run_onnx_inference(sk), opset or 1)
+    inferred, table, values = _with_routing(sk, _refined(sk, run_onnx_inference(sk), opset or 1), notes, opset or 1)
     if _unshaped(inferred.graph):
         hinted = _with_symbolic(sk, inferred, notes)
         if hinted is not inferred:
-            inferred, table, values = _refined(sk, hinted, opset or 1)
+            inferred, table, values = _with_routing(sk, _refined(sk, hinted, opset or 1), notes, opset or 1)
     collect(inferred.graph, (), table, notes, inferred.opset_import, flat_done=True)
     return InferredOnnx(model=inferred, table=table, values=values, notes=notes)
 
@@ -136,6 +138,27 @@ def _refined(sk: Any, inferred: Any, opset: int) -> tuple[Any, ShapeTable, dict[
         _add_hints(sk.graph, hints)
         inferred = run_onnx_inference(sk)
     return inferred, table, values
+
+
+def _with_routing(
+    sk: Any, state: tuple[Any, ShapeTable, dict[str, Any]], notes: list[str], opset: int
+) -> tuple[Any, ShapeTable, dict[str, Any]]:
+    """Step 3 again after binding the rows a mixture of experts routes to each expert (``onnx_moe``), when it
+    binds any that inference left unknown; ``state`` unchanged otherwise."""
+    from modelcost.analysis.onnx_moe import bind_routing
+
+    inferred, table, values = state
+    binding = bind_routing(inferred.graph, lambda n: getattr(table.get((), n), "static_shape", None), values)
+    hints = {
+        name: TensorInfo(shape, "int64")
+        for name, shape in binding.shapes.items()
+        if getattr(table.get((), name), "static_shape", None) is None
+    }
+    if not hints:
+        return state
+    _add_hints(sk.graph, hints)
+    notes += binding.notes()
+    return _refined(sk, run_onnx_inference(sk), opset)
 
 
 def _unshaped(graph: Any) -> set[str]:
