@@ -30,7 +30,8 @@ RunsOpt = Annotated[Optional[int], typer.Option("--runs-per-block", min=1, help=
                                                                                "about 0.2 s worth).")]
 MethodOpt = Annotated[str, typer.Option(help="Confidence interval: t (on log-ratios of block medians) or "
                                              "bootstrap.")]
-WarmupOpt = Annotated[float, typer.Option("--warmup-max-s", min=0.0, help="Longest warm-up per model, backend and "
+WarmupOpt = Annotated[float, typer.Option("--warmup-max-s", min=0.0, callback=o.finite,
+                                          help="Longest warm-up per model, backend and "
                                                                          "batch size (s).")]
 
 
@@ -227,12 +228,14 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
 @user_errors
 def recommend(
     model: o.ModelArg,
-    max_latency_ms: Annotated[Optional[float], typer.Option(min=0.0, help="Latency limit in ms (checked on "
+    max_latency_ms: Annotated[Optional[float], typer.Option(min=0.0, callback=o.finite,
+                                                            help="Latency limit in ms (checked on "
                                                                           "--latency-stat, default p99).")] = None,
-    min_throughput: Annotated[Optional[float], typer.Option(min=0.0, help="Throughput floor, inferences/s.")] = None,
-    max_memory_gb: Annotated[Optional[float], typer.Option(min=0.0, help=(
+    min_throughput: Annotated[Optional[float], typer.Option(min=0.0, callback=o.finite,
+                                                            help="Throughput floor, inferences/s.")] = None,
+    max_memory_gb: Annotated[Optional[float], typer.Option(min=0.0, callback=o.finite, help=(
         "Peak GPU memory limit, GB (1e9 bytes); configs without a measured peak fail it."))] = None,
-    max_accuracy_drop: Annotated[Optional[float], typer.Option(min=0.0, help=(
+    max_accuracy_drop: Annotated[Optional[float], typer.Option(min=0.0, callback=o.finite, help=(
         "Percent: 100 x (1 - top-1 agreement with FP32), or 100 x (1 - cosine)."))] = None,
     batch_size: Annotated[Optional[int], typer.Option(
         "--batch-size", "-b", min=1, help="Only this batch size.")] = None,

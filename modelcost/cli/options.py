@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -52,9 +53,17 @@ Fresh = Annotated[bool, typer.Option("--fresh", help=(
     "Measure every config in this run. Without it a screening run leaves out a config that a config measured now "
     "beats by more than 2x on latency and throughput against that config's own figures of an earlier run (same "
     "model, GPU, software and settings, within 7 days); the row says so and quotes them."))]
-MinTime = Annotated[float, typer.Option(min=0, help="Time each config at least this long (seconds).")]
+def finite(value: float | None) -> float | None:
+    """Option callback: refuse NaN and infinity, which click's FloatRange lets through (NaN compares false with
+    every bound, so ``min=0`` passes it) and which no setting of modelcost means."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+MinTime = Annotated[float, typer.Option(min=0, callback=finite, help="Time each config at least this long (seconds).")]
 MinIters = Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")]
-MaxTime = Annotated[float, typer.Option(
+MaxTime = Annotated[float, typer.Option(callback=finite,
     min=0.001, help="Time budget per config: stop even if the median is not yet known to +-1%.")]
 Warmup = Annotated[int, typer.Option(
     min=1, help="Calls per warm-up window (warm-up runs until two windows agree within 2%).")]
@@ -106,16 +115,25 @@ def check_writable(files: tuple[Path | None, ...] = (), folders: tuple[Path | No
     for path, want_folder in [(p, False) for p in files] + [(p, True) for p in folders]:
         if path is None:
             continue
-        if path.exists() and path.is_dir() != want_folder:
-            kind = "a file" if want_folder else "a folder"
-            raise ModelcostError(f"cannot write {path}: it is {kind}; choose another path")
-        if path.exists() and not want_folder and not os.access(path, os.W_OK):
-            raise ModelcostError(f"cannot write {path}: the file is read-only; choose another path")
-        probe = path if want_folder and path.exists() else path.parent
-        while not probe.exists():
-            probe = probe.parent
-        if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-            raise ModelcostError(f"cannot write {path}: {probe} is not a writable folder; choose another path")
+        try:
+            _check_writable(path, want_folder)
+        except OSError as exc:  # a name too long for the file system, a component that is not a folder, ...
+            reason = exc.strerror or str(exc)
+            raise ModelcostError(f"cannot write {str(path)[:200]}: {reason}; choose another path") from None
+
+
+def _check_writable(path: Path, want_folder: bool) -> None:
+    """One output path of ``check_writable`` (OSError passes up: the caller words it)."""
+    if path.exists() and path.is_dir() != want_folder:
+        kind = "a file" if want_folder else "a folder"
+        raise ModelcostError(f"cannot write {path}: it is {kind}; choose another path")
+    if path.exists() and not want_folder and not os.access(path, os.W_OK):
+        raise ModelcostError(f"cannot write {path}: the file is read-only; choose another path")
+    probe = path if want_folder and path.exists() else path.parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ModelcostError(f"cannot write {path}: {probe} is not a writable folder; choose another path")
 
 
 def check_out(out: Path | None, samples_csv: Path | None = None, *, files: list[str] | None = None) -> None:

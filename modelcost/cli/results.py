@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.options import finite
 from modelcost.core.errors import ModelcostError
 
 
@@ -83,7 +84,8 @@ def results(
         metavar="RUN_A RUN_B", help="Flag configs of RUN_B slower than RUN_A beyond the measurement noise "
         "(exit code 1 when any regressed).")] = None,
     tolerance_pct: Annotated[float, typer.Option(
-        min=0, help="--compare: a significant slowdown smaller than this (percent) is not a regression.")] = 2.0,
+        min=0, callback=finite,
+        help="--compare: a significant slowdown smaller than this (percent) is not a regression.")] = 2.0,
 ) -> None:
     """List, filter, report and compare the results of sweeps."""
     from modelcost.report.console import stdout_console

@@ -18,9 +18,10 @@ BatchSizes = Annotated[Optional[str], typer.Option("--batch-sizes", help=(
     "Measure the step at these batch sizes, e.g. 8,32,128 (positive integers), stopping at the first out of "
     "memory; default: --batch-size, else 1."))]
 MemoryGb = Annotated[float | None, typer.Option(
-    "--memory-gb", min=0.001, help="Fit the largest batch into this many GiB instead of a GPU's memory.")]
+    "--memory-gb", min=0.001, callback=o.finite,
+    help="Fit the largest batch into this many GiB instead of a GPU's memory.")]
 Margin = Annotated[float, typer.Option(
-    min=0.0, max=0.9, help="Share of the memory kept free when fitting the largest batch.")]
+    min=0.0, callback=o.finite, max=0.9, help="Share of the memory kept free when fitting the largest batch.")]
 
 
 @app.command()

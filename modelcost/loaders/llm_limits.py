@@ -9,6 +9,8 @@ not ``num_hidden_layers``) or the option the user wrote.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +38,11 @@ CEILINGS: dict[str, tuple[int, str]] = {
     "num_local_experts": _EXPERTS,
     "num_experts": _EXPERTS,
     "n_routed_experts": _EXPERTS,
+    "num_experts_per_tok": _EXPERTS,
 }
+# keys that must be numbers when set (transformers' own defaults include sliding_window 0, head_dim 0 and
+# max_position_embeddings -1 or 1200.0, so only the type is checked): a string there failed inside transformers
+NUMBER_KEYS = ("sliding_window", "head_dim", "max_position_embeddings")
 
 # the keys whose defaults change what a model costs (listed when the config left them to transformers)
 COST_KEYS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
@@ -98,6 +104,12 @@ def check_config(source: str, data: dict[str, Any], config: Any) -> None:
                 raise ModelcostError(f"{source}: {name} {value!r}{origin}: expected whole numbers >= 1")
             if size > ceiling:
                 raise ModelcostError(f"{source}: {name} {size:,} is past modelcost's ceiling of {ceiling:,} ({why})")
+    for key in NUMBER_KEYS:
+        name = _spelled(config, key)
+        value = _get(config, name)
+        for size in _sizes(value) if value is not None else ():
+            if isinstance(size, bool) or not isinstance(size, int | float) or not math.isfinite(size):
+                raise ModelcostError(f"{source}: {name} {value!r}: expected a number")
     heads, kv = (_get(config, _spelled(config, k)) for k in ("num_attention_heads", "num_key_value_heads"))
     if isinstance(heads, int) and isinstance(kv, int) and heads % kv:
         raise ModelcostError(

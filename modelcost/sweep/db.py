@@ -77,6 +77,7 @@ class ResultsDB:
         try:
             conn = sqlite3.connect(target, timeout=30.0, uri=not create)
             conn.row_factory = sqlite3.Row
+            conn.text_factory = _text
             self.conn = conn
             self._check_schema(create)
             if create and existed:
@@ -84,8 +85,8 @@ class ResultsDB:
         except BaseException as exc:
             if conn is not None:
                 conn.close()
-            if isinstance(exc, sqlite3.DatabaseError):
-                raise ModelcostError(_problem(self.path, exc, "open it")) from None
+            if isinstance(exc, sqlite3.DatabaseError | UnicodeDecodeError):
+                raise ModelcostError(_problem(self.path, _as_sqlite(exc), "open it")) from None
             raise
 
     def _check_schema(self, create: bool) -> None:
@@ -116,8 +117,8 @@ class ResultsDB:
     def _sql(self, doing: str) -> Iterator[None]:
         try:
             yield
-        except sqlite3.DatabaseError as exc:
-            raise ModelcostError(_problem(self.path, exc, doing)) from None
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            raise ModelcostError(_problem(self.path, _as_sqlite(exc), doing)) from None
 
     def _typed(self, row: dict[str, Any], columns: tuple[tuple[str, str], ...], where: str) -> dict[str, Any]:
         """``row`` as read, refused when a value is not of its column's type (SQLite stores any type in any
@@ -208,6 +209,23 @@ class ResultsDB:
             for c in JSON_COLUMNS:
                 r[c] = self._json(r[c], f"{c} of result {r['result_id']}")
         return rows
+
+
+def _as_sqlite(exc: BaseException) -> sqlite3.DatabaseError:
+    """A UnicodeDecodeError from SQLite (a damaged schema name, or an error message quoting damaged bytes, that
+    Python cannot decode) is the file's damage, said as SQLite says it."""
+    if isinstance(exc, sqlite3.DatabaseError):
+        return exc
+    return sqlite3.DatabaseError(f"database disk image is malformed: text that is not UTF-8 ({exc.reason})")
+
+
+def _text(data: bytes) -> str:
+    """SQLite text as read: a damaged record can hold bytes that are not UTF-8, said as damage (a DatabaseError,
+    worded like every other) instead of a UnicodeDecodeError."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise sqlite3.DatabaseError(f"database disk image is malformed: text not UTF-8 ({exc.reason})") from None
 
 
 def _rescue(path: Path) -> str:
