@@ -19,28 +19,13 @@ def _cuda_available() -> bool:
         return False
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    _module_fixtures_on_one_worker(items)
     if _cuda_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (none here)")
     for item in items:
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
-
-
-def _module_fixtures_on_one_worker(items: list[pytest.Item]) -> None:
-    """The README's command runs the tests on two processes (pytest-xdist, ``--dist loadgroup``), one test at a time
-    to whichever is free. A module whose tests share a module-scoped fixture (a quantized model, a report) is kept
-    on one process, as a group, so the fixture is made once; so is a group a file names itself (``xdist_group``,
-    e.g. tests/exports_cases.py's exports, made once per process)."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        defs = item._fixtureinfo.name2fixturedefs.values()  # noqa: SLF001 - pytest has no public view of scopes
-        if any(d and d[-1].scope == "module" for d in defs):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 requires_cuda = pytest.mark.skipif(not _cuda_available(), reason="needs a CUDA GPU (none here)")

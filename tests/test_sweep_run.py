@@ -29,7 +29,7 @@ e2e_min_iters = 2
 e2e_max_s = 0.05
 """
 
-# A group (tests/conftest.py): groups are handed to the test processes first, largest first, so the Ray test
+# One xdist group: groups are handed to the test processes first, largest first, so the Ray test
 # (the longest single test, a minute or more) starts early instead of last while the other process idles
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sweep")]
 
