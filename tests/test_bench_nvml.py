@@ -61,8 +61,10 @@ class FakeNvml:
 
     def __init__(self) -> None:
         self.energy = 0.0
+        self.reads = 0  # samples read (one utilization call each)
 
     def nvmlDeviceGetUtilizationRates(self, h):  # noqa: ANN001, ANN201, N802
+        self.reads += 1
         return SimpleNamespace(gpu=75, memory=30)
 
     def nvmlDeviceGetClockInfo(self, h, which):  # noqa: ANN001, ANN201, N802
@@ -86,10 +88,13 @@ class FakeNvml:
 
 
 def test_sampler_thread_with_a_fake_nvml() -> None:
-    sampler = NvmlSampler(FakeNvml(), handle=object(), interval_s=0.005)
+    fake = FakeNvml()
+    sampler = NvmlSampler(fake, handle=object(), interval_s=0.005)
     sampler.start()
-    time.sleep(0.05)
-    s = sampler.stop()
+    deadline = time.monotonic() + 30  # the thread's 2 reads, however long a loaded machine makes it wait
+    while fake.reads < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    s = sampler.stop()  # + its own read: 3
     assert s.samples >= 3 and s.power_w_mean == 350.0 and s.sm_clock_mhz_mean == 1755.0
     assert s.energy_j == pytest.approx(1.0) and s.throttle_reasons == ["sw_power_cap"]
     assert s.memory_used_max_bytes == 2 << 30

@@ -236,9 +236,11 @@ def test_long_lived_objects_are_frozen_for_the_sweep_and_thawed_after() -> None:
     with long_lived_frozen():
         frozen = gc.get_freeze_count()
         assert frozen > 0  # what existed before the sweep
+        made_since = [[] for _ in range(100)]  # 100 tracked objects a second freeze would add to the count
         with long_lived_frozen():  # nested (the batch search inside a run): one freeze, kept until the outer ends
-            assert gc.get_freeze_count() == frozen
-        assert gc.get_freeze_count() == frozen
+            # at most what was frozen: a frozen object can still be freed (by a thread of the test runner, say)
+            assert gc.get_freeze_count() <= frozen
+        assert gc.get_freeze_count() <= frozen and made_since
         made_here = [[]]
         made_here[0].append(made_here)  # a cycle the sweep makes is still collected
         del made_here

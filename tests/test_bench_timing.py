@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from modelcost.bench import timing
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.timing import WallClock, measure, measure_e2e
 
@@ -25,6 +26,28 @@ class ScriptedClock:
         fn()
         self.calls += 1
         return next(self._it)
+
+
+class FakeTime:
+    """Stands in for the ``time`` module of bench/timing.py: the loops' clock moves only when ``sleep`` says a call
+    took time (and by a microsecond per read, so no loop waits on it forever), however loaded the machine is."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 1e-6
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def fake_time(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    fake = FakeTime()
+    monkeypatch.setattr(timing, "time", fake)
+    return fake
 
 
 def fast(**kw) -> BenchConfig:  # noqa: ANN003
@@ -52,17 +75,20 @@ def test_after_a_screening_its_median_stands_for_the_window_before() -> None:
     assert measure(clock, lambda: None, fast(), previous_ms=2.0).warmup_iters == 10
 
 
-def test_sampling_needs_min_iters_and_min_time() -> None:
+def test_sampling_needs_min_iters_and_min_time(fake_time: FakeTime) -> None:
+    # 1 ms calls: 5 samples are in after 5 ms, but the 0.15 s floor holds it to 150 (the median settled at once)
     clock = ScriptedClock(itertools.repeat(1.0))
-    t0 = time.perf_counter()
-    m = measure(clock, lambda: time.sleep(0.001), fast(min_time_s=0.15, min_iters=5))
-    assert time.perf_counter() - t0 >= 0.15 and m.timed_s >= 0.15 and len(m.samples_ms) >= 5
+    m = measure(clock, lambda: fake_time.sleep(0.001), fast(min_time_s=0.15, min_iters=5))
+    assert m.timed_s >= 0.15 and len(m.samples_ms) == 150
 
 
-def test_budget_hit_when_the_median_never_settles() -> None:
-    # alternating 1 / 100 ms: the median's 95% interval spans both values, never within +-1%
+def test_budget_hit_when_the_median_never_settles(fake_time: FakeTime) -> None:
+    # alternating 1 / 100 ms: the median's 95% interval spans both values, never within +-1%. Calls of 0.5 ms on
+    # the fake clock: 40 warm-up calls in 0.02 s, 100 samples in 0.05 s. (On the real clock a loaded machine once
+    # shrank the last warm-up windows to an even size, whose medians of 1/100 agree: it read settled.)
     clock = ScriptedClock(itertools.cycle([1.0, 100.0]))
-    m = measure(clock, lambda: None, fast(max_time_s=0.05, warmup_max_s=0.02))
+    m = measure(clock, lambda: fake_time.sleep(0.0005), fast(max_time_s=0.05, warmup_max_s=0.02))
+    assert m.warmup_iters == 40 and len(m.samples_ms) == 100
     assert m.budget_hit and "budget" in m.stop_reason and m.rel_ci > 0.01
     assert not m.warmup_settled  # 1/100 windows never agree either
 
@@ -86,21 +112,22 @@ def test_e2e_loop_takes_at_least_min_iters() -> None:
     assert samples == [3.0] * 7
 
 
-def test_e2e_loop_runs_its_own_time_floor_not_the_main_loops() -> None:
-    # 10 ms calls (slept), at least 3 of them and 0.05 s: about 5 calls, however long --min-time-s is (the e2e
-    # figure is secondary: it no longer runs the main loop's 1 s floor); at most e2e_max_s once the count is met
+def test_e2e_loop_runs_its_own_time_floor_not_the_main_loops(fake_time: FakeTime) -> None:
+    # 10 ms calls, at least 3 of them and 0.05 s: 5 calls (after 2 warm-up calls), however long --min-time-s is
+    # (the e2e figure is secondary: it no longer runs the main loop's 1 s floor); at most e2e_max_s once the count
+    # is met
     config = BenchConfig(e2e_min_iters=3, e2e_min_time_s=0.05, e2e_max_s=2.0, min_time_s=1.0)
-    t0 = time.perf_counter()
-    samples = measure_e2e(ScriptedClock(itertools.repeat(10.0)), lambda: time.sleep(0.01), config)
-    assert 3 <= len(samples) <= 6 and time.perf_counter() - t0 < 0.5
+    samples = measure_e2e(ScriptedClock(itertools.repeat(10.0)), lambda: fake_time.sleep(0.01), config)
+    assert len(samples) == 5 and fake_time.now < 0.08  # 7 calls of 10 ms
 
 
-def test_a_slow_model_is_not_held_to_a_whole_warmup_window() -> None:
-    # 30 ms calls, windows of 10, a 50 ms warm-up limit: it stops after the call that crosses 50 ms (2 calls,
-    # or 1 if the machine is so loaded that one sleep overruns), not after the window's 10
+def test_a_slow_model_is_not_held_to_a_whole_warmup_window(fake_time: FakeTime) -> None:
+    # 30 ms calls, windows of 10, a 50 ms warm-up limit: it stops after the call that crosses 50 ms (2 calls:
+    # 30 ms, then 60 ms), not after the window's 10
     clock = ScriptedClock(itertools.repeat(30.0))
-    m = measure(clock, lambda: time.sleep(0.03), fast(warmup=10, warmup_max_s=0.05, min_iters=1, max_time_s=0.05))
-    assert m.warmup_iters in (1, 2) and not m.warmup_settled
+    m = measure(clock, lambda: fake_time.sleep(0.03), fast(warmup=10, warmup_max_s=0.05, min_iters=1,
+                                                            max_time_s=0.05))
+    assert m.warmup_iters == 2 and not m.warmup_settled
 
 
 def test_pinned_to_one_cpu_restores_the_affinity():

@@ -90,8 +90,8 @@ def test_it_starts_only_for_a_reloadable_pytorch_model_whose_graphs_are_not_cach
     assert per_batch.name.split("-default-")[1].startswith("static-b1+more-torch")
     assert BenchConfig().compile_graphs == "per-batch"  # the default
     child = compile_ahead.start(model, SOURCE, *args, "cuda", BenchConfig(cache_dir=tmp_path), [1], True)
-    assert child is not None  # not cached: a child starts (and stops here: this machine has no GPU for it)
-    child.stop(wait_s=10)
+    assert child is not None  # not cached: a child starts (and is ended at once: this machine has no GPU for it)
+    child.stop()
 
 
 
@@ -224,9 +224,14 @@ def test_the_child_ends_with_the_run_that_started_it(tmp_path: Path) -> None:
               "ahead = compile_ahead.CompileAhead(payload)\n"
               "print(ahead._process.pid, flush=True)\n"
               "time.sleep(60)\n")
-    run = subprocess.Popen([sys.executable, "-c", script, json.dumps(payload)], stdout=subprocess.PIPE, text=True)
+    entered = tmp_path / "entered"
+    run = subprocess.Popen([sys.executable, "-c", script, json.dumps(payload)], stdout=subprocess.PIPE, text=True,
+                           env=dict(os.environ, SLOW_FACTORY_ENTERED=str(entered)))
     child = int(run.stdout.readline())
-    time.sleep(3)  # the child is now importing torch or inside the 30 s factory
+    deadline = time.monotonic() + 120  # until the child is inside the 30 s factory, however loaded the machine
+    while not entered.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert entered.exists(), "the child never reached the factory"
     run.kill()
     run.wait()
     deadline = time.monotonic() + 10

@@ -137,10 +137,12 @@ def test_a_child_that_uses_no_cpu_is_given_up_on(tmp_path: Path, monkeypatch) ->
 
     parent = os.getpid()
     real = export_module.export_to_onnx
+    gave_up: list[float] = []
 
     def stuck_in_the_child(model, cache_dir):  # noqa: ANN001, ANN202
         if os.getpid() != parent:
             time.sleep(60)
+        gave_up.append(time.perf_counter())  # the parent exports itself
         return real(model, cache_dir)
 
     monkeypatch.setattr(export_module, "export_to_onnx", stuck_in_the_child)
@@ -149,5 +151,7 @@ def test_a_child_that_uses_no_cpu_is_given_up_on(tmp_path: Path, monkeypatch) ->
     model.export_ahead = export_ahead.ExportAhead(model, tmp_path, fp16=False)
     t0 = time.perf_counter()
     path = model.onnx_file(tmp_path)
-    assert path.exists() and time.perf_counter() - t0 < 10
+    # given up on after STALL_S (+ up to 1 s per poll), long before the child's 60 s sleep or WAIT_S; the time of
+    # the export made in place (seconds on a loaded machine) is not part of it
+    assert path.exists() and len(gave_up) == 1 and gave_up[0] - t0 < 10
     assert "in a background process" not in model.export_note

@@ -23,6 +23,9 @@ pytest.importorskip("transformers")
 
 import exports_cases as ec
 
+# the exports are made once per process (tests/exports_cases.py): one test process makes them for both files
+pytestmark = pytest.mark.xdist_group("exports")
+
 
 def _fused_ops(path: Path) -> Counter[str]:
     return Counter(n.op_type for n in onnx.load(str(path), load_external_data=False).graph.node if n.domain)

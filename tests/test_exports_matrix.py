@@ -16,6 +16,9 @@ import exports_cases as ec
 
 from modelcost import api
 
+# the exports are made once per process (tests/exports_cases.py): one test process makes them for both files
+pytestmark = pytest.mark.xdist_group("exports")
+
 FAMILIES = list(ec.CASES)
 
 

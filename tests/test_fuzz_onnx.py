@@ -14,7 +14,8 @@ import fuzz_onnx
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 SEEDS = sorted(fuzz_onnx.CORPUS.glob("*.onnx"))
-SLICE = 400  # about 15 s on 2 cores (about 30 ms a mutant, one worker process)
+SLICE = 400  # about 15 s on 2 cores (about 30 ms a mutant, one worker process) on a quiet machine
+CHUNK = 100  # the slice runs as 4 tests, so that the test processes (pytest-xdist) share it
 
 
 @pytest.mark.parametrize("path", SEEDS, ids=[p.stem for p in SEEDS])
@@ -38,13 +39,14 @@ def test_the_mutants_are_deterministic() -> None:
     assert {fuzz_onnx.mutant(7, i)[1] for i in range(200)} == set(fuzz_onnx.MUTATORS)  # every mutator is drawn
 
 
-def test_a_seeded_slice_has_no_traceback_hang_or_crash() -> None:
-    records = fuzz_onnx.fuzz(seed=2026, count=SLICE, timeout_s=20.0, mem_mb=1024)
+@pytest.mark.parametrize("start", range(0, SLICE, CHUNK))
+def test_a_seeded_slice_has_no_traceback_hang_or_crash(start: int) -> None:
+    records = fuzz_onnx.fuzz(seed=2026, count=CHUNK, start=start, timeout_s=20.0, mem_mb=1024)
     summary = fuzz_onnx.summarise(records)
-    assert summary["mutants"] == SLICE
+    assert summary["mutants"] == CHUNK and [r["index"] for r in records] == list(range(start, start + CHUNK))
     assert summary["failures"] == [], summary["failures"][:5]
     # Both outcomes occur: the mutants are neither all rejected at parse nor all harmless.
-    assert summary["outcomes"].get("clean", 0) > SLICE // 5 and summary["outcomes"].get("analysed", 0) > SLICE // 5
+    assert summary["outcomes"].get("clean", 0) > CHUNK // 5 and summary["outcomes"].get("analysed", 0) > CHUNK // 5
 
 
 def test_the_classifier_sees_a_traceback_and_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,8 +25,10 @@ Standard library only.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
+from modelcost.core.procstat import LIVE, ProcTable, descendants_ticks
 from modelcost.core.types import LatencyStats
 
 CV_LIMIT = 0.25
@@ -50,30 +52,29 @@ def _proc_stat() -> tuple[float, float, int] | None:
     return (total - idle) / tick, total / tick, max(cpus, 1)
 
 
-def _own_cpu_s() -> float:
+def _own_cpu_s(times: Callable[[], os.times_result] = os.times, table: ProcTable = LIVE) -> float:
     """CPU seconds of this process and its descendants: those that ended (``os.times``' children) and those still
     running (``/proc``): modelcost's own helpers (inductor's compile workers, the background compile and ONNX
     export of bench.compile_ahead / bench.export_ahead, which say in a row's notes when they ran beside it) are
     not "other processes"."""
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system + _live_descendants_cpu_s(os.getpid())
+    t = times()
+    return t.user + t.system + t.children_user + t.children_system + _live_descendants_cpu_s(os.getpid(), table)
 
 
-def _live_descendants_cpu_s(root: int) -> float:
+def _live_descendants_cpu_s(root: int, table: ProcTable = LIVE) -> float:
     """User + system CPU seconds of the running descendants of ``root`` and of the processes they waited for (a
     compile worker that ends mid-window moves into its parent's count); 0 where /proc cannot be read."""
-    from modelcost.core.procstat import descendants_ticks
-
     try:
         tick = os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError):
         return 0.0
-    return descendants_ticks(root) / tick
+    return descendants_ticks(root, table) / tick
 
 
 @dataclass
 class CpuLoad:
-    """How much of the machine's CPU time other processes took between ``start()`` and ``stop()``."""
+    """How much of the machine's CPU time other processes took between ``start()`` and ``stop()``. What it reads
+    (``/proc/stat``, ``os.times()``, the process table) can be handed in: tests give it a synthetic machine."""
 
     other_share: float | None = None  # 0..1 of all CPUs' time; None where /proc/stat is missing
     load_avg_1m: float | None = None
@@ -81,13 +82,19 @@ class CpuLoad:
     measured: bool = False  # False where /proc/stat is missing (then the load average is the only sign)
     _start: tuple[float, float, int] | None = None
     _own0: float = 0.0
+    proc_stat: Callable[[], tuple[float, float, int] | None] = field(default=_proc_stat, repr=False, compare=False)
+    times: Callable[[], os.times_result] = field(default=os.times, repr=False, compare=False)
+    table: ProcTable = field(default=LIVE, repr=False, compare=False)
+
+    def _own_s(self) -> float:
+        return _own_cpu_s(self.times, self.table)
 
     def start(self) -> CpuLoad:
-        self._start, self._own0 = _proc_stat(), _own_cpu_s()
+        self._start, self._own0 = self.proc_stat(), self._own_s()
         return self
 
     def stop(self) -> CpuLoad:
-        end, own = _proc_stat(), _own_cpu_s() - self._own0
+        end, own = self.proc_stat(), self._own_s() - self._own0
         self.cpus = os.cpu_count() or 1
         if self._start is not None and end is not None:
             busy, total = end[0] - self._start[0], end[1] - self._start[1]
