@@ -408,14 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     records = fuzz(args.seed, args.mutants, start=args.start, timeout_s=args.timeout_s, mem_mb=args.mem_mb,
                    progress=harness.progress_printer(args.mutants))
-    summary = {"seed": args.seed, "start": args.start, "timeout_s": args.timeout_s, "mem_mb": args.mem_mb,
-               "wall_s": round(time.monotonic() - t0, 1),
-               "worker_peak_rss_mb": round(harness.children_peak_rss_mb(), 1), **summarise(records)}
-    print(file=sys.stderr)
-    harness.print_summary(summary, f"mutants (seed {args.seed})")
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-    return 1 if summary["failures"] else 0
+    settings = {"seed": args.seed, "start": args.start, "timeout_s": args.timeout_s, "mem_mb": args.mem_mb}
+    return harness.finish(records, t0, settings, f"mutants (seed {args.seed})", args.json)
 
 
 if __name__ == "__main__":

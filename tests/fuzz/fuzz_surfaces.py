@@ -570,14 +570,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     records = fuzz(args.surface, args.seed, args.cases, start=args.start, timeout_s=args.timeout_s,
                    mem_mb=args.mem_mb, jobs=args.jobs, progress=harness.progress_printer(args.cases))
-    summary = {"surface": args.surface, "seed": args.seed, "start": args.start, "timeout_s": args.timeout_s,
-               "mem_mb": args.mem_mb, "jobs": args.jobs, "wall_s": round(time.monotonic() - t0, 1),
-               "worker_peak_rss_mb": round(harness.children_peak_rss_mb(), 1), **harness.summarise(records)}
-    print(file=sys.stderr)
-    harness.print_summary(summary, f"{args.surface} cases (seed {args.seed})")
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-    return 1 if summary["failures"] else 0
+    settings = {"surface": args.surface, "seed": args.seed, "start": args.start, "timeout_s": args.timeout_s,
+                "mem_mb": args.mem_mb, "jobs": args.jobs}
+    return harness.finish(records, t0, settings, f"{args.surface} cases (seed {args.seed})", args.json)
 
 
 if __name__ == "__main__":

@@ -198,3 +198,16 @@ def children_peak_rss_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def finish(records: list[dict[str, Any]], started: float, settings: dict[str, Any], what: str,
+           json_path: Path | None) -> int:
+    """The end of a long run: the summary (``settings``, wall time, the largest worker's peak RSS, outcomes),
+    its table, the JSON file; the exit code is 1 when any case failed."""
+    summary = {**settings, "wall_s": round(time.monotonic() - started, 1),
+               "worker_peak_rss_mb": round(children_peak_rss_mb(), 1), **summarise(records)}
+    print(file=sys.stderr)
+    print_summary(summary, what)
+    if json_path:
+        json_path.write_text(json.dumps(summary, indent=2) + "\n")
+    return 1 if summary["failures"] else 0
