@@ -10,18 +10,18 @@ import typer
 
 from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.flow import comma_list
 from modelcost.core.errors import ModelcostError
 
 Ints = Annotated[str, typer.Option(help="One value or a comma list (a sweep).")]
 
 
 def _ints(text: str, what: str) -> list[int]:
+    items = comma_list(text, what, "128,512,2048") or []  # '' and ',' refused there, as for every comma list
     try:
-        values = [int(v) for v in text.split(",") if v.strip()]
+        values = [int(v) for v in items]
     except ValueError:
         raise ModelcostError(f"{what} {text!r}: expected integers, e.g. 512 or 128,512,2048") from None
-    if not values:
-        raise ModelcostError(f"{what} {text!r}: expected integers >= 1")
     return values  # their range is checked against the model (loaders.llm_limits.check_lengths)
 
 
