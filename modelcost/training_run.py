@@ -86,6 +86,8 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
 
     config = config or TrainConfig()
     precisions = check_precisions(precisions)
+    device = _device(device)
+    config = dataclasses.replace(config, kernels="cpu" if device == "cpu" else "cuda")  # the step it will measure
     for v in variants:
         if v not in VARIANTS:
             raise ModelcostError(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
@@ -95,7 +97,6 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
     if config.checkpointing:
         report.notes.append("the measured steps run without activation checkpointing (it is modelled statically)")
     loaded = load(source, batch_size, input_shapes, trust_pickle, attn_implementation)
-    device = _device(device)
     gpu = _gpu() if device == "cuda" else None
     sizes = list(batch_sizes) or [report.batch_size]
     for precision in precisions:

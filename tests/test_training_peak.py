@@ -107,7 +107,7 @@ def test_meta_simulation_equals_the_real_cpu_step(name: str, precision: str, che
     with torch.device("meta"):
         meta = build()
     x = make_input()
-    config = TrainConfig(precision=precision, checkpointing=checkpointing)
+    config = TrainConfig(precision=precision, checkpointing=checkpointing, kernels="cpu")  # a CPU step, on meta
     on_meta = simulate_step(meta, [x.to("meta")], config, "adamw")
     on_cpu = simulate_step(real, [x], config, "adamw")
     assert not on_meta.problems and not on_cpu.problems
@@ -169,7 +169,7 @@ def test_simulated_peak_equals_the_cpu_allocators(name: str, monkeypatch: pytest
             if isinstance(m, torch.nn.Dropout):
                 m.p = 0.0
     x = make_input()
-    on_meta = simulate_step(meta, [x.to("meta")], TrainConfig(), "adamw")
+    on_meta = simulate_step(meta, [x.to("meta")], TrainConfig(kernels="cpu"), "adamw")
     allocator = _allocator_peak(lambda: simulate_step(real, [x], TrainConfig(), "adamw"), monkeypatch)
     # gpt-tied: the loss's gradient is the expand of a scalar (every stride 0) and reaches the tied head's backward,
     # two products (input and weight gradient); BLAS cannot read a stride-0 matrix, so each clones it inside its
@@ -209,7 +209,7 @@ def test_modes_see_inside_multi_head_attention() -> None:
     ops = LiveBytes("meta")
     with FusedAttention(), FusedDropout(), ops:
         mha(x, x, x, need_weights=False)
-    assert "_scaled_dot_product_flash_attention_for_cpu" in ops.ops and "_softmax" not in ops.ops  # fused
+    assert "_scaled_dot_product_efficient_attention" in ops.ops and "_softmax" not in ops.ops  # fused (CUDA's, fp32)
     amp = MetaAutocast(torch.bfloat16)
     with FusedDropout(), amp, ops:
         out, weights = mha(x, x, x)  # need_weights: the explicit product, softmax and dropout
@@ -304,3 +304,35 @@ def test_llama_70b_stays_on_meta() -> None:
     assert m.peak_phase == "optimizer"
     assert m.peak_bytes == pytest.approx(5 * m.weights_bytes, rel=1e-3)
     assert grown_mb < 1024  # 1.3 TB described, no weight memory taken
+
+
+def test_cuda_kernels_keep_what_the_gpu_keeps() -> None:
+    """On meta the simulation runs the attention kernel the step's device runs. CUDA (an H100 / H200, torch 2.11:
+    benchmarks/train_peak_gpu_diag.py) takes the memory-efficient kernel for fp32 and flash for bf16, where the CPU
+    takes its own flash kernel. The memory-efficient kernel lays its output out (B, L, H, D), so multi-head
+    attention's ``contiguous()`` copies it, and that copy is what out_proj saves: one (B, L, E) tensor a layer more,
+    4 x 32 x 64 x 4 B = 32,768 B, plus the philox seed and offset it returns (two 8-byte tensors, 512 B each as the
+    allocator books them): 2 layers x 33,792 = 67,584 B. Flash on CUDA keeps the CPU kernel's bytes plus the same
+    two scalars: 2 x 1,024 = 2,048 B."""
+    build = _encoder(False)
+    with torch.device("meta"):
+        model = build()
+    x = torch.empty(4, 32, 64, device="meta")
+    for precision, kernel, extra in (("fp32", "_scaled_dot_product_efficient_attention", 67_584),
+                                     ("amp_bf16", "_scaled_dot_product_flash_attention", 2_048)):
+        cpu = simulate_step(model, [x], TrainConfig(precision=precision, kernels="cpu"), "adamw")
+        cuda = simulate_step(model, [x], TrainConfig(precision=precision, kernels="cuda"), "adamw")
+        assert kernel in cuda.ops and "_scaled_dot_product_flash_attention_for_cpu" in cpu.ops
+        assert cuda.peak_bytes - cpu.peak_bytes == extra
+
+
+def test_cublas_workspaces_of_a_training_step() -> None:
+    from modelcost.hardware.workspace import cublas_workspace_bytes, training_workspace_bytes
+
+    # PyTorch's defaults: ":4096:8" on Hopper = 4,096 KiB x 8 = 32 MiB; ":4096:2:16:8" before = 8 MiB + 128 KiB
+    assert cublas_workspace_bytes(9, {}) == 33_554_432
+    assert cublas_workspace_bytes(8, {}) == 4096 * 1024 * 2 + 16 * 1024 * 8 == 8_519_680
+    assert training_workspace_bytes(9, {}) == 2 * 33_554_432  # forward thread + autograd's backward thread
+    assert cublas_workspace_bytes(9, {"CUBLAS_WORKSPACE_CONFIG": ":0:0"}) == 0
+    assert cublas_workspace_bytes(9, {"CUBLAS_WORKSPACE_CONFIG": ":16:8"}) == 131_072
+    assert cublas_workspace_bytes(9, {"CUBLAS_WORKSPACE_CONFIG": "lots"}) == 33_554_432  # PyTorch ignores it too

@@ -214,7 +214,8 @@ def count_step(module: torch.nn.Module, inputs: Inputs, config: TrainConfig, val
     module.train()
     track = track_blocks(module, saved, counter.counts, fixed) if config.checkpointing else contextlib.nullcontext()
     oracle = DataOracle().seed_bound(inputs, values, forward_names(module))
-    with FusedAttention(), FusedDropout(), autocast_for(config.precision), oracle, counter, track as checkpoint:
+    modes = (FusedAttention(config.kernels), FusedDropout(), autocast_for(config.precision))
+    with modes[0], modes[1], modes[2], oracle, counter, track as checkpoint:
         try:
             with torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda t: t):
                 out = call_bound(module, inputs)

@@ -147,7 +147,7 @@ def simulate_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapp
     with _checkpointed(module, config), oracle, live:
         try:
             live.mark("forward")
-            with gpu_modes(config.precision):
+            with gpu_modes(config):
                 loss = _loss(call_bound(module, inputs))
             live.mark("backward")
             loss.backward()
@@ -172,10 +172,10 @@ def simulate_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapp
 
 
 @contextlib.contextmanager
-def gpu_modes(precision: str) -> Iterator[None]:
+def gpu_modes(config: TrainConfig) -> Iterator[None]:
     """The function modes that make the forward run as on a GPU: fused attention and dropout kernels, and AMP's
     casting rules for the AMP precisions. (Backward runs in autograd's engine, which these modes do not see.)"""
-    with FusedAttention(), FusedDropout(), autocast_for(precision):
+    with FusedAttention(config.kernels), FusedDropout(), autocast_for(config.precision):
         yield
 
 
@@ -190,7 +190,7 @@ def _checkpointed(module: torch.nn.Module, config: TrainConfig) -> Iterator[None
 
     blocks = checkpoint_blocks(module)
     for block in blocks:
-        block.forward = checkpointed_forward(block.forward, lambda: gpu_modes(config.precision))
+        block.forward = checkpointed_forward(block.forward, lambda: gpu_modes(config))
     try:
         yield
     finally:

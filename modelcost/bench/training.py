@@ -101,6 +101,11 @@ def measure_step(setup: StepSetup, precision: str, batch_size: int, *, device: s
     if device == "cuda" and not torch.cuda.is_available():
         result.status, result.reason = "unavailable", "no CUDA device"
         return result
+    if device == "cuda" and result.predicted_peak_bytes is not None:
+        from modelcost.hardware.workspace import training_workspace_bytes
+
+        result.predicted_workspace_bytes = training_workspace_bytes(torch.cuda.get_device_capability()[0])
+        result.predicted_peak_bytes += result.predicted_workspace_bytes
     try:
         with _memory_cap(torch, device, memory_cap_bytes):
             _run(torch, setup, precision, batch_size, device, variant, config, result)

@@ -20,7 +20,8 @@ class TrainConfig:
     """How a step is set up. ``precision``: fp32, tf32 (fp32 storage, TF32 matmuls), amp_fp16 / amp_bf16
     (autocast; fp32 weights, gradients and optimizer states), bf16 / fp16 (pure: the model cast, no master
     copy unless ``master_weights``). ``checkpointing``: activation checkpointing of repeated blocks
-    (analysis/training_checkpoint.py)."""
+    (analysis/training_checkpoint.py). ``kernels``: the device whose fused attention kernels the simulated step
+    runs ("cuda" or "cpu": analysis/training_attention.py); a step measured on the CPU is simulated with "cpu"."""
 
     optimizer: str = "adamw"
     precision: str = "fp32"
@@ -28,6 +29,7 @@ class TrainConfig:
     checkpointing: bool = False
     input_requires_grad: bool = False
     memory_margin: float = 0.10  # share of the card kept free for the CUDA context, workspaces, fragmentation
+    kernels: str = "cuda"
 
 
 @dataclass
@@ -69,7 +71,8 @@ class TrainingBench:
     samples_per_second: float | None = None
     tokens_per_second: float | None = None  # when the input is a token sequence
     peak_memory_bytes: int | None = None  # torch.cuda.max_memory_allocated over the timed steps
-    predicted_peak_bytes: int | None = None
+    predicted_peak_bytes: int | None = None  # the simulated step's, plus the cuBLAS workspaces on a GPU
+    predicted_workspace_bytes: int | None = None  # of which cuBLAS workspaces (hardware/workspace.py)
     mfu: float | None = None  # model FLOPs per step / step time / spec peak of the precision
     mfu_measured: float | None = None  # against the measured matmul ceiling, when cached
     peak_tflops: float | None = None
