@@ -59,7 +59,7 @@ def analyze(
             o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static,
             attn_implementation=attn_implementation,
-            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True,
+            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, live_bar=True,
             screen=flow.screen_mode(screen), exhaustive=exhaustive)
         printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers)
         run = flow.new_run(options)

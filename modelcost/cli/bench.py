@@ -1,5 +1,5 @@
 """``modelcost bench`` and ``modelcost backends``. Wiring and printing only: the run is ``api.run`` (see
-``modelcost.pipeline``), the shared flow with ``analyze`` is ``cli/flow.py``."""
+``modelcost.runs.inference``), the shared flow with ``analyze`` is ``cli/flow.py``."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def bench(
         options = flow.run_options(
             o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size or 1, trust_pickle=trust_pickle, static_required=False,
-            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True,
+            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, live_bar=True,
             screen=flow.screen_mode(screen), exhaustive=exhaustive)
         run = flow.new_run(options)
         outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,

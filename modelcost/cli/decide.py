@@ -132,7 +132,7 @@ def compare(
                           trust_pickle=trust_pickle, bench=_config(device, warmup_max_s), takes_auto=False)
     run, cmp, folder = api.compare(
         base, candidate, rounds=rounds, runs_per_block=runs_per_block, data=str(data) if data else None,
-        method=method, out=str(out) if out else None, write=report or out is not None, progress=_progress,
+        method=method, out=str(out) if out else None, write=report or out is not None, on_message=_progress,
         command=_command(), options=options)
     print_comparison(cmp, folder)
     if not run.complete:
@@ -185,7 +185,7 @@ def quantize(
         out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
         input_shapes=input_shape, backends=parse_backends(backends), batch_sizes=batches, rounds=rounds,
         runs_per_block=runs_per_block, data=str(data) if data else None, config=_config(device, warmup_max_s),
-        out=str(out) if out else None, write=report or out is not None, progress=_progress, command=_command())
+        out=str(out) if out else None, write=report or out is not None, on_message=_progress, command=_command())
     incomplete = False
     for q, result in made:
         _console().print(f"made {q.path} ({q.precision}); " + "; ".join(q.notes), markup=False)
@@ -292,13 +292,13 @@ def recommend(
                          compile_graphs=compile_graphs)
         options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
                               trust_pickle=trust_pickle, bench=config, screen=screen_mode(screen),
-                              exhaustive=exhaustive,
+                              exhaustive=exhaustive, live_bar=True,
                               batch_search="on" if auto else "off" if only else "gpu")
-        # without --batch-sizes: 1, 8, 32 on the CPU; on a GPU the search (batch 1 + the saturating batch)
-        options = dataclasses.replace(options, batch_sizes=tuple(only or [1, 8, 32]))
+        # without --batch-sizes: api.recommend's default sweep (on a GPU the search: batch 1 + the saturating one)
+        options = dataclasses.replace(options, batch_sizes=tuple(only) if only else None)
         run, rec, folder = api.recommend(
             model, constraints=constraints, objective=objective, out=str(out) if out else None,
-            write=report or out is not None, progress=True, command=_command(), options=options)
+            write=report or out is not None, command=_command(), options=options)
         samples_line = publish_samples(staged_csv, samples_csv)
     print_recommendation(rec, folder)
     if json_path is not None:

@@ -1,6 +1,6 @@
 """What ``analyze`` and ``bench`` share: turn the typed options into one ``api.RunOptions``, call ``api.run``
 once, print each stage as it finishes, then write every output asked for (or say why it was not written).
-The order of work lives in ``modelcost.pipeline``; nothing here measures or decides."""
+The order of work lives in ``modelcost.runs.inference``; nothing here measures or decides."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def screen_mode(flag: bool | None) -> str:
 
 @dataclass
 class Printer:
-    """The ``progress`` callback of ``api.run``: prints each stage's part of the report as it finishes."""
+    """The ``on_stage`` callback of ``api.run``: prints each stage's part of the report as it finishes."""
 
     model: str
     show_cost: bool = True
@@ -141,7 +141,7 @@ def run_and_print(model: str, options: Any, printer: Printer, run: RunReport | N
     from modelcost.report.console import stdout_console
     from modelcost.report.console_gpu import print_run_gpu
 
-    run = api.run(model, options, progress=printer, run=run)
+    run = api.run(model, options, printer, run=run)
     if run.complete and (run.benchmarks or run.what_if):
         print_run_gpu(run, stdout_console(160, highlight=False))
     return run

@@ -83,7 +83,7 @@ def train(
         bench = bench_config(device, warmup, min_time_s, min_iters, max_time_s, "default", None)
         run.training = api.train(model, config=config, precisions=precision_list, batch_sizes=sizes,
                                  variants=variant_list, device=device,
-                                 bench_config=bench, progress=lambda text: typer.echo(f"measuring {text}", err=True),
+                                 bench_config=bench, on_message=lambda text: typer.echo(f"measuring {text}", err=True),
                                  **common)
     print_training(run.training)
     write_outputs(run, json_path=json_path, report=report, out_dir=out)
