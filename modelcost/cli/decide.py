@@ -3,7 +3,6 @@ is in ``modelcost.api`` / ``modelcost.decide``."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -33,10 +32,6 @@ MethodOpt = Annotated[str, typer.Option(help="Confidence interval: t (on log-rat
 WarmupOpt = Annotated[float, typer.Option("--warmup-max-s", min=0.0, callback=o.finite,
                                           help="Longest warm-up per model, backend and "
                                                                          "batch size (s).")]
-
-
-def _command() -> str:
-    return "modelcost " + " ".join(sys.argv[1:])
 
 
 def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None:
@@ -128,12 +123,13 @@ def compare(
     check_writable(folders=(out,))
     check_out(out)
     lock_out(out)
-    options = run_options(_command(), backends=backends, batch_sizes=batch_sizes, tuple_shapes=input_shape,
-                          trust_pickle=trust_pickle, bench=_config(device, warmup_max_s), takes_auto=False)
+    options = run_options(o.command_line("compare"), backends=backends, batch_sizes=batch_sizes,
+                          tuple_shapes=input_shape, trust_pickle=trust_pickle, bench=_config(device, warmup_max_s),
+                          takes_auto=False)
     run, cmp, folder = api.compare(
         base, candidate, rounds=rounds, runs_per_block=runs_per_block, data=str(data) if data else None,
         method=method, out=str(out) if out else None, write=report or out is not None, on_message=_progress,
-        command=_command(), options=options)
+        command=o.command_line("compare"), options=options)
     print_comparison(cmp, folder)
     if not run.complete:
         stderr_console().print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
@@ -185,7 +181,8 @@ def quantize(
         out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
         input_shapes=input_shape, backends=parse_backends(backends), batch_sizes=batches, rounds=rounds,
         runs_per_block=runs_per_block, data=str(data) if data else None, config=_config(device, warmup_max_s),
-        out=str(out) if out else None, write=report or out is not None, on_message=_progress, command=_command())
+        out=str(out) if out else None, write=report or out is not None, on_message=_progress,
+        command=o.command_line("quantize"))
     incomplete = False
     for q, result in made:
         _console().print(f"made {q.path} ({q.precision}); " + "; ".join(q.notes), markup=False)
@@ -290,7 +287,8 @@ def recommend(
         config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
                          samples_csv=staged_csv, background=background, reuse_earlier=not fresh,
                          compile_graphs=compile_graphs)
-        options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
+        options = run_options(o.command_line("recommend"), backends=backends, precisions=precisions,
+                              tuple_shapes=input_shape,
                               trust_pickle=trust_pickle, bench=config, screen=screen_mode(screen),
                               exhaustive=exhaustive, live_bar=True,
                               batch_search="on" if auto else "off" if only else "gpu")
@@ -298,7 +296,7 @@ def recommend(
         options = dataclasses.replace(options, batch_sizes=tuple(only) if only else None)
         run, rec, folder = api.recommend(
             model, constraints=constraints, objective=objective, out=str(out) if out else None,
-            write=report or out is not None, command=_command(), options=options)
+            write=report or out is not None, command=o.command_line("recommend"), options=options)
         samples_line = publish_samples(staged_csv, samples_csv)
     print_recommendation(rec, folder)
     if json_path is not None:

@@ -198,10 +198,8 @@ def roofline_plot_problem(run: RunReport) -> str | None:
         return None
     if not run.benchmarks:
         return "nothing was benchmarked (the plot places measured configs against the GPU's roofs)"
-    if run.gpu is None:  # the pipeline's note: "roofline: <why there is no GPU>; <what to do instead>"
-        why = next((n.removeprefix("roofline: ").rsplit("; ", 1)[0] for n in run.notes
-                    if n.startswith("roofline: no NVIDIA GPU")), None)
-        return why or "no NVIDIA GPU here"
+    if run.gpu is None:
+        return run.no_roofline_reason or "no NVIDIA GPU here"
     return "no GPU config was measured (CPU results have no roofline)"
 
 

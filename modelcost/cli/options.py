@@ -102,9 +102,11 @@ OutDir = Annotated[Optional[Path], typer.Option("--out", help=(
 
 
 def command_line(command: str) -> str:
-    """The command and its arguments as typed after ``modelcost`` (the report's ``command``)."""
-    args = " ".join(sys.argv[2:])
-    return f"{command} {args}".strip()
+    """The report's ``command``, the one format every command writes: the command and its arguments as typed
+    after ``modelcost`` ("analyze model.onnx --static"). Called in-process (typer's CliRunner, ``app([...])``),
+    the process's arguments are another program's: only the command name is written."""
+    args = sys.argv[2:] if len(sys.argv) > 1 and sys.argv[1] == command else []
+    return " ".join([command, *args])
 
 
 def check_writable(files: tuple[Path | None, ...] = (), folders: tuple[Path | None, ...] = ()) -> None:
@@ -269,11 +271,12 @@ def interruptible(run: RunReport, **outputs: Any) -> Iterator[None]:
 
 
 def mark_interrupted(run: RunReport) -> None:
+    """The run stopped on a signal: ``run.interrupted_by`` names it (the CLI knows which; the library said
+    'the user (Ctrl-C)')."""
     from modelcost.cli import signals
 
-    if not any(n.startswith("interrupted by") for n in run.notes):
-        run.notes.append(f"interrupted by {signals.name()}: this report holds what finished before it stopped")
-    run.complete = False
+    if run.interrupted_by != signals.name():
+        run.mark_interrupted(signals.name())
 
 
 def _stderr_line(markup: str) -> None:

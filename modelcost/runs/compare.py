@@ -13,7 +13,7 @@ from modelcost.core.decisions import Comparison
 from modelcost.core.text import utc_timestamp
 from modelcost.core.types import CostReport, GpuSpec, RunReport
 from modelcost.decide.compare import CompareOptions, Comparer, default_backends, model_side, onnx_op_counts
-from modelcost.runs.gpu import place_on_roofline, this_gpu
+from modelcost.runs import gpu as this_machine
 from modelcost.runs.model import LoadedModel, RunOptions, Shapes, load, options_for, static_or_note
 from modelcost.runs.report import Checkpointer
 
@@ -68,7 +68,7 @@ def run_comparison(base: BenchModel, cand: BenchModel, *, sources: tuple[str, st
                              "see 'modelcost backends'")
     saver = Checkpointer(run, cmp, out, write)
     Comparer(base, cand, opts, run, cmp, run.gpu, costs, saver.checkpoint, on_message,
-             roofline=place_on_roofline).run_all(backends)
+             roofline=this_machine.place_on_roofline).run_all(backends)
     return run, cmp, saver.final()
 
 
@@ -104,10 +104,11 @@ def compare(
         opts = CompareOptions(backends=backends, batch_sizes=batches, rounds=rounds, runs_per_block=runs_per_block,
                               method=method, data=data, base_precision=b_prec, candidate_precision=c_prec,
                               config=config)
+        gpu = this_machine.this_gpu(required=False)
         return run_comparison(loaded[0].bench_model(), loaded[1].bench_model(), sources=(b_src, c_src),
-                              precisions=(b_prec, c_prec), costs=costs, opts=opts, gpu=this_gpu(required=False),
-                              out=out, write=write, command=command, on_message=on_message,
-                              run_notes=static_notes, comparison_notes=notes)
+                              precisions=(b_prec, c_prec), costs=costs, opts=opts, gpu=gpu, out=out,
+                              write=write, command=command, on_message=on_message, run_notes=static_notes,
+                              comparison_notes=notes)
     finally:
         for m in loaded:
             m.close()
