@@ -152,3 +152,37 @@ def test_one_command_line_format(monkeypatch: pytest.MonkeyPatch, argv: list[str
 
     monkeypatch.setattr(sys, "argv", argv)
     assert command_line("compare") == expected
+
+
+def test_a_new_timing_option_is_its_declaration_and_its_use() -> None:
+    """Issue 26: a timing option is declared once, as a BenchConfig field with ``option(...)`` metadata; the
+    CLI builds the flag from it and hands the converted value back as that field. A dummy option declared on a
+    subclass reaches the config through a command without any other edit."""
+    import dataclasses
+
+    import typer
+    from typer.testing import CliRunner
+
+    from modelcost.bench.base import BenchConfig, option
+    from modelcost.cli.timing import timing_options
+
+    @dataclasses.dataclass(frozen=True)
+    class WithDummy(BenchConfig):
+        cool_down_s: float = dataclasses.field(default=0.5, metadata=option("Rest between configs (s).", min=0))
+        keep_warm: bool = dataclasses.field(default=True, metadata=option("Cold.", flag="--cold", inverted=True))
+
+    seen = []
+    app = typer.Typer()
+
+    @app.command()
+    @timing_options(config_class=WithDummy, only=("cool_down_s", "keep_warm", "min_iters"))
+    def cmd(model: str, timing: dict | None = None) -> None:  # noqa: ARG001
+        seen.append(WithDummy(**timing))
+
+    res = CliRunner().invoke(app, ["m", "--cool-down-s", "2.5", "--cold", "--min-iters", "7"])
+    assert res.exit_code == 0, res.output
+    assert (seen[0].cool_down_s, seen[0].keep_warm, seen[0].min_iters) == (2.5, False, 7)
+    res = CliRunner().invoke(app, ["m", "--cool-down-s", "nan"])  # a float option refuses NaN, as every one
+    assert res.exit_code == 2 and len(seen) == 1
+    CliRunner().invoke(app, ["m"])
+    assert (seen[1].cool_down_s, seen[1].keep_warm) == (0.5, True)  # the field's defaults

@@ -12,6 +12,7 @@ from rich.markup import escape
 from modelcost.cli import options as o
 from modelcost.cli import signals
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.timing import timing_options
 from modelcost.cli.options import check_out, check_writable, lock_out, publish_samples, staged_samples, wrote
 from modelcost.core.errors import ModelcostError
 from modelcost.core.units import number
@@ -223,6 +224,7 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
 
 @app.command()
 @user_errors
+@timing_options(exclude=("min_iters",))  # recommend's own --min-iters: its default follows --latency-stat
 def recommend(
     model: o.ModelArg,
     max_latency_ms: Annotated[Optional[float], typer.Option(min=0.0, callback=o.finite,
@@ -241,9 +243,6 @@ def recommend(
         "the default on a GPU, 1,8,32 on the CPU)."))] = None,
     screen: o.Screen = None,
     exhaustive: o.Exhaustive = False,
-    background: o.Background = True,
-    fresh: o.Fresh = False,
-    compile_graphs: o.CompileGraphs = "per-batch",
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
     objective: Annotated[str, typer.Option(
         help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
@@ -251,24 +250,22 @@ def recommend(
     precisions: o.Precisions = None,
     input_shape: o.InputShape = None,
     device: o.Device = "auto",
-    min_time_s: o.MinTime = 1.0,
     min_iters: Annotated[Optional[int], typer.Option(min=1, help="Time each config at least this many calls "
                                                      "(default: 50, or the samples --latency-stat needs to rank "
                                                      "on: p90 10, p95 20, p99 100).")] = None,
-    max_time_s: o.MaxTime = 20.0,
-    warmup: o.Warmup = 10,
     samples_csv: o.SamplesCsv = None,
     report: Annotated[bool, typer.Option("--report", help="Write the report folder (reports/<model>-<time>).")] = False,
     out: OutOpt = None,
     json_path: o.JsonPath = None,
     trust_pickle: o.TrustPickle = False,
+    timing: dict[str, Any] | None = None,
 ) -> None:
     """Benchmark MODEL, then pick the backend + precision + batch size that meets the constraints best, say why,
     and show the latency-vs-throughput Pareto front. Exit code 1 when nothing meets the constraints."""
     import dataclasses
 
     from modelcost import api
-    from modelcost.cli.flow import run_options, screen_mode, wants_batch_search
+    from modelcost.cli.flow import bench_config, run_options, screen_mode, wants_batch_search
     from modelcost.decide.recommend import Constraints
 
     auto = wants_batch_search(batch_sizes)
@@ -284,9 +281,7 @@ def recommend(
     check_out(out, samples_csv)
     lock_out(out)
     with staged_samples(samples_csv) as staged_csv:
-        config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
-                         samples_csv=staged_csv, background=background, reuse_earlier=not fresh,
-                         compile_graphs=compile_graphs)
+        config = bench_config(device, staged_csv, timing or {}, min_iters=min_iters)
         options = run_options(o.command_line("recommend"), backends=backends, precisions=precisions,
                               tuple_shapes=input_shape,
                               trust_pickle=trust_pickle, bench=config, screen=screen_mode(screen),

@@ -64,14 +64,12 @@ def parse_precisions(text: str | None) -> list[str] | None:
     return names or None
 
 
-def bench_config(device: str, warmup: int, min_time_s: float, min_iters: int, max_time_s: float,
-                 compile_mode: str, samples_csv: Path | None, background: bool = True, fresh: bool = False,
-                 compile_graphs: str = "per-batch") -> Any:
+def bench_config(device: str, samples_csv: Path | None, timing: dict[str, Any], **more: Any) -> Any:
+    """The BenchConfig of a command: its device, where NVML samples go, and the timing options
+    (``cli.timing``: already BenchConfig fields)."""
     from modelcost.bench.base import BenchConfig
 
-    return BenchConfig(device=device, warmup=warmup, min_time_s=min_time_s, min_iters=min_iters,
-                       max_time_s=max_time_s, compile_mode=compile_mode, samples_csv=samples_csv,
-                       background=background, reuse_earlier=not fresh, compile_graphs=compile_graphs)
+    return BenchConfig(device=device, samples_csv=samples_csv, **timing, **more)
 
 
 def run_options(command: str, *, backends: str | None = None, precisions: str | None = None,
