@@ -62,7 +62,8 @@ def _skipped(model: str, precision: str, variant: str, batch: int, why: str) -> 
 def run(models: list[str], variants: set[str], budget_s: float) -> dict:
     import torch
 
-    from modelcost import api, training_run
+    from modelcost import api
+    from modelcost.runs import train as training_run
     from modelcost.analysis import training_memory as tm
     from modelcost.analysis.training import analyze_training
     from modelcost.bench.training import measure_step

@@ -71,7 +71,7 @@ def synthetic_run() -> RunReport:
 def test_print_roofline_fills_json_and_plots(tmp_path) -> None:
     from rich.console import Console
 
-    from modelcost import pipeline
+    from modelcost.runs import gpu as pipeline
     from modelcost.cli.flow import write_outputs
     from modelcost.report.console_gpu import print_run_gpu
     from modelcost.report.json_report import run_to_dict

@@ -154,7 +154,7 @@ def test_the_pipeline_gives_the_child_batch_1_first_and_the_searched_batch_after
     """sweep_plan with a batch search: the child is started with [1] and told more will come, then given the
     batch the search chose (and 'end'); the bench model carries the handle to the sweep. A stand-in child, and a
     stand-in search (batch 8), on the CPU."""
-    from modelcost import pipeline
+    from modelcost.runs import inference as pipeline
     from modelcost.bench import batch_search
     from modelcost.bench.base import BenchConfig
     from modelcost.core.types import RunReport
@@ -187,7 +187,7 @@ def test_the_pipeline_gives_the_child_batch_1_first_and_the_searched_batch_after
 
 def test_no_background_starts_no_helper(tmp_path: Path, monkeypatch) -> None:
     """--no-background (BenchConfig.background False): neither helper is started, whatever the plan."""
-    from modelcost import pipeline
+    from modelcost.runs import inference as pipeline
     from modelcost.bench import export_ahead
     from modelcost.bench.base import BenchConfig
 

@@ -1,9 +1,11 @@
 """The dependency direction is one way: a module never imports a higher layer (STYLE.md).
 
-    cli -> sweep -> api -> pipeline / training_run -> decide -> analysis / bench / report -> hardware -> loaders -> core
+    cli -> sweep -> api -> runs -> decide -> analysis / bench / report -> hardware -> loaders -> core
 
-``analysis`` and ``bench`` do not import each other; ``report`` sees only ``core`` types; ``pipeline`` does not
-import ``api`` (the facade re-exports it). Every import counts, also those inside functions (the lazy ones).
+``runs`` holds one module per command (inference, recommend, compare, train, llm) over shared steps; ``decide``
+judges figures and measures nothing; ``analysis`` and ``bench`` do not import each other; ``report`` sees only
+``core`` types; ``runs`` does not import ``api`` (the facade re-exports it). Every import counts, also those
+inside functions (the lazy ones).
 """
 
 from __future__ import annotations
@@ -24,13 +26,12 @@ ALLOWED: dict[str, set[str]] = {
     "bench": {"core", "loaders", "hardware"},
     "report": {"core"},
     "decide": {"core", "loaders", "hardware", "analysis", "bench", "report"},
-    "pipeline": {"core", "loaders", "hardware", "analysis", "bench", "report", "decide"},
-    # one run of training (modelcost train) beside the inference pipeline
-    "training_run": {"core", "loaders", "hardware", "analysis", "bench", "report", "decide", "pipeline"},
-    "api": {"core", "loaders", "hardware", "analysis", "bench", "report", "decide", "pipeline", "training_run"},
+    # one module per command over shared steps (load, static or a note, GPU + rooflines, checkpointed report)
+    "runs": {"core", "loaders", "hardware", "analysis", "bench", "report", "decide"},
+    "api": {"core", "loaders", "hardware", "analysis", "bench", "report", "decide", "runs"},
     # sweeps drive many runs through the api (each config in a child process): a client of api, below the CLI
-    "sweep": {"core", "loaders", "hardware", "analysis", "bench", "report", "decide", "pipeline", "api"},
-    "cli": {"core", "loaders", "hardware", "analysis", "bench", "report", "decide", "pipeline", "api", "sweep"},
+    "sweep": {"core", "loaders", "hardware", "analysis", "bench", "report", "decide", "runs", "api"},
+    "cli": {"core", "loaders", "hardware", "analysis", "bench", "report", "decide", "runs", "api", "sweep"},
     "__init__": {"core"},
     "__main__": {"cli"},
 }

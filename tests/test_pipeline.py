@@ -1,4 +1,4 @@
-"""The one pipeline (``modelcost.pipeline`` / ``api.run``): the model is loaded once and carried through every
+"""The one pipeline (``modelcost.runs.inference`` / ``api.run``): the model is loaded once and carried through every
 stage; models given as objects (``nn.Module``, ``onnx.ModelProto``); every output asked for is written or a
 line says why not."""
 
@@ -77,7 +77,7 @@ def test_one_analyze_run_loads_the_model_once(factory: str, load_counter: dict[s
                              profile_layers=True, target_gpu="L4",
                              bench=api.BenchConfig(min_time_s=0.02, max_time_s=0.2, min_iters=3, warmup=2))
     stages: list[str] = []
-    run = api.run(factory, options, progress=lambda stage, r: stages.append(stage))
+    run = api.run(factory, options, on_stage=lambda stage, r: stages.append(stage))
     # static + benchmarks (two backends, one an ONNX export) + profiles + what-if: one load in all
     assert load_counter == {"torch": 1, "onnx": 0}
     assert stages == ["static", "benchmarks", "roofline", "layers", "what-if"]

@@ -184,7 +184,7 @@ def test_gpu_predicted_max_batch_runs_under_a_memory_cap() -> None:
     """The largest batch predicted for a 4 GiB card runs on this GPU capped to 4 GiB."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA")
-    from modelcost import training_run
+    from modelcost.runs import train as training_run
     from modelcost.analysis.training import analyze_training
     from modelcost.analysis.training_memory import max_batch
     from modelcost.bench.training import measure_step

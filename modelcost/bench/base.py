@@ -34,6 +34,15 @@ def default_cache_dir() -> Path:
     return cache_root()
 
 
+def option(help: str, *, flag: str | None = None, inverted: bool = False, **bounds: float) -> dict[str, Any]:
+    """A BenchConfig field's command-line declaration (its field metadata), the one place a timing option is
+    declared: ``help``; ``flag`` (default ``--field-name``, ``cli_option``); ``inverted``: the flag sets the field
+    to False (--fresh clears reuse_earlier); ``bounds``: min / max. The CLI builds each option from it
+    (cli/timing.py) and hands the values back as BenchConfig fields: a new timing option is this field and its
+    use (docs/ARCHITECTURE.md)."""
+    return {"option": {"help": help, "flag": flag, "inverted": inverted, "bounds": bounds}}
+
+
 @dataclass(frozen=True)
 class BenchConfig:
     """How long and how carefully to measure. Times are per (backend, precision, batch) config.
@@ -46,7 +55,8 @@ class BenchConfig:
     ``budget_hit``)."""
 
     device: str = "auto"  # "auto" | "cuda" | "cpu": which backends run by default
-    warmup: int = 10  # iterations per warm-up window (and the minimum warm-up)
+    warmup: int = field(default=10, metadata=option(  # iterations per warm-up window (and the minimum warm-up)
+        "Calls per warm-up window (warm-up runs until two windows agree within 2%).", min=1))
     warmup_settle: float = 0.02
     warmup_max_s: float = 5.0
     # On CUDA, warm up for at least this long: an idle GPU's clocks take a fraction of a second to ramp, and a
@@ -54,21 +64,32 @@ class BenchConfig:
     # ResNet-50 eager batch 1 measured 4.78 ms as the first config of a process, 3.26 ms once warm).
     warmup_min_cuda_s: float = 1.0
     pin_cpu: bool = True  # GPU configs: time with the process pinned to one CPU (bench.timing.pinned_to_one_cpu)
-    min_time_s: float = 1.0
-    min_iters: int = 50
-    max_time_s: float = 20.0
+    min_time_s: float = field(default=1.0, metadata=option("Time each config at least this long (seconds).", min=0))
+    min_iters: int = field(default=50, metadata=option("Time each config at least this many calls.", min=1))
+    max_time_s: float = field(default=20.0, metadata=option(
+        "Time budget per config: stop even if the median is not yet known to +-1%.", min=0.001))
     target_rel_ci: float = 0.01
     e2e_min_iters: int = 10  # host-side end-to-end latency: a shorter loop of the same kind (0: none)
     e2e_min_time_s: float = 0.3  # ... of at least this long (it is a secondary figure: no CI rule)
     e2e_max_s: float = 2.0
-    compile_mode: str = "default"  # torch.compile: "default" | "max-autotune"
-    compile_graphs: str = "per-batch"  # COMPILE_GRAPHS
+    compile_mode: str = field(default="default", metadata=option("torch.compile mode: default or max-autotune."))
+    compile_graphs: str = field(default="per-batch", metadata=option(  # COMPILE_GRAPHS
+        "torch.compile's graphs across batch sizes: per-batch (the default: a static graph per batch size, what a "
+        "fixed-batch deployment runs) or shared (batch 1 its own, every larger batch one graph with a dynamic batch "
+        "dimension: one compile fewer per extra batch size, a few percent slower at large batches)."))
     # Cold-cache work in helper processes beside the GPU measurements (bench.compile_ahead, bench.export_ahead);
     # False (--no-background): nothing else of modelcost's runs while a config is timed
-    background: bool = True
+    background: bool = field(default=True, metadata=option(
+        "On a cold cache, compile torch.compile's graphs and export to ONNX in helper processes while other configs "
+        "are measured (off the timing CPU; rows timed beside them say so). --no-background: nothing else of "
+        "modelcost's runs while a config is timed, and a cold run takes longer.", flag="--background/--no-background"))
     # A screening run may leave out a config that an earlier run's figures show hopelessly slow
     # (bench.screening_record); False (--fresh): every config is measured in this run
-    reuse_earlier: bool = True
+    reuse_earlier: bool = field(default=True, metadata=option(
+        "Measure every config in this run. Without it a screening run leaves out a config that a config measured "
+        "now beats by more than 2x on latency and throughput against that config's own figures of an earlier run "
+        "(same model, GPU, software and settings, within 7 days); the row says so and quotes them.",
+        flag="--fresh", inverted=True))
     samples_csv: Path | None = None  # NVML samples of every timed run, nvidia-smi field names
     sample_interval_s: float = 0.02
     cache_dir: Path = field(default_factory=default_cache_dir)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.timing import timing_options
 from modelcost.core.errors import ModelcostError
 
 
 @app.command()
 @user_errors
+@timing_options()
 def analyze(
     model: o.ModelArg,
     static: Annotated[bool, typer.Option("--static", help="Static analysis only: count, do not run.")] = False,
@@ -28,12 +30,6 @@ def analyze(
     backends: o.Backends = None,
     precisions: o.Precisions = None,
     batch_sizes: o.BatchSizes = None,
-    min_time_s: o.MinTime = 1.0,
-    min_iters: o.MinIters = 50,
-    max_time_s: o.MaxTime = 20.0,
-    warmup: o.Warmup = 10,
-    compile_mode: o.CompileMode = "default",
-    compile_graphs: o.CompileGraphs = "per-batch",
     samples_csv: o.SamplesCsv = None,
     device: o.Device = "auto",
     target_gpu: o.TargetGpu = None,
@@ -41,9 +37,8 @@ def analyze(
     profile_layers: o.ProfileLayers = False,
     screen: o.Screen = None,
     exhaustive: o.Exhaustive = False,
-    background: o.Background = True,
-    fresh: o.Fresh = False,
     allow_partial: o.AllowPartial = False,
+    timing: dict[str, Any] | None = None,
 ) -> None:
     """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark every backend and
     place each measured config on the GPU's roofline."""
@@ -53,13 +48,12 @@ def analyze(
     o.check_out(out, samples_csv)
     o.lock_out(out)
     with o.staged_samples(None if static else samples_csv) as staged_csv:
-        config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv,
-                                   background, fresh, compile_graphs)
+        config = flow.bench_config(device, staged_csv, timing or {})
         options = flow.run_options(
             o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static,
             attn_implementation=attn_implementation,
-            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True,
+            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, live_bar=True,
             screen=flow.screen_mode(screen), exhaustive=exhaustive)
         printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers)
         run = flow.new_run(options)

@@ -1,14 +1,18 @@
 """``modelcost bench`` and ``modelcost backends``. Wiring and printing only: the run is ``api.run`` (see
-``modelcost.pipeline``), the shared flow with ``analyze`` is ``cli/flow.py``."""
+``modelcost.runs.inference``), the shared flow with ``analyze`` is ``cli/flow.py``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.timing import timing_options
 
 
 @app.command()
 @user_errors
+@timing_options()
 def bench(
     model: o.ModelArg,
     backends: o.Backends = None,
@@ -16,12 +20,6 @@ def bench(
     batch_sizes: o.BatchSizes = None,
     batch_size: o.BatchSize = None,
     input_shape: o.InputShape = None,
-    min_time_s: o.MinTime = 1.0,
-    min_iters: o.MinIters = 50,
-    max_time_s: o.MaxTime = 20.0,
-    warmup: o.Warmup = 10,
-    compile_mode: o.CompileMode = "default",
-    compile_graphs: o.CompileGraphs = "per-batch",
     samples_csv: o.SamplesCsv = None,
     json_path: o.JsonPath = None,
     report: o.Report = False,
@@ -32,10 +30,9 @@ def bench(
     profile_layers: o.ProfileLayers = False,
     screen: o.Screen = None,
     exhaustive: o.Exhaustive = False,
-    background: o.Background = True,
-    fresh: o.Fresh = False,
     trust_pickle: o.TrustPickle = False,
     allow_partial: o.AllowPartial = False,
+    timing: dict[str, Any] | None = None,
 ) -> None:
     """Measure latency, throughput, memory, power and accuracy on every backend x precision x batch size."""
     from modelcost.cli import flow
@@ -44,13 +41,12 @@ def bench(
     o.check_out(out, samples_csv)
     o.lock_out(out)
     with o.staged_samples(samples_csv) as staged_csv:
-        config = flow.bench_config(device, warmup, min_time_s, min_iters, max_time_s, compile_mode, staged_csv,
-                                   background, fresh, compile_graphs)
+        config = flow.bench_config(device, staged_csv, timing or {})
         # The static analysis (for the roofline) at --batch-size or 1; when it fails the benchmarks still run.
         options = flow.run_options(
             o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size or 1, trust_pickle=trust_pickle, static_required=False,
-            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, bench_progress=True,
+            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, live_bar=True,
             screen=flow.screen_mode(screen), exhaustive=exhaustive)
         run = flow.new_run(options)
         outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,

@@ -3,7 +3,6 @@ is in ``modelcost.api`` / ``modelcost.decide``."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -13,6 +12,7 @@ from rich.markup import escape
 from modelcost.cli import options as o
 from modelcost.cli import signals
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.timing import timing_options
 from modelcost.cli.options import check_out, check_writable, lock_out, publish_samples, staged_samples, wrote
 from modelcost.core.errors import ModelcostError
 from modelcost.core.units import number
@@ -33,10 +33,6 @@ MethodOpt = Annotated[str, typer.Option(help="Confidence interval: t (on log-rat
 WarmupOpt = Annotated[float, typer.Option("--warmup-max-s", min=0.0, callback=o.finite,
                                           help="Longest warm-up per model, backend and "
                                                                          "batch size (s).")]
-
-
-def _command() -> str:
-    return "modelcost " + " ".join(sys.argv[1:])
 
 
 def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None:
@@ -128,12 +124,13 @@ def compare(
     check_writable(folders=(out,))
     check_out(out)
     lock_out(out)
-    options = run_options(_command(), backends=backends, batch_sizes=batch_sizes, tuple_shapes=input_shape,
-                          trust_pickle=trust_pickle, bench=_config(device, warmup_max_s), takes_auto=False)
+    options = run_options(o.command_line("compare"), backends=backends, batch_sizes=batch_sizes,
+                          tuple_shapes=input_shape, trust_pickle=trust_pickle, bench=_config(device, warmup_max_s),
+                          takes_auto=False)
     run, cmp, folder = api.compare(
         base, candidate, rounds=rounds, runs_per_block=runs_per_block, data=str(data) if data else None,
-        method=method, out=str(out) if out else None, write=report or out is not None, progress=_progress,
-        command=_command(), options=options)
+        method=method, out=str(out) if out else None, write=report or out is not None, on_message=_progress,
+        command=o.command_line("compare"), options=options)
     print_comparison(cmp, folder)
     if not run.complete:
         stderr_console().print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
@@ -185,7 +182,8 @@ def quantize(
         out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
         input_shapes=input_shape, backends=parse_backends(backends), batch_sizes=batches, rounds=rounds,
         runs_per_block=runs_per_block, data=str(data) if data else None, config=_config(device, warmup_max_s),
-        out=str(out) if out else None, write=report or out is not None, progress=_progress, command=_command())
+        out=str(out) if out else None, write=report or out is not None, on_message=_progress,
+        command=o.command_line("quantize"))
     incomplete = False
     for q, result in made:
         _console().print(f"made {q.path} ({q.precision}); " + "; ".join(q.notes), markup=False)
@@ -226,6 +224,7 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
 
 @app.command()
 @user_errors
+@timing_options(exclude=("min_iters",))  # recommend's own --min-iters: its default follows --latency-stat
 def recommend(
     model: o.ModelArg,
     max_latency_ms: Annotated[Optional[float], typer.Option(min=0.0, callback=o.finite,
@@ -244,9 +243,6 @@ def recommend(
         "the default on a GPU, 1,8,32 on the CPU)."))] = None,
     screen: o.Screen = None,
     exhaustive: o.Exhaustive = False,
-    background: o.Background = True,
-    fresh: o.Fresh = False,
-    compile_graphs: o.CompileGraphs = "per-batch",
     latency_stat: Annotated[str, typer.Option(help="p50, p90, p95, p99 or mean.")] = "p99",
     objective: Annotated[str, typer.Option(
         help="throughput (highest IPS) or latency (lowest latency).")] = "throughput",
@@ -254,24 +250,22 @@ def recommend(
     precisions: o.Precisions = None,
     input_shape: o.InputShape = None,
     device: o.Device = "auto",
-    min_time_s: o.MinTime = 1.0,
     min_iters: Annotated[Optional[int], typer.Option(min=1, help="Time each config at least this many calls "
                                                      "(default: 50, or the samples --latency-stat needs to rank "
                                                      "on: p90 10, p95 20, p99 100).")] = None,
-    max_time_s: o.MaxTime = 20.0,
-    warmup: o.Warmup = 10,
     samples_csv: o.SamplesCsv = None,
     report: Annotated[bool, typer.Option("--report", help="Write the report folder (reports/<model>-<time>).")] = False,
     out: OutOpt = None,
     json_path: o.JsonPath = None,
     trust_pickle: o.TrustPickle = False,
+    timing: dict[str, Any] | None = None,
 ) -> None:
     """Benchmark MODEL, then pick the backend + precision + batch size that meets the constraints best, say why,
     and show the latency-vs-throughput Pareto front. Exit code 1 when nothing meets the constraints."""
     import dataclasses
 
     from modelcost import api
-    from modelcost.cli.flow import run_options, screen_mode, wants_batch_search
+    from modelcost.cli.flow import bench_config, run_options, screen_mode, wants_batch_search
     from modelcost.decide.recommend import Constraints
 
     auto = wants_batch_search(batch_sizes)
@@ -287,18 +281,17 @@ def recommend(
     check_out(out, samples_csv)
     lock_out(out)
     with staged_samples(samples_csv) as staged_csv:
-        config = _config(device, min_time_s=min_time_s, min_iters=min_iters, max_time_s=max_time_s, warmup=warmup,
-                         samples_csv=staged_csv, background=background, reuse_earlier=not fresh,
-                         compile_graphs=compile_graphs)
-        options = run_options(_command(), backends=backends, precisions=precisions, tuple_shapes=input_shape,
+        config = bench_config(device, staged_csv, timing or {}, min_iters=min_iters)
+        options = run_options(o.command_line("recommend"), backends=backends, precisions=precisions,
+                              tuple_shapes=input_shape,
                               trust_pickle=trust_pickle, bench=config, screen=screen_mode(screen),
-                              exhaustive=exhaustive,
+                              exhaustive=exhaustive, live_bar=True,
                               batch_search="on" if auto else "off" if only else "gpu")
-        # without --batch-sizes: 1, 8, 32 on the CPU; on a GPU the search (batch 1 + the saturating batch)
-        options = dataclasses.replace(options, batch_sizes=tuple(only or [1, 8, 32]))
+        # without --batch-sizes: api.recommend's default sweep (on a GPU the search: batch 1 + the saturating one)
+        options = dataclasses.replace(options, batch_sizes=tuple(only) if only else None)
         run, rec, folder = api.recommend(
             model, constraints=constraints, objective=objective, out=str(out) if out else None,
-            write=report or out is not None, progress=True, command=_command(), options=options)
+            write=report or out is not None, command=o.command_line("recommend"), options=options)
         samples_line = publish_samples(staged_csv, samples_csv)
     print_recommendation(rec, folder)
     if json_path is not None:

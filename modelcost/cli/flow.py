@@ -1,6 +1,6 @@
 """What ``analyze`` and ``bench`` share: turn the typed options into one ``api.RunOptions``, call ``api.run``
 once, print each stage as it finishes, then write every output asked for (or say why it was not written).
-The order of work lives in ``modelcost.pipeline``; nothing here measures or decides."""
+The order of work lives in ``modelcost.runs.inference``; nothing here measures or decides."""
 
 from __future__ import annotations
 
@@ -64,14 +64,12 @@ def parse_precisions(text: str | None) -> list[str] | None:
     return names or None
 
 
-def bench_config(device: str, warmup: int, min_time_s: float, min_iters: int, max_time_s: float,
-                 compile_mode: str, samples_csv: Path | None, background: bool = True, fresh: bool = False,
-                 compile_graphs: str = "per-batch") -> Any:
+def bench_config(device: str, samples_csv: Path | None, timing: dict[str, Any], **more: Any) -> Any:
+    """The BenchConfig of a command: its device, where NVML samples go, and the timing options
+    (``cli.timing``: already BenchConfig fields)."""
     from modelcost.bench.base import BenchConfig
 
-    return BenchConfig(device=device, warmup=warmup, min_time_s=min_time_s, min_iters=min_iters,
-                       max_time_s=max_time_s, compile_mode=compile_mode, samples_csv=samples_csv,
-                       background=background, reuse_earlier=not fresh, compile_graphs=compile_graphs)
+    return BenchConfig(device=device, samples_csv=samples_csv, **timing, **more)
 
 
 def run_options(command: str, *, backends: str | None = None, precisions: str | None = None,
@@ -99,7 +97,7 @@ def screen_mode(flag: bool | None) -> str:
 
 @dataclass
 class Printer:
-    """The ``progress`` callback of ``api.run``: prints each stage's part of the report as it finishes."""
+    """The ``on_stage`` callback of ``api.run``: prints each stage's part of the report as it finishes."""
 
     model: str
     show_cost: bool = True
@@ -141,7 +139,7 @@ def run_and_print(model: str, options: Any, printer: Printer, run: RunReport | N
     from modelcost.report.console import stdout_console
     from modelcost.report.console_gpu import print_run_gpu
 
-    run = api.run(model, options, progress=printer, run=run)
+    run = api.run(model, options, printer, run=run)
     if run.complete and (run.benchmarks or run.what_if):
         print_run_gpu(run, stdout_console(160, highlight=False))
     return run
@@ -198,10 +196,8 @@ def roofline_plot_problem(run: RunReport) -> str | None:
         return None
     if not run.benchmarks:
         return "nothing was benchmarked (the plot places measured configs against the GPU's roofs)"
-    if run.gpu is None:  # the pipeline's note: "roofline: <why there is no GPU>; <what to do instead>"
-        why = next((n.removeprefix("roofline: ").rsplit("; ", 1)[0] for n in run.notes
-                    if n.startswith("roofline: no NVIDIA GPU")), None)
-        return why or "no NVIDIA GPU here"
+    if run.gpu is None:
+        return run.no_roofline_reason or "no NVIDIA GPU here"
     return "no GPU config was measured (CPU results have no roofline)"
 
 

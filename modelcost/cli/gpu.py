@@ -64,10 +64,9 @@ def gpu(
 
 
 def _write_gpu_json(spec: GpuSpec, path: Path) -> None:
-    import sys
-
+    from modelcost.cli.options import command_line
     from modelcost.core.text import utc_timestamp
     from modelcost.report.json_report import write_json
 
-    run = RunReport(gpu=spec, created=utc_timestamp(), command=" ".join(["modelcost", *sys.argv[1:]]))
+    run = RunReport(gpu=spec, created=utc_timestamp(), command=command_line("gpu"))
     write_json(run, path)

@@ -45,14 +45,6 @@ BatchList = Annotated[Optional[str], typer.Option("--batch-sizes", help=(
 Screen = Annotated[Optional[bool], typer.Option("--screen/--no-screen", help=(
     "Screen every config with a short measurement and give the full one only to contenders (default: on a GPU); "
     "--no-screen measures every config in full."))]
-Background = Annotated[bool, typer.Option("--background/--no-background", help=(
-    "On a cold cache, compile torch.compile's graphs and export to ONNX in helper processes while other configs "
-    "are measured (off the timing CPU; rows timed beside them say so). --no-background: nothing else of "
-    "modelcost's runs while a config is timed, and a cold run takes longer."))]
-Fresh = Annotated[bool, typer.Option("--fresh", help=(
-    "Measure every config in this run. Without it a screening run leaves out a config that a config measured now "
-    "beats by more than 2x on latency and throughput against that config's own figures of an earlier run (same "
-    "model, GPU, software and settings, within 7 days); the row says so and quotes them."))]
 def finite(value: float | None) -> float | None:
     """Option callback: refuse NaN and infinity, which click's FloatRange lets through (NaN compares false with
     every bound, so ``min=0`` passes it) and which no setting of modelcost means."""
@@ -61,17 +53,6 @@ def finite(value: float | None) -> float | None:
     return value
 
 
-MinTime = Annotated[float, typer.Option(min=0, callback=finite, help="Time each config at least this long (seconds).")]
-MinIters = Annotated[int, typer.Option(min=1, help="Time each config at least this many calls.")]
-MaxTime = Annotated[float, typer.Option(callback=finite,
-    min=0.001, help="Time budget per config: stop even if the median is not yet known to +-1%.")]
-Warmup = Annotated[int, typer.Option(
-    min=1, help="Calls per warm-up window (warm-up runs until two windows agree within 2%).")]
-CompileMode = Annotated[str, typer.Option(help="torch.compile mode: default or max-autotune.")]
-CompileGraphs = Annotated[str, typer.Option("--compile-graphs", help=(
-    "torch.compile's graphs across batch sizes: per-batch (the default: a static graph per batch size, what a "
-    "fixed-batch deployment runs) or shared (batch 1 its own, every larger batch one graph with a dynamic batch "
-    "dimension: one compile fewer per extra batch size, a few percent slower at large batches)."))]
 SamplesCsv = Annotated[Optional[Path], typer.Option(
     help="Write the NVML samples of every timed run here (nvidia-smi field names).")]
 Device = Annotated[str, typer.Option(help="cuda, cpu or auto (cuda when there is one).")]
@@ -102,9 +83,11 @@ OutDir = Annotated[Optional[Path], typer.Option("--out", help=(
 
 
 def command_line(command: str) -> str:
-    """The command and its arguments as typed after ``modelcost`` (the report's ``command``)."""
-    args = " ".join(sys.argv[2:])
-    return f"{command} {args}".strip()
+    """The report's ``command``, the one format every command writes: the command and its arguments as typed
+    after ``modelcost`` ("analyze model.onnx --static"). Called in-process (typer's CliRunner, ``app([...])``),
+    the process's arguments are another program's: only the command name is written."""
+    args = sys.argv[2:] if len(sys.argv) > 1 and sys.argv[1] == command else []
+    return " ".join([command, *args])
 
 
 def check_writable(files: tuple[Path | None, ...] = (), folders: tuple[Path | None, ...] = ()) -> None:
@@ -269,11 +252,12 @@ def interruptible(run: RunReport, **outputs: Any) -> Iterator[None]:
 
 
 def mark_interrupted(run: RunReport) -> None:
+    """The run stopped on a signal: ``run.interrupted_by`` names it (the CLI knows which; the library said
+    'the user (Ctrl-C)')."""
     from modelcost.cli import signals
 
-    if not any(n.startswith("interrupted by") for n in run.notes):
-        run.notes.append(f"interrupted by {signals.name()}: this report holds what finished before it stopped")
-    run.complete = False
+    if run.interrupted_by != signals.name():
+        run.mark_interrupted(signals.name())
 
 
 def _stderr_line(markup: str) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
+from modelcost.cli.timing import timing_options
 from modelcost.core.errors import ModelcostError
 
 Optimizer = Annotated[str, typer.Option(help="sgd, momentum (SGD with momentum), adam or adamw.")]
@@ -26,6 +27,7 @@ Margin = Annotated[float, typer.Option(
 
 @app.command()
 @user_errors
+@timing_options(only=("min_time_s", "min_iters", "max_time_s", "warmup"), defaults={"min_iters": 20, "warmup": 5})
 def train(
     model: o.ModelArg,
     static: Annotated[bool, typer.Option("--static", help="Count only (meta device, no GPU needed).")] = False,
@@ -45,13 +47,10 @@ def train(
     batch_sizes: BatchSizes = None,
     variants: Variants = "eager",
     device: o.Device = "auto",
-    min_time_s: o.MinTime = 1.0,
-    min_iters: o.MinIters = 20,
-    max_time_s: o.MaxTime = 20.0,
-    warmup: o.Warmup = 5,
     json_path: o.JsonPath = None,
     report: o.Report = False,
     out: o.OutDir = None,
+    timing: dict[str, Any] | None = None,
 ) -> None:
     """Forward / backward (input- and weight-gradient) / optimizer FLOPs, memory by part and the largest batch;
     without --static, measured steps: samples/s, MFU and measured vs predicted peak memory."""
@@ -80,10 +79,10 @@ def train(
         run.training = api.train_static(model, config=dataclasses.replace(config, precision=precision_list[0]),
                                         **common)
     else:
-        bench = bench_config(device, warmup, min_time_s, min_iters, max_time_s, "default", None)
+        bench = bench_config(device, None, timing or {})
         run.training = api.train(model, config=config, precisions=precision_list, batch_sizes=sizes,
                                  variants=variant_list, device=device,
-                                 bench_config=bench, progress=lambda text: typer.echo(f"measuring {text}", err=True),
+                                 bench_config=bench, on_message=lambda text: typer.echo(f"measuring {text}", err=True),
                                  **common)
     print_training(run.training)
     write_outputs(run, json_path=json_path, report=report, out_dir=out)

@@ -248,6 +248,13 @@ class BenchResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+INTERRUPTED_BY_USER = "the user (Ctrl-C)"  # what the library knows of a KeyboardInterrupt
+
+
+def interrupted_note(by: str) -> str:
+    return f"interrupted by {by}: this report holds what finished before it stopped"
+
+
 @dataclass
 class RunReport:
     """Everything one run produced: the static analysis, the benchmarks, the GPU. ``complete`` is False when
@@ -264,6 +271,18 @@ class RunReport:
     what_if: list[WhatIf] = field(default_factory=list)  # lower bounds on the --target-gpu (and this GPU)
     layer_tables: list[LayerTable] = field(default_factory=list)  # per-layer roofline (terminal only, not JSON)
     training: TrainingReport | None = None  # modelcost train (core/training.py)
+    # Run facts that code reads (the notes say them to a reader; nothing reads a note back):
+    interrupted_by: str | None = None  # "the user (Ctrl-C)", "SIGTERM": set by ``mark_interrupted`` only
+    no_roofline_reason: str | None = None  # why no config was placed on the roofline (runs/gpu.py)
+
+    def mark_interrupted(self, by: str = INTERRUPTED_BY_USER) -> None:
+        """The one way a run is marked interrupted: ``complete`` False, ``interrupted_by`` and the one note that
+        says it. A caller that knows better (the CLI knows the signal) marks it again: the note is replaced."""
+        if self.interrupted_by is not None:
+            self.notes[:] = [n for n in self.notes if n != interrupted_note(self.interrupted_by)]
+        self.complete = False
+        self.interrupted_by = by
+        self.notes.append(interrupted_note(by))
 
 
 # ---------------------------------------------------------------------------------------------------

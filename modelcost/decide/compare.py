@@ -116,9 +116,13 @@ class Comparer:
 
     def __init__(self, base: BenchModel, cand: BenchModel, opts: CompareOptions, run: RunReport, cmp: Comparison,
                  gpu: GpuSpec | None = None, costs: tuple[CostReport | None, CostReport | None] = (None, None),
-                 checkpoint: Callable[[], None] | None = None, progress: Callable[[str], None] | None = None) -> None:
+                 checkpoint: Callable[[], None] | None = None, progress: Callable[[str], None] | None = None,
+                 roofline: Callable[[list[BenchResult], CostReport | None, GpuSpec | None], Any] | None = None,
+                 ) -> None:
         self.base, self.cand, self.opts, self.run, self.cmp = base, cand, opts, run, cmp
         self.gpu, self.costs = gpu, costs
+        # places a result on the roofline (the hints read it): runs.gpu.place_on_roofline, its one owner
+        self.roofline = roofline or (lambda results, cost, gpu: None)
         self.checkpoint = checkpoint or (lambda: None)
         self.progress = progress or (lambda _msg: None)
         self.base_by_batch: dict[str, dict[int, float]] = {}
@@ -138,8 +142,7 @@ class Comparer:
                 self._backend(backend)
         except KeyboardInterrupt:
             self.cmp.complete = False
-            self.run.complete = False
-            self.run.notes.append("interrupted by the user (Ctrl-C): the pairs that finished are reported")
+            self.run.mark_interrupted()
 
     def _skip(self, what: str, why: str) -> None:
         self.cmp.skipped.append(f"{what}: {why}")
@@ -241,14 +244,7 @@ class Comparer:
                         "warmup_iters": warm.warmup_iters, "warmup_settled": warm.warmup_settled})
         if not warm.warmup_settled:
             r.notes.append(f"warm-up did not settle within {number(self.opts.config.warmup_max_s)} s")
-        cost = self.costs[0] if role == "base" else self.costs[1]
-        if self.gpu is not None and cost is not None:
-            from modelcost.analysis.roofline import roofline_point
-
-            try:
-                r.roofline = roofline_point(cost, r, self.gpu)
-            except Exception as exc:  # noqa: BLE001 - the roofline is extra; the timing stands without it
-                r.notes.append(f"no roofline: {first_line(exc)}")
+        self.roofline([r], self.costs[0] if role == "base" else self.costs[1], self.gpu)
         if role == "base":
             self.base_by_batch.setdefault(backend, {})[batch] = lat.p50
         return r

@@ -205,8 +205,8 @@ def print_run_gpu(run: RunReport, console: Console | None = None, top_layers: in
         console.print(f"[dim]bytes moved ({point.peak_key} row): {point.bytes_basis}. Bound 'overhead': measured "
                       "latency > 10x the lower bound max(FLOPs / peak, bytes / bandwidth).[/]")
     elif run.benchmarks:
-        why = "; ".join(n.removeprefix("roofline: ") for n in run.notes if n.startswith("roofline"))
-        console.print(f"[dim]no roofline: {why or 'no GPU result with a peak for its precision'}[/]")
+        why = run.no_roofline_reason or "no GPU result with a peak for its precision"
+        console.print(f"[dim]no roofline: {why}[/]")
     for table in run.layer_tables:
         console.print(layer_table(table.rows, table.title, table.profile, top_layers))
     for r in run.benchmarks:

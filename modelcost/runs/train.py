@@ -1,5 +1,5 @@
-"""``modelcost train``: the static training analysis, then (unless static) the measured steps. What
-``api.train_static`` / ``api.train`` run; it joins loaders, analysis and bench, as the api does.
+"""``train``: the static training analysis, then (unless static) the measured steps. What ``api.train_static``
+/ ``api.train`` run; it joins loaders, analysis/training and bench/training.
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ def check_precisions(precisions: Sequence[str]) -> list[str]:
 
 def load(source: str, batch_size: int | None, input_shapes: Any, trust_pickle: bool,
          attn_implementation: str | None = None) -> Any:
-    from modelcost.loaders.base import LoadOptions, source_kind
-    from modelcost.loaders.shapes import parse_input_specs
+    """The PyTorch model to train (the loaders' ``LoadedTorch``); an ONNX file is refused in one line."""
+    from modelcost.loaders.base import source_kind
     from modelcost.loaders.torch_loader import load_torch
+    from modelcost.runs.model import options_for
 
     if source_kind(source) == "onnx":
         raise ModelcostError(f"{source}: training needs a PyTorch model (zoo:, file.py:factory, "
                              "package.module:factory, .pt2 or TorchScript), not ONNX")
-    shapes, dtypes = (dict(input_shapes), {}) if isinstance(input_shapes, dict) else parse_input_specs(input_shapes)
-    return load_torch(source, LoadOptions(batch_size=batch_size, input_shapes=shapes, input_dtypes=dtypes,
-                                          trust_pickle=trust_pickle, attn_implementation=attn_implementation))
+    options = options_for(batch_size, input_shapes, trust_pickle, attn_implementation=attn_implementation)
+    return load_torch(source, options.load_options())
 
 
 def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int | None, str | None]:
@@ -50,9 +50,9 @@ def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int
 
         spec = spec_from_table(target_gpu)
         return spec.memory_bytes, spec.name
-    from modelcost.pipeline import this_gpu_or_none
+    from modelcost.runs.gpu import this_gpu
 
-    gpu = this_gpu_or_none()
+    gpu = this_gpu(required=False)
     return (gpu.memory_bytes, gpu.name) if gpu is not None and gpu.memory_bytes else (None, None)
 
 
@@ -76,13 +76,14 @@ def train_static(source: str, *, batch_size: int | None = None, input_shapes: An
 def train(source: str, *, batch_size: int | None = None, input_shapes: Any = None, trust_pickle: bool = False,
           config: TrainConfig | None = None, precisions: Sequence[str] = ("fp32",), batch_sizes: Sequence[int] = (),
           variants: Sequence[str] = ("eager",), device: str = "auto", bench_config: Any = None,
-          target_gpu: str | None = None, memory_bytes: int | None = None, progress: Any = None,
+          target_gpu: str | None = None, memory_bytes: int | None = None, on_message: Any = None,
           attn_implementation: str | None = None) -> TrainingReport:
     """The static analysis at the first precision, then every (precision, variant) swept over the batch sizes
     (stopping at out-of-memory), each with its own predicted peak and the MFU against this GPU's spec peak."""
     import dataclasses
 
     from modelcost.bench.training import VARIANTS, sweep
+    from modelcost.runs.gpu import this_gpu
 
     config = config or TrainConfig()
     precisions = check_precisions(precisions)
@@ -97,14 +98,14 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
     if config.checkpointing:
         report.notes.append("the measured steps run without activation checkpointing (it is modelled statically)")
     loaded = load(source, batch_size, input_shapes, trust_pickle, attn_implementation)
-    gpu = _gpu() if device == "cuda" else None
+    gpu = this_gpu(required=False) if device == "cuda" else None
     sizes = list(batch_sizes) or [report.batch_size]
     for precision in precisions:
         static = report if precision == report.precision else _static_at(loaded, report.batch_size, config, precision)
         setup = step_setup(loaded, static, gpu, precision)
         for variant in variants:
-            if progress is not None:
-                progress(f"{precision} {variant}: batch sizes {', '.join(map(str, sizes))}")
+            if on_message is not None:
+                on_message(f"{precision} {variant}: batch sizes {', '.join(map(str, sizes))}")
             results = sweep(setup, precision, sizes, device=device, variant=variant, config=bench_config)
             report.benchmarks += results
             if results and results[-1].status == "oom":
@@ -149,9 +150,3 @@ def _device(device: str) -> str:
     if device == "cuda" and not cuda_available():
         raise ModelcostError("--device cuda: no CUDA device here")
     return device
-
-
-def _gpu() -> Any:
-    from modelcost.pipeline import this_gpu_or_none
-
-    return this_gpu_or_none()
