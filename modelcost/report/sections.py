@@ -45,12 +45,21 @@ class Table:
 
 
 @dataclass
+class Notes:
+    """Numbered notes under a table: ``items[i]`` is note [i+1], which the table's cells name. ``max_lines[i]``:
+    the console cuts note i to this many lines (None or no entry: whole); the report files keep every note whole."""
+
+    items: list[str]
+    max_lines: list[int | None] = field(default_factory=list)
+
+
+@dataclass
 class Image:
     name: str  # plot name: plots/<name>.png in the folder, embedded in the HTML
     title: str
 
 
-Block = Heading | Para | Banner | Bullets | Table | Image
+Block = Heading | Para | Banner | Bullets | Table | Notes | Image
 
 INCOMPLETE = "INCOMPLETE"
 
