@@ -107,13 +107,12 @@ def resnet50_h100_run() -> RunReport:
                            "Error (Calibration failure occurred with no scaling factors detected. This could be due "
                            "to no int8 calibrator or insufficient custom scales for network layers.)"),
     ]
-    for precision in ("fp16",):
-        for batch in (1, 128):
-            rows.append(BenchResult("ort-tensorrt", precision, batch, "unavailable", device="cuda",
-                                    reason="onnxruntime has no TensorRT execution provider (install onnxruntime-gpu: "
-                                           "'modelcost[gpu]')"))
+    for precision in ("fp32", "fp16"):  # an unavailable backend has one row per precision, at no batch size
+        rows.append(BenchResult("ort-tensorrt", precision, 0, "unavailable", device="cuda",
+                                reason="onnxruntime has no TensorRT execution provider (install onnxruntime-gpu: "
+                                       "'modelcost[gpu]')"))
     for backend in ("torch-cpu", "ort-cpu"):
-        rows.append(BenchResult(backend, "fp32", 1, "unavailable", device="cpu",
+        rows.append(BenchResult(backend, "fp32", 0, "unavailable", device="cpu",
                                 reason="a CPU backend: the default sweep on a GPU machine times the GPU backends "
                                        "(--backends torch-cpu,ort-cpu or --device cpu times them)"))
     device = DeviceInfo("cuda", "NVIDIA H100 80GB HBM3", driver="550.54.15", cuda="12.4", compute_capability="9.0",

@@ -1,6 +1,6 @@
 """The console answer of a run that benchmarked: what it found (``sections_found.py``), then one line per config
-with each reason for not measuring it in a numbered note (configs that share a reason share the note), then what
-the timings include. Short enough for a screen: every other figure is in the report folder and the JSON
+that ran, each reason for not measuring one in full in a numbered note (configs that share a reason share the
+note), the backends that cannot run here one line per reason, then what the timings include. Short enough for a screen: every other figure is in the report folder and the JSON
 (``sections_bench.py`` builds those), and the answer says so."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from modelcost.core.samples import footnote, marked
 from modelcost.core.types import BenchResult, RunReport
 from modelcost.core.units import binary_bytes, number
 from modelcost.report.sections import Block, Bullets, Heading, Notes, Para, Table
+from modelcost.report.sections_bench import grouped_not_measured
 from modelcost.report.sections_found import found_blocks
 
-_ORDER = {"ok": 0, "screened": 1, "failed": 2, "oom": 2, "unavailable": 3}
+_ORDER = {"ok": 0, "screened": 1, "failed": 2, "oom": 2}
 # a note's lines on the console (the report files keep it whole): a screened row's figures are in the table,
 # so its note takes one line; a failure's message may need two
 NOTE_LINES = {"screened": 1}
@@ -51,7 +52,7 @@ def _status_note(r: BenchResult) -> str | None:
 
 
 def _ordered(results: list[BenchResult]) -> list[BenchResult]:
-    """Measured rows first, each batch fastest first; then screened, failed and out-of-memory, then unavailable."""
+    """Measured rows first, each batch fastest first; then screened, then failed and out-of-memory."""
     def key(r: BenchResult) -> tuple[int, int, float]:
         p50 = r.latency_ms.p50 if r.latency_ms is not None else 0.0
         return (_ORDER.get(r.status, 2), r.batch_size if r.status in ("ok", "screened") else 0, p50)
@@ -61,15 +62,16 @@ def _ordered(results: list[BenchResult]) -> list[BenchResult]:
 
 def table_blocks(results: list[BenchResult], *, title: str = "benchmarks", device: str | None = None,
                  mfu_on: str | None = None) -> list[Block]:
-    """One row per config (unavailable and screened ones too), the notes the rows name, and the sample mark's
-    note. The number of samples is left to the report (the mark says when there are too few). ``mfu_on``: the
+    """One row per config that ran (screened, failed and out-of-memory ones too), the notes the rows name, the
+    configs that did not run a line per reason (``grouped_not_measured``), and the sample mark's note. The number of samples is left to the report (the mark says when there are too few). ``mfu_on``: the
     GPU the MFU column is measured against (None: no column)."""
     if not results:
         return []
+    singles, grouped = grouped_not_measured(r for r in results if r.status != "ok")
     notes: list[str] = []
     lines: list[int | None] = []
     rows = []
-    for r in _ordered(results):
+    for r in _ordered([r for r in results if r.status == "ok"] + singles):
         why = _status_note(r)
         if why is not None and why not in notes:
             notes.append(why)
@@ -91,6 +93,8 @@ def table_blocks(results: list[BenchResult], *, title: str = "benchmarks", devic
     blocks: list[Block] = [Heading(f"{title}{where}"), Table(headers, rows, numeric)]
     if notes:
         blocks.append(Notes(notes, lines))
+    if grouped:  # a backend that cannot run here, or configs an earlier run's figures left out: a line per reason
+        blocks += [Para("not measured:"), Bullets(grouped)]
     mark = footnote([r.latency_ms for r in results if r.latency_ms is not None], ("p50", "p99"))
     if mark:
         blocks.append(Para(mark))
