@@ -62,7 +62,8 @@ def test_bench_a_factory_on_torch_cpu(factory_file: Path, tmp_path: Path, monkey
     res = CliRunner().invoke(app, ["bench", f"{factory_file}:make", "--backends", "torch-cpu,ort-cpu",
                                    "--batch-size", "3", *FAST])
     assert res.exit_code == 0, res.output
-    assert res.output.count(" ok") >= 2 and "torch-cpu" in res.output
+    # both measured: "unstable" is a measured row too (how busy this machine is decides which word it gets)
+    assert res.output.count(" ok") + res.output.count(" unstable") >= 2 and "torch-cpu" in res.output
 
 
 def test_backends_lists_every_backend_with_a_reason() -> None:

@@ -44,18 +44,18 @@ def _run_with_a_four_sample_config():
     return dataclasses.replace(run, benchmarks=[*run.benchmarks, few])
 
 
-def test_console_table_shows_n_and_marks_percentiles_from_few_samples():
+def test_console_table_marks_percentiles_from_few_samples():
+    # the console table leaves the sample count n to the report (issue 26: one screen line per config); the mark
+    # and its note say where there are too few
     run = _run_with_a_four_sample_config()
     buf = io.StringIO()
     print_benchmarks(run.benchmarks, console=Console(file=buf, width=200, highlight=False))
     text = buf.getvalue()
-    header = next(line for line in text.splitlines() if "backend" in line)
-    assert " n " in header
     row = next(line for line in text.splitlines() if "fp16" in line and " 32 " in line)
     # 4 samples: p50 3.000 (needs 6) and p99 3 x 1.2 = 3.600 (needs 100) are both marked
-    assert " 4 " in row and "3.000*" in row and "3.600*" in row
+    assert "3.000*" in row and "3.600*" in row
     ok_row = next(line for line in text.splitlines() if "fp32" in line and " 1 " in line and "ort-cuda" in line)
-    assert " 200 " in ok_row and "*" not in ok_row
+    assert "*" not in ok_row
     assert "* fewer samples than the statistic needs (p50 >= 6, p99 >= 100" in " ".join(text.split())
 
 

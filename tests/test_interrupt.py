@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -61,18 +62,20 @@ class Child:
         self.proc = subprocess.Popen([sys.executable, "-m", "modelcost", *args], cwd=ROOT, env=env, text=True,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.lines: list[str] = []
-        self.stderr = ""
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        self.err_lines: list[str] = []
+        self._readers = [threading.Thread(target=self._read, args=(stream, into), daemon=True)
+                         for stream, into in ((self.proc.stdout, self.lines), (self.proc.stderr, self.err_lines))]
+        for reader in self._readers:
+            reader.start()
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line)
+    @staticmethod
+    def _read(stream: Any, into: list[str]) -> None:
+        for line in stream:
+            into.append(line)
 
     def wait_for(self, text: str, timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s
-        while not any(text in line for line in self.lines):
+        while not any(text in line for line in self.lines + self.err_lines):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.kill()
                 pytest.fail(f"never printed {text!r}: rc {self.proc.returncode}\n{''.join(self.lines)}\n{self.stderr}")
@@ -92,10 +95,13 @@ class Child:
         return took
 
     def finish(self) -> None:
-        assert self.proc.stderr is not None
-        self.stderr = self.proc.stderr.read()
         self.proc.wait(timeout=120)
-        self._reader.join(5)
+        for reader in self._readers:
+            reader.join(5)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.err_lines)
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -116,7 +122,7 @@ def _long_bench(tmp_path: Path, *extra: str) -> Child:
 @pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
 def test_signal_during_benchmark_keeps_the_static_part(tmp_path: Path, sig: int, code: int, said: str) -> None:
     child = _long_bench(tmp_path)
-    child.wait_for("every op counted")  # the static part is printed; the benchmark is starting
+    child.wait_for("all ops counted")  # the static part is done (a progress line); the benchmark is starting
     time.sleep(1.0)
     took = child.signal_and_wait(sig)
     assert child.proc.returncode == code, (child.stdout, child.stderr)
@@ -184,7 +190,7 @@ def test_sigint_during_start_up_is_one_line(tmp_path: Path, when: Callable[[int]
 def test_second_writer_of_an_out_folder_is_refused(tmp_path: Path) -> None:
     first = _long_bench(tmp_path)
     try:
-        first.wait_for("every op counted")
+        first.wait_for("all ops counted")
         second = Child("analyze", RESNET_TINY, "--static", "--out", str(tmp_path / "rep"))
         second.finish()
         assert second.proc.returncode == 1

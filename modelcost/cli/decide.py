@@ -15,8 +15,8 @@ from modelcost.cli.app import app, user_errors
 from modelcost.cli.timing import timing_options
 from modelcost.cli.options import check_out, check_writable, lock_out, publish_samples, staged_samples, wrote
 from modelcost.core.errors import ModelcostError
-from modelcost.core.units import number
 from modelcost.report.console import stderr_console
+from modelcost.report.console_decide import decision_console, print_comparison, print_recommendation
 
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help=(
     "Write the report folder here (default reports/<model>-<time>). Only files modelcost wrote there are "
@@ -35,20 +35,10 @@ WarmupOpt = Annotated[float, typer.Option("--warmup-max-s", min=0.0, callback=o.
                                                                          "batch size (s).")]
 
 
-def _print_skipped_and_folder(con: Any, skipped: list[str], folder: Any) -> None:
-    """The closing lines of compare and recommend: what was not measured (with why) and where the report is."""
-    for line in skipped:
-        what = ("not decided on" if "unstable timings" in line else
-                "short measurement only" if ": screened (screened out:" in line else "not measured")
-        con.print(f"[yellow]{what}[/]: {escape(line)}", markup=True)
-    if folder is not None:
-        con.print(f"report: {folder}", markup=False)
 
 
 def _console() -> Any:
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True, emoji=False)
+    return decision_console()
 
 
 def _progress(message: str) -> None:
@@ -66,33 +56,6 @@ def _config(device: str, warmup_max_s: float = 10.0, **kw: Any) -> Any:
     from modelcost.bench.base import BenchConfig
 
     return BenchConfig(device=device, warmup_max_s=warmup_max_s, **kw)
-
-
-def print_comparison(cmp: Any, folder: Path | None) -> None:
-    from rich.table import Table
-
-    con = _console()
-    b, c = cmp.base, cmp.candidate
-    con.print(f"[bold]{escape(c.name)}[/] ({c.precision}) vs [bold]{escape(b.name)}[/] ({b.precision})", markup=True)
-    if b.storage_bytes and c.storage_bytes is not None:
-        from modelcost.core.units import binary_bytes
-
-        con.print(f"weights: {binary_bytes(c.storage_bytes)} vs {binary_bytes(b.storage_bytes)} "
-                  f"({c.storage_bytes / b.storage_bytes * 100:.1f}%)")
-    table = Table(title="speed (interleaved blocks, 95% CI)", title_justify="left")
-    for col in ("backend", "batch", "base ms", "candidate ms", "verdict"):
-        table.add_column(col)
-    for s in cmp.speed:
-        table.add_row(s.backend, str(s.batch_size), f"{s.base_ms:.4f}", f"{s.candidate_ms:.4f}", s.verdict)
-    con.print(table)
-    for s in cmp.speed:
-        for h in s.hints:
-            con.print(f"  {s.backend} b{s.batch_size}: {h}", markup=False)
-    for backend, a in cmp.accuracy:
-        top1 = f", top-1 agreement {a.top1_agreement * 100:.2f}%" if a.top1_agreement is not None else ""
-        con.print(f"accuracy on {backend}: cosine {a.cosine:.6f}, max abs err {number(a.max_abs_err, 3)}{top1} "
-                  f"({cmp.data})", markup=False)
-    _print_skipped_and_folder(con, cmp.skipped, folder)
 
 
 @app.command()
@@ -195,31 +158,6 @@ def quantize(
             incomplete |= not run.complete
     if incomplete:
         raise typer.Exit(signals.exit_code())
-
-
-def print_recommendation(rec: Any, folder: Path | None) -> None:
-    from rich.table import Table
-
-    from modelcost.decide.recommend import label, latency_of
-
-    con = _console()
-    if rec.best is not None:
-        con.print(f"[bold green]recommended[/]: {escape(label(rec.best))}", markup=True)
-    else:
-        con.print("[bold red]nothing meets the constraints[/]", markup=True)
-    for reason in rec.reasons:
-        con.print(f"  - {reason}", markup=False)
-    if rec.pareto:
-        table = Table(title=f"latency-throughput Pareto front ({rec.latency_stat})", title_justify="left")
-        for col in ("config", f"{rec.latency_stat} ms", "IPS", "meets constraints"):
-            table.add_column(col)
-        for r in rec.pareto:
-            table.add_row(label(r), f"{latency_of(r, rec.latency_stat):.3f}", number(r.throughput_ips),
-                          "yes" if r in rec.feasible else "no")
-        con.print(table)
-    for line in rec.unranked:
-        con.print(f"[yellow]not ranked[/]: {escape(line)}", markup=True)
-    _print_skipped_and_folder(con, rec.skipped, folder)
 
 
 @app.command()

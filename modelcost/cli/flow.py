@@ -97,7 +97,8 @@ def screen_mode(flag: bool | None) -> str:
 
 @dataclass
 class Printer:
-    """The ``on_stage`` callback of ``api.run``: prints each stage's part of the report as it finishes."""
+    """The ``on_stage`` callback of ``api.run``: an interrupted run prints what finished at once; a finished run
+    is printed whole by ``run_and_print`` (what it found comes first, so nothing is printed before it)."""
 
     model: str
     show_cost: bool = True
@@ -105,24 +106,31 @@ class Printer:
     profiling: bool = False
 
     def __call__(self, stage: str, run: RunReport) -> None:
-        from modelcost.report.console import stderr_console, stdout_console
+        from modelcost.report.console import stderr_console
 
         if stage == "static" and self.show_cost and run.cost is not None:
-            from modelcost.report.console import print_cost
+            from modelcost.report.sections_found import counted_line
 
-            print_cost(run.cost, top=self.top)
-        elif stage in ("benchmarks", "interrupted"):
-            from modelcost.report.console_bench import print_benchmarks
+            # progress, not the answer: the answer (counts included) is printed whole when the run ends
+            stderr_console().print(f"{counted_line(run.cost)}; benchmarking next", markup=False, style="dim")
+        elif stage == "interrupted":
+            stderr_console().print("[yellow]interrupted[/]: reporting the benchmarks that finished")
+            self.answer(run)
+        elif stage == "benchmarks" and self.profiling and any(r.status == "ok" for r in run.benchmarks):
+            stderr_console().print("[dim]profiling per layer ...[/]")
 
-            if stage == "interrupted":
-                stderr_console().print("[yellow]interrupted[/]: reporting the benchmarks that finished")
-            print_benchmarks(run.benchmarks, title=f"benchmarks: {self.model}", device=run.device,
-                             console=stdout_console(160))
-            for note in run.notes:
-                if note.startswith("cache:"):  # where the exports / engines are kept, and how large
-                    stdout_console(160).print(note, markup=False, highlight=False)
-            if self.profiling and stage == "benchmarks" and any(r.status == "ok" for r in run.benchmarks):
-                stderr_console().print("[dim]profiling per layer ...[/]")
+    def answer(self, run: RunReport) -> None:
+        """The console answer of ``run`` (report/console_run.py), with decide's pick, then where the exports and
+        engines are kept."""
+        from modelcost.decide.recommend import run_pick
+        from modelcost.report.console import stdout_console
+        from modelcost.report.console_run import print_run
+
+        print_run(run, run_pick(run.benchmarks), None, title=f"benchmarks: {self.model}", counts=self.show_cost,
+                  top=self.top)
+        for note in run.notes:
+            if note.startswith("cache:"):  # where the exports / engines are kept, and how large
+                stdout_console(160).print(note, markup=False, highlight=False)
 
 
 def new_run(options: Any) -> RunReport:
@@ -134,14 +142,12 @@ def new_run(options: Any) -> RunReport:
 
 def run_and_print(model: str, options: Any, printer: Printer, run: RunReport | None = None) -> RunReport:
     """``api.run`` with the printer (into ``run`` when given: results land there as they finish); then the
-    roofline, per-layer and what-if tables of the finished run."""
+    console answer of the finished run."""
     from modelcost import api
-    from modelcost.report.console import stdout_console
-    from modelcost.report.console_gpu import print_run_gpu
 
     run = api.run(model, options, printer, run=run)
-    if run.complete and (run.benchmarks or run.what_if):
-        print_run_gpu(run, stdout_console(160, highlight=False))
+    if run.complete:
+        printer.answer(run)
     return run
 
 

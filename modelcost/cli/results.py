@@ -13,25 +13,6 @@ from modelcost.cli.options import finite
 from modelcost.core.errors import ModelcostError
 
 
-def _table(rows: list[dict[str, Any]]) -> Any:
-    from rich.table import Table
-
-    t = Table(title=f"{len(rows)} result(s)", title_justify="left")
-    for col in ("run", "model", "GPU", "backend", "precision", "batch", "status", "p50 ms", "p99 ms", "ips",
-                "finished"):
-        t.add_column(col, justify="right" if col in ("run", "batch", "p50 ms", "p99 ms", "ips") else "left")
-    for r in rows:
-        status = r["status"] + (f": {r['reason'][:80]}" if r["reason"] else "")
-        t.add_row(str(r["run_id"]), r["model_name"], r["device_name"] or "-", r["backend"], r["precision"],
-                  str(r["batch_size"]), status, _g(r["latency_p50_ms"]), _g(r["latency_p99_ms"]),
-                  _g(r["throughput_ips"], 5), r["finished"] or "-")
-    return t
-
-
-def _g(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}g}"
-
-
 def _write(text: str, path: Path) -> None:
     from modelcost.report.atomic import atomic_write_text
 
@@ -89,6 +70,7 @@ def results(
 ) -> None:
     """List, filter, report and compare the results of sweeps."""
     from modelcost.report.console import stdout_console
+    from modelcost.report.console_decide import print_run_changes, results_table
     from modelcost.sweep.db import ResultsDB
     from modelcost.sweep.results import export_json, filter_rows
 
@@ -106,7 +88,7 @@ def results(
         a_id, b_id, changes = compare_runs(db, compare[0], compare[1], tolerance_pct)
         regressed = sum(c.regression for c in changes)
         extra = compare_blocks(a_id, b_id, changes, tolerance_pct)
-        _print_compare(console, a_id, b_id, changes)
+        print_run_changes(console, a_id, b_id, changes)
     # every output is made before any is written: a failure (a damaged row, a bad constraint) leaves no half set
     json_text = export_json(rows) if json_path is not None else None
     report_text = _report_text(db, rows, report, extra) if report is not None else None
@@ -115,22 +97,7 @@ def results(
     if report_text is not None:
         _write(report_text, report)
     if compare is None and json_path is None and report is None:
-        console.print(_table(rows))
+        console.print(results_table(rows))
     if regressed:
         raise typer.Exit(1)
 
-
-def _print_compare(console: Any, a_id: int, b_id: int, changes: list[Any]) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    t = Table(title=f"run {a_id} (A) vs run {b_id} (B): {len(changes)} config(s) in both", title_justify="left")
-    for col in ("config", "GPU", "A p50 ms", "B p50 ms", "B vs A", ""):
-        t.add_column(col, justify="right" if "ms" in col else "left")
-    for c in changes:
-        t.add_row(escape(c.label), escape(c.gpu), _g(c.a_ms), _g(c.b_ms), escape(c.verdict),
-                  "[bold red]REGRESSION[/]" if c.regression else "")
-    console.print(t)
-    n = sum(c.regression for c in changes)
-    console.print(f"{n} regression(s)" if n else "no regression beyond the measurement noise", highlight=False,
-                  style="bold red" if n else "green")

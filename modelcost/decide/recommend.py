@@ -222,6 +222,12 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
     return rec
 
 
+def run_pick(results: list[BenchResult]) -> Recommendation | None:
+    """What an analyze / bench run would deploy: ``recommend`` with no constraints (best throughput, p99), or None
+    when nothing was measured. The console's found block and the report folder both show this one pick."""
+    return recommend(results) if any(r.status == "ok" for r in results) else None
+
+
 def _enough_samples(measured: list[BenchResult], stat: str) -> tuple[list[BenchResult], list[str]]:
     """(configs with enough samples for the median and ``stat``, 'label: why not' for the others)."""
     ranked, unranked = [], []

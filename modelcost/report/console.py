@@ -110,6 +110,12 @@ def print_cost(cost: CostReport, top: int | None = 10, console: Console | None =
             console.print(f"[yellow]  not counted:[/] {escape(reason)}", emoji=False)
     else:
         console.print("[green]every op counted[/] (or known to cost nothing)")
+    print_cost_notes(cost, console)
+
+
+def print_cost_notes(cost: CostReport, console: Console) -> None:
+    """The static analysis's notes, the values it assumed and the problems it met, one line each."""
+    untraced = not_counted(cost.compute)
     for note in cost.notes:
         console.print(f"[dim]note:[/] {escape(note)}", emoji=False)
     for assumed in cost.assumptions:

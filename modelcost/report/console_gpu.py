@@ -204,11 +204,22 @@ def print_run_gpu(run: RunReport, console: Console | None = None, top_layers: in
         point = next(r.roofline for r in run.benchmarks if r.roofline)
         console.print(f"[dim]bytes moved ({point.peak_key} row): {point.bytes_basis}. Bound 'overhead': measured "
                       "latency > 10x the lower bound max(FLOPs / peak, bytes / bandwidth).[/]")
-    elif run.benchmarks:
+    for table in run.layer_tables:
+        if table.profile is None:
+            console.print(layer_table(table.rows, table.title, table.profile, top_layers))
+    print_run_extras(run, console, top_layers)
+
+
+def print_run_extras(run: RunReport, console: Console, top_layers: int = 15) -> None:
+    """The GPU tables a user asked for, under the console answer of a run (``console_run.py``): why there is no
+    roofline, the measured per-layer times (--profile-layers) and the what-if table (--target-gpu). The roofline
+    table and the static per-layer intensity are in the report folder."""
+    if run.benchmarks and not (run.gpu is not None and any(r.roofline for r in run.benchmarks)):
         why = run.no_roofline_reason or "no GPU result with a peak for its precision"
         console.print(f"[dim]no roofline: {why}[/]")
     for table in run.layer_tables:
-        console.print(layer_table(table.rows, table.title, table.profile, top_layers))
+        if table.profile is not None:
+            console.print(layer_table(table.rows, table.title, table.profile, top_layers))
     for r in run.benchmarks:
         if r.layer_profile is not None and r.roofline is None:
             title = f"Where the time goes: {r.backend} {r.precision} batch {r.batch_size}"

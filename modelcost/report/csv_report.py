@@ -25,6 +25,8 @@ COLUMNS = (
        "roofline_peak_tflops", "roofline_mfu", "roofline_achieved_gbps", "roofline_peak_gbps",
        "roofline_intensity", "roofline_bound", "roofline_lower_bound_ms", "roofline_measured_over_bound",
        "device", "timing", "budget_hit", "unstable", "notes"]
+    # appended (columns are read by name; the earlier ones keep their place): the rest of the host-side latency
+    + [f"e2e_latency_ms_{k}" for k in ("p90", "p95", "std", "min", "max")] + ["e2e_latency_cv", "e2e_latency_count"]
 )
 
 
@@ -54,7 +56,8 @@ def row(r: BenchResult, run: RunReport) -> dict[str, Any]:
         d.update({f"latency_ms_{k}": getattr(r.latency_ms, k) for k in _LAT})
         d["latency_cv"], d["latency_count"] = r.latency_ms.cv, r.latency_ms.count
     if r.e2e_latency_ms is not None:
-        d.update({f"e2e_latency_ms_{k}": getattr(r.e2e_latency_ms, k) for k in ("p50", "p99", "mean")})
+        d.update({f"e2e_latency_ms_{k}": getattr(r.e2e_latency_ms, k) for k in _LAT})
+        d["e2e_latency_cv"], d["e2e_latency_count"] = r.e2e_latency_ms.cv, r.e2e_latency_ms.count
     if r.accuracy is not None:
         a = r.accuracy
         d.update(accuracy_max_abs_err=a.max_abs_err, accuracy_max_rel_err=a.max_rel_err, accuracy_cosine=a.cosine,

@@ -9,7 +9,7 @@ from html import escape as _html_escape
 from modelcost.core.decisions import Comparison, Recommendation
 from modelcost.core.text import strip_ansi
 from modelcost.core.types import RunReport
-from modelcost.report.sections import Banner, Block, Bullets, Heading, Image, Para, Table, build, report_title
+from modelcost.report.sections import Banner, Block, Bullets, Heading, Image, Notes, Para, Table, build, report_title
 
 _CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto; max-width: 1200px;
@@ -40,6 +40,8 @@ def _block(b: Block, images: dict[str, tuple[str, bytes]]) -> str:
         return f'<p class="strong">{escape(b.text)}</p>' if b.strong else f"<p>{escape(b.text)}</p>"
     if isinstance(b, Bullets):
         return "<ul>" + "".join(f"<li>{escape(i)}</li>" for i in b.items) + "</ul>"
+    if isinstance(b, Notes):
+        return "<ul>" + "".join(f"<li>[{i}] {escape(n)}</li>" for i, n in enumerate(b.items, 1)) + "</ul>"
     if isinstance(b, Table):
         return _table(b)
     if isinstance(b, Image):

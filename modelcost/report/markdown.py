@@ -8,7 +8,7 @@ from __future__ import annotations
 from modelcost.core.decisions import Comparison, Recommendation
 from modelcost.core.text import strip_ansi
 from modelcost.core.types import RunReport
-from modelcost.report.sections import Banner, Block, Bullets, Heading, Image, Para, Table, build
+from modelcost.report.sections import Banner, Block, Bullets, Heading, Image, Notes, Para, Table, build
 
 
 def _esc(text: str) -> str:
@@ -33,6 +33,8 @@ def render_blocks(blocks: list[Block], files: dict[str, str] | None = None) -> s
             out.append(f"**{_esc(b.text)}**" if b.strong else _esc(b.text))
         elif isinstance(b, Bullets):
             out.append("\n".join(f"- {_esc(i)}" for i in b.items))
+        elif isinstance(b, Notes):
+            out.append("\n".join(f"- [{i}] {_esc(n)}" for i, n in enumerate(b.items, 1)))
         elif isinstance(b, Table):
             out.append(_table(b))
         elif isinstance(b, Image):

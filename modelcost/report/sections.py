@@ -45,12 +45,21 @@ class Table:
 
 
 @dataclass
+class Notes:
+    """Numbered notes under a table: ``items[i]`` is note [i+1], which the table's cells name. ``max_lines[i]``:
+    the console cuts note i to this many lines (None or no entry: whole); the report files keep every note whole."""
+
+    items: list[str]
+    max_lines: list[int | None] = field(default_factory=list)
+
+
+@dataclass
 class Image:
     name: str  # plot name: plots/<name>.png in the folder, embedded in the HTML
     title: str
 
 
-Block = Heading | Para | Banner | Bullets | Table | Image
+Block = Heading | Para | Banner | Bullets | Table | Notes | Image
 
 INCOMPLETE = "INCOMPLETE"
 
@@ -93,6 +102,10 @@ def build(run: RunReport, plots: list[tuple[str, str]] | None = None, recommenda
     if run.device is not None:
         meta.append(f"device: {run.device.name} ({run.device.kind})")
     blocks.append(Para("; ".join(meta)))
+    if comparison is None:  # a comparison's answer is its verdict (sections_decide)
+        from modelcost.report.sections_found import found_blocks
+
+        blocks += found_blocks(run, recommendation)
     if run.cost is not None:
         blocks += summary_blocks(run.cost)
     if comparison is not None:
@@ -102,6 +115,7 @@ def build(run: RunReport, plots: list[tuple[str, str]] | None = None, recommenda
     if run.benchmarks:
         blocks += sb.benchmark_blocks(run.benchmarks)
         blocks += sb.roofline_blocks(run.benchmarks)
+        blocks += sb.layer_roofline_blocks(run.layer_tables)
         blocks += sb.layer_profile_blocks(run.benchmarks)
     if run.training is not None:
         from modelcost.report.sections_train import training_blocks

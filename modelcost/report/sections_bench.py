@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from modelcost.core.samples import footnote, marked
 from modelcost.core.text import config_label
-from modelcost.core.types import BenchResult, GpuSpec, WhatIf
+from modelcost.core.types import BenchResult, GpuSpec, LayerTable, WhatIf
 from modelcost.core.units import binary_bytes, number
 from modelcost.report.sections import Block, Bullets, Heading, Para, Table
 
@@ -141,6 +141,36 @@ def roofline_blocks(results: list[BenchResult]) -> list[Block]:
     if bases:
         blocks += [Para("Bytes counted as moved:"), Bullets(bases)]
     return blocks
+
+
+def layer_roofline_blocks(tables: list[LayerTable], top: int = 15) -> list[Block]:
+    """Each per-layer roofline of the run (``RunReport.layer_tables``): where the time goes vs where the FLOPs are
+    for a profiled config, else the static per-layer intensity against the ridge point. The heaviest ``top``
+    rows, then one row for the rest."""
+    blocks: list[Block] = []
+    for t in tables:
+        timed = t.profile is not None
+        headers = ["layer", "op", "% FLOPs", "FLOPs/byte", "bound"] + (
+            ["% time", "ms", "TFLOP/s"] if timed else ["lower bound ms"])
+        rows = []
+        for r in t.rows[:top]:
+            row = [r.name, r.op, _pct(r.flops_share), _f(r.intensity, 1), r.bound]
+            row += [_pct(r.time_share), _f(r.time_ms, 4), _g(r.achieved_tflops)] if timed else [_f(r.lower_bound_ms, 4)]
+            rows.append(row)
+        rest = t.rows[top:]
+        if rest:
+            share = _pct(sum(r.flops_share for r in rest))
+            rows.append([f"... {len(rest)} more", "", share, "", ""]
+                        + ([_pct(sum(r.time_share or 0.0 for r in rest)), "", ""] if timed else [""]))
+        source = (f"time: {t.profile.time_kind}, {t.profile.source}" if t.profile is not None
+                  else "static analysis only (no profile)")
+        blocks += [Heading(t.title, 3), Para(source),
+                   Table(headers, rows, [False, False, True, True, False] + [True] * (len(headers) - 5))]
+    return blocks
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
 
 
 def gpu_blocks(gpu: GpuSpec) -> list[Block]:

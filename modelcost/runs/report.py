@@ -56,10 +56,9 @@ def write_report(run: Any, out_dir: str | None = None, samples_csv: str | None =
     """The report folder of an analyze / bench run (``out_dir`` or reports/<model>-<time>), with a
     recommendation section (no constraints: best throughput, and the Pareto front) when configs were measured.
     ``plots=False``: no plots (an interrupted run writes quickly)."""
-    from modelcost.decide.recommend import recommend as pick
+    from modelcost.decide.recommend import run_pick
     from modelcost.report.folder import write_report_folder
     from modelcost.runs.gpu import add_rooflines
 
     add_rooflines(run)
-    rec = pick(run.benchmarks) if any(r.status == "ok" for r in run.benchmarks) else None
-    return write_report_folder(run, out_dir, samples_csv, recommendation=rec, plots=plots)
+    return write_report_folder(run, out_dir, samples_csv, recommendation=run_pick(run.benchmarks), plots=plots)
