@@ -3,11 +3,12 @@ this batch (throughput serving).
 
 Rule: from batch 1, double the batch while inferences per second grow by more than ``growth`` (5%) and the
 batch runs (no out-of-memory, inputs that fit); the chosen batch is the last one that still grew by more than
-``growth`` over half of it. Each probe is a short screening measurement of one probe backend (``PROBES``: the
-eager half-precision model where the model and machine allow it, whether or not the sweep itself runs that
-backend, since half-precision kernels saturate at the largest batches and an eager model needs no compile or engine
-build per batch). The probes run with cuDNN's autotuner off: it would search conv algorithms anew at every batch
-size (about 0.5 s each for ResNet-50 on an H100); the batch it picks is then measured like every config.
+``growth`` over half of it. Each probe is a short screening measurement of one probe backend (the registry
+rows' ``probes``: the eager half-precision model where the model and machine allow it, whether or not the sweep
+itself runs that backend, since half-precision kernels saturate at the largest batches and an eager model needs
+no compile or engine build per batch). The probes run with cuDNN's autotuner off: it would search conv algorithms
+anew at every batch size (about 0.5 s each for ResNet-50 on an H100); the batch it picks is then measured like
+every config.
 A probe is the screening measurement with at most 0.3 s of warm-up and 0.5 s in all (``probe_config``): on an
 H100 the ten ResNet-50 probes took 13 s, mostly warm-ups of launch-bound small batches that never settle within
 2%; the 5% growth rule needs no finer figure. Device memory is emptied between probes only after one ran out of
@@ -29,9 +30,6 @@ from modelcost.hardware.tf32 import no_cudnn_autotune
 
 GROWTH = 0.05
 MAX_BATCH = 4096
-# Preferred probes, first available wins: cheap to prepare at every batch (no compile, no engine build).
-PROBES = (("torch-half", "fp16"), ("ort-cuda", "fp16"), ("torch-eager", "fp32"), ("ort-cuda", "fp32"),
-          ("torch-cpu", "fp32"), ("ort-cpu", "fp32"))
 
 
 @dataclass
@@ -93,8 +91,11 @@ def probe_config(config: Any) -> Any:
 
 def pick_probe(runnable: list[tuple[str, str]], usable: Callable[[tuple[str, str]], bool] | None = None
                ) -> tuple[str, str] | None:
-    """The first of ``PROBES`` that the plan runs or that is ``usable`` here, else the plan's first config."""
-    for pair in PROBES:
+    """The first of the registry's probes (``registry.probe_order``: cheap to prepare at every batch, no compile,
+    no engine build) that the plan runs or that is ``usable`` here, else the plan's first config."""
+    from modelcost.bench import registry
+
+    for pair in registry.probe_order():
         if pair in runnable or (usable is not None and usable(pair)):
             return pair
     return runnable[0] if runnable else None

@@ -124,11 +124,13 @@ class Comparer:
         self.base_by_batch: dict[str, dict[int, float]] = {}
 
     def session_precision(self, backend: str, role: str) -> str:
-        """The precision asked of the backend: the one requested, or for the tensorrt backend the side's own
-        (it needs int8 / fp16 to build such an engine from a Q/DQ or fp16 model)."""
+        """The precision asked of the backend: the one requested, or the side's own for a backend that builds from
+        the model's precision (its registry row's ``model_precision``: TensorRT needs int8 / fp16 to build such an
+        engine from a Q/DQ or fp16 model)."""
         requested = self.opts.base_precision if role == "base" else self.opts.candidate_precision
         side = self.cmp.base if role == "base" else self.cmp.candidate
-        if requested == "fp32" and backend == "tensorrt" and side.precision in registry.info(backend).precisions:
+        entry = registry.info(backend)
+        if requested == "fp32" and entry.model_precision and side.precision in entry.precisions:
             return side.precision
         return requested
 
