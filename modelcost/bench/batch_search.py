@@ -121,11 +121,9 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
                           device: str | None = None) -> BatchSearch | None:
     """``saturating_batch`` measured on ``model`` with the probe backend (short screening measurements; the
     runner is prepared once). None when the plan has nothing runnable. ``device``: the plan's ("cuda" / "cpu")."""
-    from modelcost.bench import registry
-    from modelcost.bench.memory import free_device_memory, long_lived_frozen
-    from modelcost.bench.runner import is_out_of_memory
+    from modelcost.bench import lifecycle
+    from modelcost.bench.memory import long_lived_frozen
     from modelcost.bench.stats import median
-    from modelcost.bench.timing import CudaEventClock, WallClock, measure, pinned_to_one_cpu
     from modelcost.core.trace import trace
 
     if not runnable:
@@ -134,45 +132,24 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
     if probe is None:
         return None
     short = probe_config(config)
-    runner = registry.get_backend(probe[0]).prepare(model, probe[1], config)
 
-    def ips_at(batch: int) -> float | str | None:
+    def ips_at(runner: Any, batch: int) -> float | str | None:
         problem = model.batch_problem(batch)
         if problem is not None:
             return problem
-        session = None
         try:
             arrays, _ = model.host_inputs(batch)
-            with no_cudnn_autotune():
-                session = runner.session(batch, arrays)
-                if session.device == "cuda":
-                    import torch
-
-                    clock: Any = CudaEventClock(torch, session.stream)
-                else:
-                    clock = WallClock()
-                with pinned_to_one_cpu(short.pin_cpu and session.device == "cuda"):
-                    m = measure(clock, session.run, short)
+            with no_cudnn_autotune(), lifecycle.session(runner, batch, arrays) as session:
+                m = lifecycle.time_session(session, short).measurement
             trace(f"batch search: b{batch} measured")
             return batch / median(m.samples_ms) * 1e3
         except Exception as exc:
-            if not is_out_of_memory(exc):
+            if not lifecycle.is_out_of_memory(exc):
                 raise
-            if session is not None:
-                session.close()
-                session = None
-            free_device_memory()  # what the failed batch held goes back before the search ends
-            return None
-        finally:
-            if session is not None:
-                session.close()
+            return None  # the session ended and what the failed batch held went back (lifecycle.session)
 
-    try:
-        with long_lived_frozen():
-            search = saturating_batch(ips_at, growth=growth, max_batch=max_batch, time_budget_s=time_budget_s)
-    finally:
-        runner.close()
-        model.release_device_copies()
-        free_device_memory()
+    with lifecycle.prepared(probe[0], model, probe[1], config) as runner, long_lived_frozen():
+        search = saturating_batch(lambda batch: ips_at(runner, batch), growth=growth, max_batch=max_batch,
+                                  time_budget_s=time_budget_s)
     search.probe = f"{probe[0]} {probe[1]}"
     return search

@@ -10,13 +10,14 @@ they finish, so an interrupted run keeps what it measured.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.bench import compile_ahead, export_ahead, registry, screening_record, stability
-from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
+from modelcost.bench import compile_ahead, export_ahead, lifecycle, registry, screening_record, stability
+from modelcost.bench.base import BenchConfig
 from modelcost.bench.memory import (
     available_host_bytes,
     cuda_available,
@@ -36,14 +37,7 @@ from modelcost.bench.screening import (
     speed_rank,
 )
 from modelcost.bench.stats import block_medians, latency_stats
-from modelcost.bench.timing import (
-    CudaEventClock,
-    WallClock,
-    measure,
-    measure_e2e,
-    pinned_to_one_cpu,
-)
-from modelcost.core import errors
+from modelcost.bench.timing import WallClock, measure_e2e
 from modelcost.core.errors import ModelcostError, NotEnoughMemoryError
 from modelcost.core.text import config_label, first_line
 from modelcost.core.trace import trace
@@ -130,16 +124,6 @@ def warm_compile_workers(plan: Plan) -> None:
     from modelcost.bench.backends.torch_backends import warm_compile_workers as warm
 
     warm()
-
-
-def is_out_of_memory(exc: BaseException) -> bool:
-    """True for a backend's out-of-memory error (OutOfMemory, or one ``core.errors.is_out_of_memory`` knows:
-    torch's CUDA or CPU allocator, numpy, ONNX Runtime)."""
-    return _is_oom(exc)
-
-
-def _is_oom(exc: BaseException) -> bool:
-    return isinstance(exc, OutOfMemory) or errors.is_out_of_memory(exc)
 
 
 class Sweep:
@@ -252,17 +236,17 @@ class Sweep:
         if entry.device == "cuda":
             free_device_memory()
         baseline = self._memory_used()
-        try:
-            runner = registry.get_backend(backend).prepare(self.model, precision, self.config)
-            trace(f"{backend} {precision}: prepared")
-        except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
-            status = "oom" if _is_oom(exc) else "unavailable" if isinstance(exc, Unavailable) else "failed"
-            reason = str(exc) if status == "unavailable" else first_line(exc)
-            self.results.append(BenchResult(backend, precision, 0, status, reason=reason, device=self.device_info.name))
-            free_device_memory()
-            self._advance(f"{backend} {precision}", len(batches))
-            return
-        try:
+        with contextlib.ExitStack() as stack:
+            try:
+                runner = stack.enter_context(lifecycle.prepared(backend, self.model, precision, self.config))
+                trace(f"{backend} {precision}: prepared")
+            except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
+                status, reason = lifecycle.failure(exc)
+                self.results.append(BenchResult(backend, precision, 0, status, reason=reason,
+                                                device=self.device_info.name))
+                free_device_memory()
+                self._advance(f"{backend} {precision}", len(batches))
+                return
             for i, batch in enumerate(batches):
                 # not beaten before it was prepared: this config's batches measured since may beat it now
                 row = beaten[i] or self._beaten_earlier(backend, precision, batch)
@@ -280,11 +264,6 @@ class Sweep:
                 if result.status == "oom":
                     self._advance(f"{backend} {precision}", len(batches) - i - 1)
                     break
-        finally:
-            runner.close()
-            if entry.model_kinds == ("pytorch",):
-                self.model.release_device_copies()
-            free_device_memory()
 
     def _memory_used(self) -> int | None:
         if self.nvml is None:
@@ -308,27 +287,23 @@ class Sweep:
             trace(f"{backend} {precision} b{batch}: background compile "
                   f"{'ready' if got else 'not ready: compiling here'}")
         try:
-            session = runner.session(batch, arrays)
-            trace(f"{backend} {precision} b{batch}: session built ({getattr(session, 'build_s', 0.0):.1f} s)")
-            result.build_s = runner.build_s + getattr(session, "build_s", 0.0)
-            result.notes.extend(getattr(session, "notes", []))
-            if self.screen:
-                result = self._screen_then_measure(session, result, arrays, baseline)
-            else:
-                self._measure(session, result, arrays, baseline)
+            with lifecycle.session(runner, batch, arrays) as session:
+                trace(f"{backend} {precision} b{batch}: session built ({getattr(session, 'build_s', 0.0):.1f} s)")
+                result.build_s = runner.build_s + getattr(session, "build_s", 0.0)
+                result.notes.extend(getattr(session, "notes", []))
+                if self.screen:
+                    result = self._screen_then_measure(session, result, arrays, baseline)
+                else:
+                    self._measure(session, result, arrays, baseline)
         except Exception as exc:  # noqa: BLE001
-            oom = _is_oom(exc)
-            result.status = "oom" if oom else "failed"
+            status, reason = lifecycle.failure(exc)
+            result.status = "failed" if status == "unavailable" else status
             result.reason = (f"out of memory at batch {batch}; larger batches of this backend were skipped"
-                             if oom else first_line(exc))
+                             if status == "oom" else first_line(exc))
             result.latency_ms = result.e2e_latency_ms = None
             result.throughput_ips = None
-        finally:
-            if session is not None:
-                session.close()
-            session = None
-            if result.status != "ok":
-                free_device_memory()
+        if result.status == "screened":  # its memory goes back before the next config, as a failed one's does
+            free_device_memory()
         return result
 
     def _screen_then_measure(self, session: Any, result: BenchResult, arrays: list[Any],
@@ -363,7 +338,7 @@ class Sweep:
         torch = None
         if session.device == "cuda":
             import torch
-        clock = CudaEventClock(torch, session.stream) if torch is not None else WallClock()
+        clock = lifecycle.session_clock(session)
         marks = [time.perf_counter()]  # for the trace line: where this measurement's wall time went
         result.first_inference_ms = clock.time_ms(session.run)
         sampler = self._sampler()
@@ -381,9 +356,10 @@ class Sweep:
         exporting = self.model.export_ahead is not None and self.model.export_ahead.running()
         compiling = self.model.compile_ahead is not None and self.model.compile_ahead.running()
         marks.append(time.perf_counter())
-        with pinned_to_one_cpu(config.pin_cpu and torch is not None) as cpu:
-            m = measure(clock, session.run, config, on_timed,
-                        screened.latency_ms.p50 if screened is not None and screened.latency_ms else None)
+        timed = lifecycle.time_session(session, config, on_timed,
+                                       screened.latency_ms.p50 if screened is not None and screened.latency_ms
+                                       else None, clock)
+        m, cpu = timed.measurement, timed.pinned_cpu
         marks.append(time.perf_counter())
         if exporting:
             result.notes.append(export_ahead.NOTE)
