@@ -68,7 +68,7 @@ def test_a_recommendation_ranks_it_by_its_rows_simplicity(tmp_path: Path, dummy:
     mine = results[0]
     # the same figures from CUDA-graph replay (simplicity 1): a tie within the noise, decided by simplicity, where
     # the row's 0 wins (a name the registry did not know counted as 2 and lost)
-    twin = dataclasses.replace(mine, backend="torch-cudagraph", notes=[], extra=dict(mine.extra))
+    twin = dataclasses.replace(mine, backend="torch-cudagraph", notes=[], extra=dataclasses.replace(mine.extra))
     rec = recommend([twin, mine], Constraints(latency_stat="p50"))
     assert rec.best is mine and rec.tie_rule.startswith("simplicity"), (rec.tie_rule, rec.reasons)
 

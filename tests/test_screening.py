@@ -130,12 +130,12 @@ def test_screened_sweep_reports_every_config(tmp_path: Path) -> None:
     for r in results:
         assert r.status in ("ok", "screened") and r.latency_ms is not None
         if r.status == "screened":  # no end-to-end loop in a screening, and the row says so
-            assert r.reason.startswith("screened out:") and r.extra["measurement"] == "screening"
-            assert r.e2e_latency_ms is None and r.extra["e2e_timing"].startswith("not measured")
+            assert r.reason.startswith("screened out:") and r.extra.measurement == "screening"
+            assert r.e2e_latency_ms is None and r.extra.e2e_timing.startswith("not measured")
         else:
-            assert r.extra["measurement"] == "full (after screening)" and r.extra["screening_p50_ms"] > 0
+            assert r.extra.measurement == "full (after screening)" and r.extra.screening_p50_ms > 0
             # the accuracy of the screening's outputs: the same session on the same inputs, compared once
-            assert r.accuracy is not None and r.extra["accuracy_outputs"].startswith("this session's screening")
+            assert r.accuracy is not None and r.extra.accuracy_outputs.startswith("this session's screening")
             assert r.e2e_latency_ms is not None and r.e2e_latency_ms.p50 > 0
     # A rejects() that refuses batch 4 screens out exactly the batch-4 configs.
     results, _ = run_benchmarks(_tiny(), backends=["ort-cpu"], batch_sizes=[1, 4], config=_fast(tmp_path),

@@ -173,8 +173,8 @@ class Interleaved:
         r = BenchResult(backend=backend, precision=side.precision, batch_size=batch, status="ok", latency_ms=lat,
                         throughput_ips=batch / lat.p50 * 1e3, device=self.device_name, timing=session.timing,
                         notes=list(notes), role=role, model=side.name)
-        r.extra.update({"runs_per_block": k, "blocks": self.rounds,
-                        "warmup_iters": warm.warmup_iters, "warmup_settled": warm.warmup_settled})
+        r.extra.runs_per_block, r.extra.blocks = k, self.rounds
+        r.extra.warmup_iters, r.extra.warmup_settled = warm.warmup_iters, warm.warmup_settled
         if not warm.warmup_settled:
             r.notes.append(f"warm-up did not settle within {number(self.config.warmup_max_s)} s")
         return r

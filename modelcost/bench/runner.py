@@ -311,20 +311,20 @@ class Sweep:
         """bench.screening: the short measurement; the full one only if the config can still matter."""
         import dataclasses
 
-        blank = dataclasses.replace(result, notes=list(result.notes), extra=dict(result.extra))
+        blank = dataclasses.replace(result, notes=list(result.notes), extra=dataclasses.replace(result.extra))
         accuracy = self._measure(session, result, arrays, baseline, screening_config(self.config))
         seen = [r for r in self.results if r.latency_ms is not None and r.status in ("ok", "screened")]
         why = screen_out_reason(result, seen, rejects=self.rejects)
         trace(f"{config_label(result)}: screened, {'dropped' if why else 'kept'}")
         if why is not None:
             result.status, result.reason = "screened", why
-            result.extra["measurement"] = "screening"
+            result.extra.measurement = "screening"
             return result
         full = blank
         self._measure(session, full, arrays, baseline, after_screening(self.config), accuracy, screened=result)
         trace(f"{config_label(full)}: full measurement done")
-        full.extra["measurement"] = "full (after screening)"
-        full.extra["screening_p50_ms"] = result.latency_ms.p50 if result.latency_ms else None
+        full.extra.measurement = "full (after screening)"
+        full.extra.screening_p50_ms = result.latency_ms.p50 if result.latency_ms else None
         return full
 
     def _measure(self, session: Any, result: BenchResult, arrays: list[Any], baseline: int | None,
@@ -365,17 +365,16 @@ class Sweep:
             result.notes.append(export_ahead.NOTE)
         if compiling:
             result.notes.append(compile_ahead.NOTE)
-        if cpu is not None:
-            result.extra["pinned_cpu"] = cpu
+        result.extra.pinned_cpu = cpu
         result.latency_ms = latency_stats(m.samples_ms)
         result.throughput_ips = result.batch_size / result.latency_ms.p50 * 1e3
         result.budget_hit = m.budget_hit
         result.timing = session.timing
         self._memory(session, result, summary.get("s"), baseline)  # before anything else allocates (accuracy, e2e)
-        result.extra.update({"samples": len(m.samples_ms), "warmup_iters": m.warmup_iters,
-                             "warmup_settled": m.warmup_settled, "median_ci95_rel": m.rel_ci,
-                             "stop_reason": m.stop_reason, "timed_s": round(m.timed_s, 3), "clock": clock.kind,
-                             "block_medians_ms": block_medians(m.samples_ms)})
+        info = result.extra
+        info.samples, info.warmup_iters, info.warmup_settled = len(m.samples_ms), m.warmup_iters, m.warmup_settled
+        info.median_ci95_rel, info.stop_reason, info.timed_s = m.rel_ci, m.stop_reason, round(m.timed_s, 3)
+        info.clock, info.block_medians_ms = clock.kind, block_medians(m.samples_ms)
         if m.budget_hit:
             result.notes.append(m.stop_reason)
         if not m.warmup_settled:
@@ -384,26 +383,25 @@ class Sweep:
         if accuracy is None:
             accuracy = self.reference.compare(session, result.batch_size)
         else:
-            result.extra["accuracy_outputs"] = "this session's screening outputs (the same inputs)"
+            result.extra.accuracy_outputs = "this session's screening outputs (the same inputs)"
         result.accuracy = accuracy.stats
         if accuracy.note is not None:
             result.notes.append(accuracy.note)
-        if accuracy.on:
-            result.extra["accuracy_compared_on"] = accuracy.on
+        result.extra.accuracy_compared_on = accuracy.on or None
         marks.append(time.perf_counter())
         if config.e2e_min_iters > 0:
             sync = torch.cuda.synchronize if torch is not None else None
             e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), config)
             result.e2e_latency_ms = latency_stats(e2e)
-            result.extra["e2e_timing"] = (
+            result.extra.e2e_timing = (
                 "host wall time (perf_counter) from host inputs to host outputs: host->device input copies, the "
                 "forward, device->host output copies, synchronised" if torch is not None else
                 "host wall time (perf_counter) from fresh host inputs to outputs on the CPU")
         else:
-            result.extra["e2e_timing"] = "not measured (a screening measurement has no end-to-end loop)"
+            result.extra.e2e_timing = "not measured (a screening measurement has no end-to-end loop)"
         load.stop()
         result.unstable = stability.instability(result.latency_ms, result.e2e_latency_ms, load)
-        result.extra.update({"other_cpu_share": load.other_share, "load_avg_1m": load.load_avg_1m})
+        result.extra.other_cpu_share, result.extra.load_avg_1m = load.other_share, load.load_avg_1m
         marks.append(time.perf_counter())
         self._power(result, summary.get("s"), len(m.samples_ms), sampler)
         marks.append(time.perf_counter())
@@ -430,8 +428,7 @@ class Sweep:
             else:
                 basis = ""
         result.gpu_memory_peak_bytes = peak
-        if basis:
-            result.extra["gpu_memory_basis"] = basis
+        result.extra.gpu_memory_basis = basis or None
 
     def _power(self, result: BenchResult, summary: Any, calls: int, sampler: Any) -> None:
         if summary is None:
@@ -444,10 +441,11 @@ class Sweep:
         result.throttle_reasons = summary.throttles
         if summary.energy_j is not None and calls:
             result.energy_j_per_inference = summary.energy_j / calls
-            result.extra["energy_source"] = summary.energy_source
-            result.extra["energy_j_per_item"] = summary.energy_j / calls / result.batch_size
-        result.extra.update({"mem_clock_mhz_mean": summary.mem_clock_mhz_mean,
-                             "temperature_c_max": summary.temperature_c_max, "nvml_samples": summary.samples})
+            result.extra.energy_source = summary.energy_source
+            result.extra.energy_j_per_item = summary.energy_j / calls / result.batch_size
+        result.extra.mem_clock_mhz_mean = summary.mem_clock_mhz_mean
+        result.extra.temperature_c_max = summary.temperature_c_max
+        result.extra.nvml_samples = summary.samples
         if self.config.samples_csv is not None:
             from modelcost.hardware.nvml_sampler import append_csv
 

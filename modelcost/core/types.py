@@ -8,9 +8,10 @@ see ``modelcost.analysis.formulas``), never one mistaken for the other.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from modelcost.core.assumptions import DataAssumption
+from modelcost.core.measurement import MeasurementInfo
 from modelcost.core.training import TrainingReport
 
 Dim = int | str  # a concrete size, or the name of a symbolic dimension
@@ -252,7 +253,7 @@ class BenchResult:
     model: str = ""  # comparison runs: the name of the model this result timed; "" otherwise
     unstable: list[str] = field(default_factory=list)  # why the timings are too noisy to decide on (bench/stability.py)
     notes: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: MeasurementInfo = field(default_factory=MeasurementInfo)  # how the figures were taken (JSON: extra)
 
 
 @dataclass

@@ -231,12 +231,8 @@ def _enough_samples(measured: list[BenchResult], stat: str) -> tuple[list[BenchR
 
 def ci_rel(r: BenchResult) -> float | None:
     """The relative half-width of the 95% CI of the median latency (the timing loop's), or None if unknown."""
-    value = r.extra.get("median_ci95_rel")
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
+    value = r.extra.median_ci95_rel
+    return value if value is not None and math.isfinite(value) and value >= 0 else None
 
 
 def objective_interval(r: BenchResult, objective: str, stat: str) -> tuple[float, float] | None:
