@@ -5,6 +5,7 @@ long as the real ones. The console tests (test_console_answer.py) render it; not
 
 from __future__ import annotations
 
+from modelcost.core.measurement import MeasurementInfo
 from modelcost.core.types import (
     AccuracyStats,
     BenchResult,
@@ -73,7 +74,7 @@ def _ok(backend: str, precision: str, batch: int, p50: float, family: str, *, n:
         gpu_memory_peak_bytes=int(memory_gib * 2**30 * (1 + batch / 40)), power_w_mean=310.0 + batch,
         energy_j_per_inference=(310.0 + batch) * p50 / 1000 / batch, gpu_util_mean=0.93, sm_clock_mhz_mean=1980.0,
         accuracy=acc, device="cuda", timing=TIMING[family],
-        extra={"measurement": "full (after screening)", "screening_p50_ms": p50 * 1.02})
+        extra=MeasurementInfo(measurement="full (after screening)", screening_p50_ms=p50 * 1.02))
 
 
 def _screened(backend: str, precision: str, batch: int, p50: float, by: BenchResult) -> BenchResult:
@@ -83,7 +84,8 @@ def _screened(backend: str, precision: str, batch: int, p50: float, by: BenchRes
               f"latency ({by.latency_ms.p50:.4f} vs {p50:.4f} ms p50) and throughput ({by.throughput_ips:,.1f} vs "
               f"{ips:,.1f} ips); figures from the short screening measurement")
     return BenchResult(backend, precision, batch, "screened", reason=reason, latency_ms=_lat(p50, 60, 0.02),
-                       throughput_ips=ips, device="cuda", timing=TORCH_TIMING, extra={"measurement": "screening"})
+                       throughput_ips=ips, device="cuda", timing=TORCH_TIMING,
+                       extra=MeasurementInfo(measurement="screening"))
 
 
 def resnet50_h100_run() -> RunReport:

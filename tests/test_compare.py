@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from modelcost.decide.speedup import interleaved_order, speedup_ci, t975, verdict
+from modelcost.bench.interleaved import interleaved_order
+from modelcost.decide.speedup import speedup_ci, t975, verdict
 
 
 def test_t_quantiles_match_scipy():
@@ -191,16 +192,16 @@ def test_accuracy_on_data_file(models, tmp_path):
 
 
 def test_interrupt_keeps_what_finished(models, tmp_path, monkeypatch):
-    from modelcost.decide.compare import Comparer
+    from modelcost.bench.interleaved import Interleaved
 
-    original = Comparer._time_pair
+    original = Interleaved.time_pair
 
     def second_pair_interrupted(self, backend, batch, sessions, notes):
         if batch == 4:
             raise KeyboardInterrupt
         return original(self, backend, batch, sessions, notes)
 
-    monkeypatch.setattr(Comparer, "_time_pair", second_pair_interrupted)
+    monkeypatch.setattr(Interleaved, "time_pair", second_pair_interrupted)
     run, cmp, folder = api.compare(str(models["small"]), str(models["int8"]), batch_sizes=[1, 4],
                                    config=fast_config(), out=str(tmp_path / "r"), **FAST)
     assert not run.complete and not cmp.complete and len(cmp.speed) == 1
@@ -215,16 +216,16 @@ class HardCrash(BaseException):
 
 
 def test_checkpoint_survives_a_hard_crash(models, tmp_path, monkeypatch):
-    from modelcost.decide.compare import Comparer
+    from modelcost.bench.interleaved import Interleaved
 
-    original = Comparer._time_pair
+    original = Interleaved.time_pair
 
     def crash_on_second(self, backend, batch, sessions, notes):
         if batch == 4:
             raise HardCrash
         return original(self, backend, batch, sessions, notes)
 
-    monkeypatch.setattr(Comparer, "_time_pair", crash_on_second)
+    monkeypatch.setattr(Interleaved, "time_pair", crash_on_second)
     with pytest.raises(HardCrash):
         api.compare(str(models["small"]), str(models["int8"]), batch_sizes=[1, 4], config=fast_config(),
                     out=str(tmp_path / "r"), **FAST)

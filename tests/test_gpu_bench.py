@@ -72,7 +72,7 @@ def test_every_eager_and_graph_backend_measures(tmp_path: Path) -> None:
         assert r.e2e_latency_ms.p50 > 0 and r.gpu_memory_peak_bytes and r.gpu_memory_peak_bytes > 0
         assert r.accuracy is not None and r.accuracy.reference == "torch-eager fp32 (TF32 off)"
         assert r.accuracy.top1_agreement is not None  # [batch, 100] class scores
-        assert r.extra["accuracy_compared_on"] == "gpu"  # the outputs where they are
+        assert r.extra.accuracy_compared_on == "gpu"  # the outputs where they are
         if r.power_w_mean is not None:  # NVML answered
             assert r.power_w_mean > 0 and r.energy_j_per_inference > 0 and r.sm_clock_mhz_mean > 0
     # the reference configuration itself, but its cuDNN algorithms chosen by heuristics (bench.runner.Reference) and
@@ -110,10 +110,10 @@ def test_ort_cuda_fp32_and_fp16_with_io_binding(tmp_path: Path) -> None:
     assert got[("ort-cuda", "fp32", 8)].accuracy.max_abs_err < 1e-3  # the export, same weights, fp32
     assert got[("ort-cuda", "fp16", 8)].accuracy.cosine > 0.99
     # the bound outputs reach torch through DLPack (this build has it) and are compared on the GPU
-    assert {r.extra.get("accuracy_compared_on") for r in results} == {"gpu"}
+    assert {r.extra.accuracy_compared_on for r in results} == {"gpu"}
     assert any("fp16 copy" in n for n in got[("ort-cuda", "fp16", 8)].notes)
     if got[("ort-cuda", "fp32", 8)].gpu_memory_peak_bytes is not None:
-        assert "NVML" in got[("ort-cuda", "fp32", 8)].extra["gpu_memory_basis"]
+        assert "NVML" in got[("ort-cuda", "fp32", 8)].extra.gpu_memory_basis
 
 
 def test_token_ids_on_gpu_backends(tmp_path: Path) -> None:

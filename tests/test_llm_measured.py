@@ -135,7 +135,8 @@ def test_gpu_backends_measure_and_agree(tiny_config) -> None:
 def test_compiled_static_decode_traces_whole(tiny_config) -> None:
     """The hf-static-compile decode step compiles as one graph (fullgraph=True) and generates the eager tokens;
     on CPU through the aot_eager backend (the GPU uses mode="reduce-overhead": CUDA graphs)."""
-    from modelcost.bench.generation import _Clock, _static_runner
+    from modelcost.bench.generation import _static_runner
+    from modelcost.bench.timing import clock_for
 
     lm = load_causal_lm(tiny_config, "fp32")
     torch.manual_seed(0)
@@ -144,7 +145,7 @@ def test_compiled_static_decode_traces_whole(tiny_config) -> None:
     torch._dynamo.reset()
     run = _static_runner(lm, model, 2, 8, 5, "cpu", compiled=True,
                          compile_kwargs={"backend": "aot_eager", "fullgraph": True})
-    tokens = run(ids, _Clock("cpu"))
+    tokens = run(ids, clock_for("cpu"))
     eager, _ = generate(lm, model, "hf-eager", ids, 5)
     assert torch.equal(tokens, eager)
 

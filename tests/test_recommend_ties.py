@@ -14,7 +14,7 @@ def res(backend: str, precision: str, p50: float, ci: float = 0.01, max_abs: flo
     acc = None if precision == "fp32" else AccuracyStats(max_abs, max_abs / 10, cosine, top1, "fp32")
     r = BenchResult(backend=backend, precision=precision, batch_size=batch, status="ok", latency_ms=lat,
                     throughput_ips=batch / p50 * 1e3, gpu_memory_peak_bytes=int(mem_gb * 1e9), accuracy=acc)
-    r.extra["median_ci95_rel"] = ci
+    r.extra.median_ci95_rel = ci
     return r
 
 

@@ -130,12 +130,12 @@ def test_screened_sweep_reports_every_config(tmp_path: Path) -> None:
     for r in results:
         assert r.status in ("ok", "screened") and r.latency_ms is not None
         if r.status == "screened":  # no end-to-end loop in a screening, and the row says so
-            assert r.reason.startswith("screened out:") and r.extra["measurement"] == "screening"
-            assert r.e2e_latency_ms is None and r.extra["e2e_timing"].startswith("not measured")
+            assert r.reason.startswith("screened out:") and r.extra.measurement == "screening"
+            assert r.e2e_latency_ms is None and r.extra.e2e_timing.startswith("not measured")
         else:
-            assert r.extra["measurement"] == "full (after screening)" and r.extra["screening_p50_ms"] > 0
+            assert r.extra.measurement == "full (after screening)" and r.extra.screening_p50_ms > 0
             # the accuracy of the screening's outputs: the same session on the same inputs, compared once
-            assert r.accuracy is not None and r.extra["accuracy_outputs"].startswith("this session's screening")
+            assert r.accuracy is not None and r.extra.accuracy_outputs.startswith("this session's screening")
             assert r.e2e_latency_ms is not None and r.e2e_latency_ms.p50 > 0
     # A rejects() that refuses batch 4 screens out exactly the batch-4 configs.
     results, _ = run_benchmarks(_tiny(), backends=["ort-cpu"], batch_sizes=[1, 4], config=_fast(tmp_path),
@@ -158,7 +158,8 @@ def test_probe_is_the_eager_half_model_whether_or_not_the_sweep_runs_it() -> Non
     from modelcost.bench.batch_search import pick_probe
 
     # The default GPU sweep has no torch-half row; the probe still is torch-half fp16 where it can run (no compile
-    # or engine build per probed batch), else the first PROBES entry the plan runs, else the plan's first config.
+    # or engine build per probed batch), else the first registry probe (registry.probe_order) the plan runs, else
+    # the plan's first config.
     plan = [("torch-compile-cudagraph", "fp16"), ("ort-cuda", "fp32"), ("ort-cuda", "fp16")]
     assert pick_probe(plan, lambda pair: pair == ("torch-half", "fp16")) == ("torch-half", "fp16")
     assert pick_probe(plan) == ("ort-cuda", "fp16")
@@ -170,7 +171,7 @@ def test_probe_is_the_eager_half_model_whether_or_not_the_sweep_runs_it() -> Non
 def test_probe_on_the_cpu_may_be_a_backend_the_plan_does_not_run(tmp_path: Path) -> None:
     from modelcost.bench.batch_search import find_throughput_batch
 
-    # a PyTorch model, the plan runs ort-cpu only: torch-cpu fp32 comes first in PROBES and runs here
+    # a PyTorch model, the plan runs ort-cpu only: torch-cpu fp32 comes first in registry.probe_order() and runs here
     search = find_throughput_batch(_tiny(), [("ort-cpu", "fp32")], _fast(tmp_path), max_batch=4, device="cpu")
     assert search is not None and search.probe == "torch-cpu fp32"
 

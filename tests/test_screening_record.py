@@ -31,7 +31,7 @@ def test_only_more_than_twice_as_fast_on_both_counts() -> None:
     assert row is not None and row.status == "screened" and row.latency_ms is None and row.throughput_ips is None
     assert "fast fp32 b1, measured now (1.0000 ms p50, 1,000.0 ips), is more than 2x faster" in row.reason
     assert "(2.1000 ms p50, 476.2 ips; screening measurement of 2026-11-23T18:00:00+00:00" in row.reason
-    assert row.reason.endswith("--fresh measures it again") and row.extra["earlier_run"]["p50_ms"] == 2.1
+    assert row.reason.endswith("--fresh measures it again") and row.extra.earlier_run.p50_ms == 2.1
     assert beaten_earlier("slow", "fp32", 1, earlier(1.9), now) is None
     # Batch 8 at 4 ms (2,000 ips) beats an earlier batch-1 4.5 ms (222 ips) on throughput but not latency: kept.
     assert beaten_earlier("slow", "fp32", 1, earlier(4.5), [res("big", 8, 4.0)]) is None
@@ -93,7 +93,7 @@ def test_a_rerun_leaves_out_what_lost_by_more_than_2x(tmp_path: Path) -> None:
     # The record keeps the earlier figure with its own date: a left-out row is never written as if measured anew.
     (path,) = (tmp_path / "cache" / "screening").glob("*.json")
     kept = json.loads(path.read_text())["rows"]["torch-cpu fp32 b4"]
-    assert kept["measured_utc"] == left_out.extra["earlier_run"]["measured_utc"]
+    assert kept["measured_utc"] == left_out.extra.earlier_run.measured_utc
     # --fresh measures it; so does a run whose faster configs fail the constraints (here none meets them by the
     # screening margin, the test a config must pass to screen another out)
     assert sweep(reuse_earlier=False)[("torch-cpu", 4)].latency_ms is not None
@@ -168,11 +168,12 @@ def test_cli_rerun_reports_the_left_out_row_and_fresh_measures_it(tmp_path: Path
 
 
 def test_left_out_rows_are_named_in_one_line_grouped_by_config() -> None:
+    from modelcost.core.measurement import EarlierRun
     from modelcost.report.sections_bench import left_out_line
 
     def row(backend: str, batch: int, when: str) -> BenchResult:
         r = BenchResult(backend, "fp32", batch, "screened", reason="...")
-        r.extra["earlier_run"] = {"measured_utc": when, "beaten_by_more_than": 2.0}
+        r.extra.earlier_run = EarlierRun(2.1, 480.0, "screening", when, 2.0)
         return r
 
     rows = [row("torch-eager", 1, "2026-11-23T18:55:59+00:00"), row("torch-eager", 64, "2026-11-23T18:56:01+00:00"),

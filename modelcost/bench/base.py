@@ -180,7 +180,9 @@ class BackendInfo:
     model_kinds: tuple[str, ...]  # "pytorch" and/or "onnx"
     description: str
     module: str  # modelcost.bench.backends.<module>
-    reference: bool = False  # true for the FP32 reference backends
+    # The model kinds ("pytorch" / "onnx") whose FP32 reference outputs this backend computes on its device
+    # (bench.reference: every config's accuracy is compared with them); () = never the reference
+    reference_for: tuple[str, ...] = ()
     cast: bool = False  # PyTorch: the model and inputs are cast to the precision (fp16 / bf16)
     compile: bool = False  # PyTorch: torch.compile (inductor)
     cudagraph: bool = False  # PyTorch: the forward is captured once and replayed as a CUDA graph
@@ -189,6 +191,20 @@ class BackendInfo:
     # The precisions this backend runs in the default sweep (issue 9: an answer in a minute); () = only when asked
     # for (--backends / --precisions / --exhaustive). The registry says why each row is in or out.
     default: tuple[str, ...] = ()
+    # How much machinery a deployment needs: 0 a plain eager model or ORT session, 1 CUDA-graph capture, 2 a compiler
+    # or an engine build, 3 both. It breaks a recommendation's ties within measurement noise (decide.recommend).
+    simplicity: int = 2
+    # Likely fastest first: the order a screening sweep measures configs in (bench.screening; only the order
+    # depends on it, never a figure). Lower first.
+    screen_rank: int = 100
+    # (precision, rank): the batch-size search may probe with this backend at these precisions, the lowest rank
+    # first of those that can run here (bench.batch_search): cheap to prepare at every batch (no compile, no build)
+    probes: tuple[tuple[str, int], ...] = ()
+    # What fp32 means on this backend, said in the name of the reference it computes ("TF32 off")
+    reference_note: str = ""
+    # Builds from the model's own precision: asked for fp32 with an int8 / fp16 model, it is asked for that
+    # precision instead (a TensorRT engine of a Q/DQ model needs int8 to build; the interleaved A/B)
+    model_precision: bool = False
 
 
 class Backend(Protocol):

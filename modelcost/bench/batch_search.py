@@ -3,11 +3,12 @@ this batch (throughput serving).
 
 Rule: from batch 1, double the batch while inferences per second grow by more than ``growth`` (5%) and the
 batch runs (no out-of-memory, inputs that fit); the chosen batch is the last one that still grew by more than
-``growth`` over half of it. Each probe is a short screening measurement of one probe backend (``PROBES``: the
-eager half-precision model where the model and machine allow it, whether or not the sweep itself runs that
-backend, since half-precision kernels saturate at the largest batches and an eager model needs no compile or engine
-build per batch). The probes run with cuDNN's autotuner off: it would search conv algorithms anew at every batch
-size (about 0.5 s each for ResNet-50 on an H100); the batch it picks is then measured like every config.
+``growth`` over half of it. Each probe is a short screening measurement of one probe backend (the registry
+rows' ``probes``: the eager half-precision model where the model and machine allow it, whether or not the sweep
+itself runs that backend, since half-precision kernels saturate at the largest batches and an eager model needs
+no compile or engine build per batch). The probes run with cuDNN's autotuner off: it would search conv algorithms
+anew at every batch size (about 0.5 s each for ResNet-50 on an H100); the batch it picks is then measured like
+every config.
 A probe is the screening measurement with at most 0.3 s of warm-up and 0.5 s in all (``probe_config``): on an
 H100 the ten ResNet-50 probes took 13 s, mostly warm-ups of launch-bound small batches that never settle within
 2%; the 5% growth rule needs no finer figure. Device memory is emptied between probes only after one ran out of
@@ -29,9 +30,6 @@ from modelcost.hardware.tf32 import no_cudnn_autotune
 
 GROWTH = 0.05
 MAX_BATCH = 4096
-# Preferred probes, first available wins: cheap to prepare at every batch (no compile, no engine build).
-PROBES = (("torch-half", "fp16"), ("ort-cuda", "fp16"), ("torch-eager", "fp32"), ("ort-cuda", "fp32"),
-          ("torch-cpu", "fp32"), ("ort-cpu", "fp32"))
 
 
 @dataclass
@@ -93,8 +91,11 @@ def probe_config(config: Any) -> Any:
 
 def pick_probe(runnable: list[tuple[str, str]], usable: Callable[[tuple[str, str]], bool] | None = None
                ) -> tuple[str, str] | None:
-    """The first of ``PROBES`` that the plan runs or that is ``usable`` here, else the plan's first config."""
-    for pair in PROBES:
+    """The first of the registry's probes (``registry.probe_order``: cheap to prepare at every batch, no compile,
+    no engine build) that the plan runs or that is ``usable`` here, else the plan's first config."""
+    from modelcost.bench import registry
+
+    for pair in registry.probe_order():
         if pair in runnable or (usable is not None and usable(pair)):
             return pair
     return runnable[0] if runnable else None
@@ -120,11 +121,9 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
                           device: str | None = None) -> BatchSearch | None:
     """``saturating_batch`` measured on ``model`` with the probe backend (short screening measurements; the
     runner is prepared once). None when the plan has nothing runnable. ``device``: the plan's ("cuda" / "cpu")."""
-    from modelcost.bench import registry
-    from modelcost.bench.memory import free_device_memory, long_lived_frozen
-    from modelcost.bench.runner import is_out_of_memory
+    from modelcost.bench import lifecycle
+    from modelcost.bench.memory import long_lived_frozen
     from modelcost.bench.stats import median
-    from modelcost.bench.timing import CudaEventClock, WallClock, measure, pinned_to_one_cpu
     from modelcost.core.trace import trace
 
     if not runnable:
@@ -133,45 +132,24 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
     if probe is None:
         return None
     short = probe_config(config)
-    runner = registry.get_backend(probe[0]).prepare(model, probe[1], config)
 
-    def ips_at(batch: int) -> float | str | None:
+    def ips_at(runner: Any, batch: int) -> float | str | None:
         problem = model.batch_problem(batch)
         if problem is not None:
             return problem
-        session = None
         try:
             arrays, _ = model.host_inputs(batch)
-            with no_cudnn_autotune():
-                session = runner.session(batch, arrays)
-                if session.device == "cuda":
-                    import torch
-
-                    clock: Any = CudaEventClock(torch, session.stream)
-                else:
-                    clock = WallClock()
-                with pinned_to_one_cpu(short.pin_cpu and session.device == "cuda"):
-                    m = measure(clock, session.run, short)
+            with no_cudnn_autotune(), lifecycle.session(runner, batch, arrays) as session:
+                m = lifecycle.time_session(session, short).measurement
             trace(f"batch search: b{batch} measured")
             return batch / median(m.samples_ms) * 1e3
         except Exception as exc:
-            if not is_out_of_memory(exc):
+            if not lifecycle.is_out_of_memory(exc):
                 raise
-            if session is not None:
-                session.close()
-                session = None
-            free_device_memory()  # what the failed batch held goes back before the search ends
-            return None
-        finally:
-            if session is not None:
-                session.close()
+            return None  # the session ended and what the failed batch held went back (lifecycle.session)
 
-    try:
-        with long_lived_frozen():
-            search = saturating_batch(ips_at, growth=growth, max_batch=max_batch, time_budget_s=time_budget_s)
-    finally:
-        runner.close()
-        model.release_device_copies()
-        free_device_memory()
+    with lifecycle.prepared(probe[0], model, probe[1], config) as runner, long_lived_frozen():
+        search = saturating_batch(lambda batch: ips_at(runner, batch), growth=growth, max_batch=max_batch,
+                                  time_budget_s=time_budget_s)
     search.probe = f"{probe[0]} {probe[1]}"
     return search

@@ -5,17 +5,19 @@ Every backend runs the same manual loop, so the figures mean the same thing: gre
 the (batch, prompt_len) prompt that yields token 1 (logits of the last position only when the model takes
 ``logits_to_keep``), then ``gen_len - 1`` single-token decode steps, each forward + argmax.
 
-Timing: on CUDA an event is recorded before the prefill and after each token's argmax (the GPU clock between
-them; host launch gaps the GPU waits through are included), one synchronize at the end; on CPU perf_counter.
+Timing: the one clock (``timing.clock_for``) taking marks: on CUDA an event is recorded before the prefill and
+after each token's argmax (the GPU clock between them; host launch gaps the GPU waits through are included), one
+synchronize at the end; on CPU perf_counter. Out of memory is told by ``lifecycle.is_out_of_memory``.
 Python's garbage collector is paused (after a collection) during warm-up and timed generations, as ``timeit``
 does. The GPU's SM clock and busy share during the timed runs are sampled (NVML) and given in the notes: a busy
 share well under 100% marks a launch-bound decode, whose pace is the host CPU's. A point whose timed runs' median
 TPOTs differ by more than 5% is marked ``unstable`` with the reason (``unstable_reason``).
 Warm-up (untimed): at least ``warmup`` whole generations, then more until the median step time of two successive
-ones agrees within 2% (``WARMUP_SETTLE``; at most ``WARMUP_MAX`` generations), the rule the inference warm-up
-follows: on an H100 the first timed repeat of a launch-bound eager decode ran 13-15% slower than the second after
-one warm-up generation. The process is not pinned to one CPU here (unlike inference timing): pinned, the compiled
-decode step ran 11% slower (1.644 vs 1.475 ms) and eager repeats spread further (BENCHMARKS.md).
+ones agrees within 2% (``WARMUP_SETTLE``; at most ``WARMUP_MAX`` generations): the inference warm-up's rule
+(``timing.WarmUpRule``) with windows of one generation: on an H100 the first timed repeat of a launch-bound eager
+decode ran 13-15% slower than the second after one warm-up generation. The process is not pinned to one CPU here
+(unlike inference timing): pinned, the compiled decode step ran 11% slower (1.644 vs 1.475 ms) and eager repeats
+spread further (BENCHMARKS.md).
 TTFT = prefill forward + argmax (the prompt already on the device; no tokenizer), TPOT = one decode step.
 Each measured run starts from an empty cache.
 
@@ -37,12 +39,14 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib.util
-import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from modelcost.bench.stats import latency_stats, median, settled
+from modelcost.bench import timing
+from modelcost.bench.lifecycle import is_out_of_memory
+from modelcost.bench.stats import latency_stats, median
+from modelcost.bench.timing import Clock, WarmUpRule, clock_for
 from modelcost.core.llm import GenerationResult
 from modelcost.loaders.llm_loader import DTYPES, CausalLM
 
@@ -56,30 +60,6 @@ WARMUP_MAX = 8
 # The timed runs' TPOT medians may differ by this much before the result is flagged unstable: a figure that the
 # next run would not repeat within a few percent is reported, never passed off as settled.
 UNSTABLE_SPREAD = 0.05
-
-
-class _Clock:
-    """Marks on CUDA events (one synchronize at the end) or perf_counter on CPU."""
-
-    def __init__(self, device: str) -> None:
-        import torch
-
-        self.torch, self.cuda = torch, device.startswith("cuda")
-        self.marks: list[Any] = []
-
-    def mark(self) -> None:
-        if self.cuda:
-            event = self.torch.cuda.Event(enable_timing=True)
-            event.record()
-            self.marks.append(event)
-        else:
-            self.marks.append(time.perf_counter())
-
-    def intervals_ms(self) -> list[float]:
-        if self.cuda:
-            self.torch.cuda.synchronize()
-            return [a.elapsed_time(b) for a, b in zip(self.marks, self.marks[1:])]
-        return [(b - a) * 1e3 for a, b in zip(self.marks, self.marks[1:])]
 
 
 def engine_status() -> list[tuple[str, str]]:
@@ -96,7 +76,7 @@ def engine_status() -> list[tuple[str, str]]:
 def _eager_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, device: str) -> Callable:
     import torch
 
-    def run(ids: Any, clock: _Clock) -> Any:
+    def run(ids: Any, clock: Clock) -> Any:
         cache = lm.new_cache()
         clock.mark()
         tokens = [lm.forward(model, ids, cache, True)[:, -1].argmax(-1, keepdim=True)]
@@ -133,7 +113,7 @@ def _static_runner(lm: CausalLM, model: Any, batch: int, prompt: int, gen: int, 
     # made once on the device: each step's position is a device-side copy (offset 0), no host-to-device copy
     positions = torch.arange(prompt + gen, device=device)
 
-    def run(ids: Any, clock: _Clock) -> Any:
+    def run(ids: Any, clock: Clock) -> Any:
         cache.reset()
         clock.mark()
         tokens = [step(ids, positions[:prompt])]
@@ -224,12 +204,12 @@ def _measure_point(blank: GenerationResult, lm: CausalLM, model: Any, device: st
             result = dataclasses.replace(blank, notes=[f"repeat {i + 1} of {repeats}"] if repeats > 1 else [])
             out.append(result)
             _timed_block(result, run, ids, device, runs, warmup)
-    except torch.cuda.OutOfMemoryError as exc:
-        result = out[-1] if out else dataclasses.replace(blank)
-        result.status, result.reason = "oom", f"out of memory: {str(exc).splitlines()[0][:200]}"
     except Exception as exc:  # noqa: BLE001 - one backend failing must not lose the others
         result = out[-1] if out else dataclasses.replace(blank)
-        result.status, result.reason = "failed", f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:300]}"
+        if is_out_of_memory(exc):
+            result.status, result.reason = "oom", f"out of memory: {str(exc).splitlines()[0][:200]}"
+        else:
+            result.status, result.reason = "failed", f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:300]}"
     if not out:
         out.append(result)
     if cuda:
@@ -239,27 +219,26 @@ def _measure_point(blank: GenerationResult, lm: CausalLM, model: Any, device: st
 
 def _one_run(run: Callable, ids: Any, device: str) -> list[float]:
     """One whole generation: its step times in ms (TTFT, then each decode step)."""
-    clock = _Clock(device)
+    clock = clock_for(device)
     run(ids, clock)
     return clock.intervals_ms()
 
 
 def warm_up(generate: Callable[[], list[float]], minimum: int, settle: float = WARMUP_SETTLE,
             most: int = WARMUP_MAX) -> int:
-    """Run ``generate`` (one whole generation, returning its step times) until the median step time of the last two
-    runs agrees within ``settle``: at least ``minimum`` and 2 runs, at most ``most`` (or ``minimum``, if larger).
-    ``minimum`` 0: no warm-up. Returns how many ran."""
+    """The one warm-up rule (``timing.WarmUpRule``) with windows of one whole generation (``generate`` returns
+    its step times; a window's figure is its median decode step): until two successive generations agree within
+    ``settle``, at least ``minimum`` and 2 of them, at most ``most`` (or ``minimum``, if larger). ``minimum`` 0: no
+    warm-up. Returns how many ran."""
     if minimum <= 0:
         return 0
-    previous: float | None = None
-    n = 0
-    while True:
+
+    def one() -> float:
         steps = generate()
-        n += 1
-        current = median(steps[1:] or steps)
-        if (n >= minimum and settled(previous, current, settle)) or n >= max(minimum, most):
-            return n
-        previous = current
+        return median(steps[1:] or steps)
+
+    rule = WarmUpRule(window=1, tolerance=settle, min_calls=minimum, max_calls=max(minimum, most))
+    return timing.settle(one, rule).calls
 
 
 @contextlib.contextmanager
@@ -359,6 +338,6 @@ def generate(lm: CausalLM, model: Any, backend: str, input_ids: Any, gen_len: in
     TTFT then each decode step). For tests and for checking that backends generate the same tokens."""
     device = str(input_ids.device)
     b, p = input_ids.shape
-    clock = _Clock(device)
+    clock = clock_for(device)
     tokens = RUNNERS[backend](lm, model, b, p, gen_len, device)(input_ids, clock)
     return tokens, clock.intervals_ms()

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 import tempfile
-import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from modelcost.bench.timing import WallClock
 from modelcost.core.lazy import require
 from modelcost.core.types import LayerProfile, LayerTime
 from modelcost.loaders.binding import call_bound
@@ -113,11 +113,9 @@ def profile_torch(
         handles = _annotate(torch, module)
         try:
             with torch.profiler.profile(activities=activities) as prof:
+                clock = WallClock(sync)  # host wall time, the GPU's work included
                 for _ in range(runs):
-                    t0 = time.perf_counter()
-                    _run_once(module, inputs, autocast)
-                    sync()
-                    walls.append((time.perf_counter() - t0) * 1e3)
+                    walls.append(clock.time_ms(lambda: _run_once(module, inputs, autocast)))
         finally:
             for h in handles:
                 h.remove()
@@ -242,12 +240,11 @@ def profile_onnx(
         except Exception:  # noqa: BLE001 - some providers cannot save the optimised graph: profile without it
             so.optimized_model_filepath = ""
             sess = ort.InferenceSession(str(model_path), so, providers=providers)
-        walls = []
+        walls, clock = [], WallClock()
         for i in range(warmup + runs):
-            t0 = time.perf_counter()
-            sess.run(None, dict(feeds))
+            ms = clock.time_ms(lambda: sess.run(None, dict(feeds)))
             if i >= warmup:
-                walls.append((time.perf_counter() - t0) * 1e3)
+                walls.append(ms)
         events = json.loads(Path(sess.end_profiling()).read_text())
         used = sess.get_providers()
         cover = _coverage(model_path, optimized) if (map_fused and small and optimized.exists()) else {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +10,7 @@ from modelcost.bench.accuracy import compare
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.memory import free_device_memory
 from modelcost.bench.model import BenchModel
+from modelcost.core.errors import ModelcostError
 from modelcost.core.text import first_line
 from modelcost.core.types import AccuracyStats
 from modelcost.hardware.tf32 import no_cudnn_autotune
@@ -26,19 +26,31 @@ class Compared:
 
 
 class Reference:
-    """The FP32 reference outputs per batch size: torch eager FP32 (TF32 off) for PyTorch models, ONNX Runtime
-    FP32 for ONNX models, on the benchmark device; computed once per batch size, untimed. On CUDA, torch's
-    reference runs with cuDNN choosing its algorithms by heuristics: autotuning them (``cudnn.benchmark``) cost
-    ResNet-50 about 5 s at three batch sizes on an H100, for outputs that are computed once; the eager fp32
-    config autotunes at its own first call, like every other config."""
+    """The FP32 reference outputs per batch size, computed once per batch size, untimed, by the backend whose
+    registry row is the reference for the model's kind on the benchmark device (``registry.reference_backend``:
+    torch eager FP32 (TF32 off) for PyTorch models, ONNX Runtime FP32 for ONNX models). cuDNN chooses its
+    algorithms by heuristics here: autotuning them (``cudnn.benchmark``) cost ResNet-50 about 5 s at three batch
+    sizes on an H100, for outputs that are computed once; the eager fp32 config autotunes at its own first call,
+    like every other config."""
 
     def __init__(self, model: BenchModel, device: str, config: BenchConfig) -> None:
         self.model, self.device, self.config = model, device, config
         self.outputs: dict[int, list[Any] | str] = {}
-        if model.kind == "pytorch":
-            self.name = "torch-eager fp32 (TF32 off)" if device == "cuda" else "torch-cpu fp32"
-        else:
-            self.name = "ort-cuda fp32" if device == "cuda" else "ort-cpu fp32"
+        self._backend: str | None = None
+
+    @property
+    def backend(self) -> str:
+        """The reference backend (chosen at first use: asking whether a backend runs here imports its module)."""
+        if self._backend is None:
+            name = registry.reference_backend(self.model.kind, self.device)
+            if name is None:
+                raise ModelcostError(f"no backend of the registry is the reference for {self.model.kind} models")
+            self._backend = name
+        return self._backend
+
+    @property
+    def name(self) -> str:
+        return registry.reference_label(self.backend)
 
     def get(self, batch_size: int) -> list[Any] | str:
         """The outputs, or the reason there are none."""
@@ -52,12 +64,8 @@ class Reference:
 
     def _compute(self, batch_size: int) -> list[Any]:
         arrays, _ = self.model.host_inputs(batch_size)
-        name = {"pytorch": "torch-eager" if self.device == "cuda" else "torch-cpu",
-                "onnx": "ort-cuda" if self.device == "cuda" else "ort-cpu"}[self.model.kind]
-        if self.model.kind == "onnx" and name == "ort-cuda" and registry.unavailable_reason(name) is not None:
-            name = "ort-cpu"
-        runner = registry.get_backend(name).prepare(self.model, "fp32", self.config)
-        with no_cudnn_autotune() if name == "torch-eager" else contextlib.nullcontext():
+        runner = registry.get_backend(self.backend).prepare(self.model, "fp32", self.config)
+        with no_cudnn_autotune():
             session = runner.session(batch_size, arrays)
             try:
                 session.run()

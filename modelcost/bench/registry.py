@@ -22,37 +22,43 @@ _T = "modelcost.bench.backends.torch_backends"
 _O = "modelcost.bench.backends.ort"
 _R = "modelcost.bench.backends.tensorrt"
 _PT = ("pytorch",)
+_ONNX = ("onnx",)
 _ANY = ("pytorch", "onnx")
 
 BACKENDS: dict[str, BackendInfo] = {b.name: b for b in (
     BackendInfo("torch-eager", "cuda", ("fp32", "tf32"), _PT,
                 "PyTorch eager on CUDA; fp32 = TF32 off, tf32 = TF32 on for matmul and cuDNN", _T,
-                reference=True, profile="torch", default=("fp32",)),
+                reference_for=_PT, reference_note="TF32 off", profile="torch", default=("fp32",), simplicity=0,
+                screen_rank=8, probes=(("fp32", 2),)),
     BackendInfo("torch-autocast", "cuda", ("fp16", "bf16"), _PT,
-                "PyTorch eager, fp32 weights, torch.autocast to fp16 / bf16", _T, autocast=True, default=("fp16",)),
+                "PyTorch eager, fp32 weights, torch.autocast to fp16 / bf16", _T, autocast=True, default=("fp16",),
+                simplicity=0, screen_rank=7),
     BackendInfo("torch-half", "cuda", ("fp16", "bf16"), _PT,
                 "PyTorch eager, model and inputs cast to fp16 / bf16 (channels_last for conv nets)", _T,
-                cast=True, profile="torch"),
+                cast=True, profile="torch", simplicity=0, screen_rank=6, probes=(("fp16", 0),)),
     BackendInfo("torch-compile", "cuda", ("fp32", "fp16", "bf16"), _PT,
                 "torch.compile (inductor); fp16 / bf16 = the cast model; --compile-mode max-autotune", _T,
-                cast=True, compile=True),
+                cast=True, compile=True, simplicity=2, screen_rank=4),
     BackendInfo("torch-cudagraph", "cuda", ("fp32", "fp16", "bf16"), _PT,
                 "CUDA-graph replay of the eager model (fp16 / bf16 = the cast model)", _T, cast=True, cudagraph=True,
-                default=("fp16",)),
+                default=("fp16",), simplicity=1, screen_rank=3),
     BackendInfo("torch-compile-cudagraph", "cuda", ("fp32", "fp16", "bf16"), _PT,
                 "CUDA-graph replay of the torch.compile'd model", _T, cast=True, compile=True, cudagraph=True,
-                default=("fp16",)),
-    BackendInfo("torch-cpu", "cpu", ("fp32",), _PT, "PyTorch eager on the CPU", _T, reference=True, profile="torch",
-                default=("fp32",)),
+                default=("fp16",), simplicity=3, screen_rank=1),
+    BackendInfo("torch-cpu", "cpu", ("fp32",), _PT, "PyTorch eager on the CPU", _T, reference_for=_PT,
+                profile="torch", default=("fp32",), simplicity=0, screen_rank=10, probes=(("fp32", 4),)),
     BackendInfo("ort-cuda", "cuda", ("fp32", "tf32", "fp16"), _ANY,
                 "ONNX Runtime CUDA execution provider, I/O bound on the GPU; fp32 = TF32 off, tf32 = TF32 on; "
-                "fp16 = an fp16 copy of the model", _O, reference=True, profile="onnx", default=("fp32", "fp16")),
+                "fp16 = an fp16 copy of the model", _O, reference_for=_ONNX, profile="onnx",
+                default=("fp32", "fp16"), simplicity=0, screen_rank=5, probes=(("fp16", 1), ("fp32", 3))),
     BackendInfo("ort-tensorrt", "cuda", ("fp32", "fp16"), _ANY,
-                "ONNX Runtime TensorRT execution provider, I/O bound on the GPU", _O, default=("fp16",)),
-    BackendInfo("ort-cpu", "cpu", ("fp32",), _ANY, "ONNX Runtime CPU execution provider", _O, reference=True,
-                profile="onnx", default=("fp32",)),
+                "ONNX Runtime TensorRT execution provider, I/O bound on the GPU", _O, default=("fp16",),
+                simplicity=2, screen_rank=2),
+    BackendInfo("ort-cpu", "cpu", ("fp32",), _ANY, "ONNX Runtime CPU execution provider", _O, reference_for=_ONNX,
+                profile="onnx", default=("fp32",), simplicity=0, screen_rank=9, probes=(("fp32", 5),)),
     BackendInfo("tensorrt", "cuda", ("fp32", "fp16", "int8", "fp8"), _ANY,
-                "TensorRT engine built from ONNX (cached); int8 / fp8 from a Q/DQ model", _R, default=("fp16",)),
+                "TensorRT engine built from ONNX (cached); int8 / fp8 from a Q/DQ model", _R, default=("fp16",),
+                simplicity=2, screen_rank=0, model_precision=True),
 )}
 
 
@@ -104,3 +110,39 @@ def default_backends(device: str) -> list[str]:
 def in_default_sweep(name: str, precision: str) -> bool:
     """Whether (backend, precision) is in the default sweep (the ``default`` of its row; module doc)."""
     return precision in info(name).default
+
+
+def simplicity(name: str) -> int:
+    """The ``simplicity`` of a backend's row; a name the registry does not know counts as compiled (2)."""
+    entry = BACKENDS.get(name)
+    return entry.simplicity if entry is not None else 2
+
+
+def screen_rank(name: str) -> int:
+    """The ``screen_rank`` of a backend's row; a name the registry does not know comes last."""
+    entry = BACKENDS.get(name)
+    return entry.screen_rank if entry is not None else max(e.screen_rank for e in BACKENDS.values()) + 1
+
+
+def probe_order() -> list[tuple[str, str]]:
+    """Every (backend, precision) a batch-size search may probe with, in the order of the rows' ``probes`` ranks."""
+    ranked = [(rank, name, precision) for name, entry in BACKENDS.items() for precision, rank in entry.probes]
+    return [(name, precision) for _, name, precision in sorted(ranked)]
+
+
+def reference_backend(kind: str, device: str) -> str | None:
+    """The backend whose FP32 outputs are the reference for a ``kind`` model on ``device``: the row that is the
+    reference for that kind there (``reference_for``), else the CPU's, when the device's cannot run here (an
+    ONNX Runtime without its CUDA provider). None when no row is the reference for ``kind``."""
+    names = [name for d in dict.fromkeys((device, "cpu")) for name, entry in BACKENDS.items()
+             if entry.device == d and kind in entry.reference_for]
+    for name in names:
+        if unavailable_reason(name) is None:
+            return name
+    return names[0] if names else None
+
+
+def reference_label(name: str) -> str:
+    """How the reference computed by backend ``name`` is named: 'torch-eager fp32 (TF32 off)', 'ort-cpu fp32'."""
+    note = info(name).reference_note
+    return f"{name} fp32" + (f" ({note})" if note else "")

@@ -10,13 +10,14 @@ they finish, so an interrupted run keeps what it measured.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.bench import compile_ahead, export_ahead, registry, screening_record, stability
-from modelcost.bench.base import BenchConfig, OutOfMemory, Unavailable
+from modelcost.bench import compile_ahead, export_ahead, lifecycle, registry, screening_record, stability
+from modelcost.bench.base import BenchConfig
 from modelcost.bench.memory import (
     available_host_bytes,
     cuda_available,
@@ -36,14 +37,7 @@ from modelcost.bench.screening import (
     speed_rank,
 )
 from modelcost.bench.stats import block_medians, latency_stats
-from modelcost.bench.timing import (
-    CudaEventClock,
-    WallClock,
-    measure,
-    measure_e2e,
-    pinned_to_one_cpu,
-)
-from modelcost.core import errors
+from modelcost.bench.timing import WallClock, measure_e2e
 from modelcost.core.errors import ModelcostError, NotEnoughMemoryError
 from modelcost.core.text import config_label, first_line
 from modelcost.core.trace import trace
@@ -130,16 +124,6 @@ def warm_compile_workers(plan: Plan) -> None:
     from modelcost.bench.backends.torch_backends import warm_compile_workers as warm
 
     warm()
-
-
-def is_out_of_memory(exc: BaseException) -> bool:
-    """True for a backend's out-of-memory error (OutOfMemory, or one ``core.errors.is_out_of_memory`` knows:
-    torch's CUDA or CPU allocator, numpy, ONNX Runtime)."""
-    return _is_oom(exc)
-
-
-def _is_oom(exc: BaseException) -> bool:
-    return isinstance(exc, OutOfMemory) or errors.is_out_of_memory(exc)
 
 
 class Sweep:
@@ -252,17 +236,17 @@ class Sweep:
         if entry.device == "cuda":
             free_device_memory()
         baseline = self._memory_used()
-        try:
-            runner = registry.get_backend(backend).prepare(self.model, precision, self.config)
-            trace(f"{backend} {precision}: prepared")
-        except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
-            status = "oom" if _is_oom(exc) else "unavailable" if isinstance(exc, Unavailable) else "failed"
-            reason = str(exc) if status == "unavailable" else first_line(exc)
-            self.results.append(BenchResult(backend, precision, 0, status, reason=reason, device=self.device_info.name))
-            free_device_memory()
-            self._advance(f"{backend} {precision}", len(batches))
-            return
-        try:
+        with contextlib.ExitStack() as stack:
+            try:
+                runner = stack.enter_context(lifecycle.prepared(backend, self.model, precision, self.config))
+                trace(f"{backend} {precision}: prepared")
+            except Exception as exc:  # noqa: BLE001 - one backend's failure does not stop the others
+                status, reason = lifecycle.failure(exc)
+                self.results.append(BenchResult(backend, precision, 0, status, reason=reason,
+                                                device=self.device_info.name))
+                free_device_memory()
+                self._advance(f"{backend} {precision}", len(batches))
+                return
             for i, batch in enumerate(batches):
                 # not beaten before it was prepared: this config's batches measured since may beat it now
                 row = beaten[i] or self._beaten_earlier(backend, precision, batch)
@@ -280,11 +264,6 @@ class Sweep:
                 if result.status == "oom":
                     self._advance(f"{backend} {precision}", len(batches) - i - 1)
                     break
-        finally:
-            runner.close()
-            if entry.model_kinds == ("pytorch",):
-                self.model.release_device_copies()
-            free_device_memory()
 
     def _memory_used(self) -> int | None:
         if self.nvml is None:
@@ -308,27 +287,23 @@ class Sweep:
             trace(f"{backend} {precision} b{batch}: background compile "
                   f"{'ready' if got else 'not ready: compiling here'}")
         try:
-            session = runner.session(batch, arrays)
-            trace(f"{backend} {precision} b{batch}: session built ({getattr(session, 'build_s', 0.0):.1f} s)")
-            result.build_s = runner.build_s + getattr(session, "build_s", 0.0)
-            result.notes.extend(getattr(session, "notes", []))
-            if self.screen:
-                result = self._screen_then_measure(session, result, arrays, baseline)
-            else:
-                self._measure(session, result, arrays, baseline)
+            with lifecycle.session(runner, batch, arrays) as session:
+                trace(f"{backend} {precision} b{batch}: session built ({getattr(session, 'build_s', 0.0):.1f} s)")
+                result.build_s = runner.build_s + getattr(session, "build_s", 0.0)
+                result.notes.extend(getattr(session, "notes", []))
+                if self.screen:
+                    result = self._screen_then_measure(session, result, arrays, baseline)
+                else:
+                    self._measure(session, result, arrays, baseline)
         except Exception as exc:  # noqa: BLE001
-            oom = _is_oom(exc)
-            result.status = "oom" if oom else "failed"
+            status, reason = lifecycle.failure(exc)
+            result.status = "failed" if status == "unavailable" else status
             result.reason = (f"out of memory at batch {batch}; larger batches of this backend were skipped"
-                             if oom else first_line(exc))
+                             if status == "oom" else first_line(exc))
             result.latency_ms = result.e2e_latency_ms = None
             result.throughput_ips = None
-        finally:
-            if session is not None:
-                session.close()
-            session = None
-            if result.status != "ok":
-                free_device_memory()
+        if result.status == "screened":  # its memory goes back before the next config, as a failed one's does
+            free_device_memory()
         return result
 
     def _screen_then_measure(self, session: Any, result: BenchResult, arrays: list[Any],
@@ -336,20 +311,20 @@ class Sweep:
         """bench.screening: the short measurement; the full one only if the config can still matter."""
         import dataclasses
 
-        blank = dataclasses.replace(result, notes=list(result.notes), extra=dict(result.extra))
+        blank = dataclasses.replace(result, notes=list(result.notes), extra=dataclasses.replace(result.extra))
         accuracy = self._measure(session, result, arrays, baseline, screening_config(self.config))
         seen = [r for r in self.results if r.latency_ms is not None and r.status in ("ok", "screened")]
         why = screen_out_reason(result, seen, rejects=self.rejects)
         trace(f"{config_label(result)}: screened, {'dropped' if why else 'kept'}")
         if why is not None:
             result.status, result.reason = "screened", why
-            result.extra["measurement"] = "screening"
+            result.extra.measurement = "screening"
             return result
         full = blank
         self._measure(session, full, arrays, baseline, after_screening(self.config), accuracy, screened=result)
         trace(f"{config_label(full)}: full measurement done")
-        full.extra["measurement"] = "full (after screening)"
-        full.extra["screening_p50_ms"] = result.latency_ms.p50 if result.latency_ms else None
+        full.extra.measurement = "full (after screening)"
+        full.extra.screening_p50_ms = result.latency_ms.p50 if result.latency_ms else None
         return full
 
     def _measure(self, session: Any, result: BenchResult, arrays: list[Any], baseline: int | None,
@@ -363,7 +338,7 @@ class Sweep:
         torch = None
         if session.device == "cuda":
             import torch
-        clock = CudaEventClock(torch, session.stream) if torch is not None else WallClock()
+        clock = lifecycle.session_clock(session)
         marks = [time.perf_counter()]  # for the trace line: where this measurement's wall time went
         result.first_inference_ms = clock.time_ms(session.run)
         sampler = self._sampler()
@@ -381,25 +356,25 @@ class Sweep:
         exporting = self.model.export_ahead is not None and self.model.export_ahead.running()
         compiling = self.model.compile_ahead is not None and self.model.compile_ahead.running()
         marks.append(time.perf_counter())
-        with pinned_to_one_cpu(config.pin_cpu and torch is not None) as cpu:
-            m = measure(clock, session.run, config, on_timed,
-                        screened.latency_ms.p50 if screened is not None and screened.latency_ms else None)
+        timed = lifecycle.time_session(session, config, on_timed,
+                                       screened.latency_ms.p50 if screened is not None and screened.latency_ms
+                                       else None, clock)
+        m, cpu = timed.measurement, timed.pinned_cpu
         marks.append(time.perf_counter())
         if exporting:
             result.notes.append(export_ahead.NOTE)
         if compiling:
             result.notes.append(compile_ahead.NOTE)
-        if cpu is not None:
-            result.extra["pinned_cpu"] = cpu
+        result.extra.pinned_cpu = cpu
         result.latency_ms = latency_stats(m.samples_ms)
         result.throughput_ips = result.batch_size / result.latency_ms.p50 * 1e3
         result.budget_hit = m.budget_hit
         result.timing = session.timing
         self._memory(session, result, summary.get("s"), baseline)  # before anything else allocates (accuracy, e2e)
-        result.extra.update({"samples": len(m.samples_ms), "warmup_iters": m.warmup_iters,
-                             "warmup_settled": m.warmup_settled, "median_ci95_rel": m.rel_ci,
-                             "stop_reason": m.stop_reason, "timed_s": round(m.timed_s, 3), "clock": clock.kind,
-                             "block_medians_ms": block_medians(m.samples_ms)})
+        info = result.extra
+        info.samples, info.warmup_iters, info.warmup_settled = len(m.samples_ms), m.warmup_iters, m.warmup_settled
+        info.median_ci95_rel, info.stop_reason, info.timed_s = m.rel_ci, m.stop_reason, round(m.timed_s, 3)
+        info.clock, info.block_medians_ms = clock.kind, block_medians(m.samples_ms)
         if m.budget_hit:
             result.notes.append(m.stop_reason)
         if not m.warmup_settled:
@@ -408,26 +383,25 @@ class Sweep:
         if accuracy is None:
             accuracy = self.reference.compare(session, result.batch_size)
         else:
-            result.extra["accuracy_outputs"] = "this session's screening outputs (the same inputs)"
+            result.extra.accuracy_outputs = "this session's screening outputs (the same inputs)"
         result.accuracy = accuracy.stats
         if accuracy.note is not None:
             result.notes.append(accuracy.note)
-        if accuracy.on:
-            result.extra["accuracy_compared_on"] = accuracy.on
+        result.extra.accuracy_compared_on = accuracy.on or None
         marks.append(time.perf_counter())
         if config.e2e_min_iters > 0:
             sync = torch.cuda.synchronize if torch is not None else None
             e2e = measure_e2e(WallClock(sync), lambda: session.run_e2e(arrays), config)
             result.e2e_latency_ms = latency_stats(e2e)
-            result.extra["e2e_timing"] = (
+            result.extra.e2e_timing = (
                 "host wall time (perf_counter) from host inputs to host outputs: host->device input copies, the "
                 "forward, device->host output copies, synchronised" if torch is not None else
                 "host wall time (perf_counter) from fresh host inputs to outputs on the CPU")
         else:
-            result.extra["e2e_timing"] = "not measured (a screening measurement has no end-to-end loop)"
+            result.extra.e2e_timing = "not measured (a screening measurement has no end-to-end loop)"
         load.stop()
         result.unstable = stability.instability(result.latency_ms, result.e2e_latency_ms, load)
-        result.extra.update({"other_cpu_share": load.other_share, "load_avg_1m": load.load_avg_1m})
+        result.extra.other_cpu_share, result.extra.load_avg_1m = load.other_share, load.load_avg_1m
         marks.append(time.perf_counter())
         self._power(result, summary.get("s"), len(m.samples_ms), sampler)
         marks.append(time.perf_counter())
@@ -454,8 +428,7 @@ class Sweep:
             else:
                 basis = ""
         result.gpu_memory_peak_bytes = peak
-        if basis:
-            result.extra["gpu_memory_basis"] = basis
+        result.extra.gpu_memory_basis = basis or None
 
     def _power(self, result: BenchResult, summary: Any, calls: int, sampler: Any) -> None:
         if summary is None:
@@ -468,10 +441,11 @@ class Sweep:
         result.throttle_reasons = summary.throttles
         if summary.energy_j is not None and calls:
             result.energy_j_per_inference = summary.energy_j / calls
-            result.extra["energy_source"] = summary.energy_source
-            result.extra["energy_j_per_item"] = summary.energy_j / calls / result.batch_size
-        result.extra.update({"mem_clock_mhz_mean": summary.mem_clock_mhz_mean,
-                             "temperature_c_max": summary.temperature_c_max, "nvml_samples": summary.samples})
+            result.extra.energy_source = summary.energy_source
+            result.extra.energy_j_per_item = summary.energy_j / calls / result.batch_size
+        result.extra.mem_clock_mhz_mean = summary.mem_clock_mhz_mean
+        result.extra.temperature_c_max = summary.temperature_c_max
+        result.extra.nvml_samples = summary.samples
         if self.config.samples_csv is not None:
             from modelcost.hardware.nvml_sampler import append_csv
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 
+from modelcost.bench import registry
 from modelcost.bench.base import BenchConfig
 from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult
@@ -34,9 +35,6 @@ from modelcost.core.types import BenchResult
 SCREEN_MARGIN = 0.10
 Rejects = Callable[[BenchResult, float], "str | None"]
 
-# Likely fastest first; only the order of screening depends on it.
-_BACKEND_RANK = ("tensorrt", "torch-compile-cudagraph", "ort-tensorrt", "torch-cudagraph", "torch-compile",
-                 "ort-cuda", "torch-half", "torch-autocast", "torch-eager", "ort-cpu", "torch-cpu")
 _PRECISION_RANK = ("fp8", "int8", "fp16", "bf16", "tf32", "fp32")
 
 
@@ -62,8 +60,9 @@ def after_screening(config: BenchConfig) -> BenchConfig:
 
 
 def speed_rank(pair: tuple[str, str]) -> tuple[int, int]:
+    """Likely fastest first: the backend's ``screen_rank`` (its registry row), then the precision's."""
     backend, precision = pair
-    b = _BACKEND_RANK.index(backend) if backend in _BACKEND_RANK else len(_BACKEND_RANK)
+    b = registry.screen_rank(backend)
     p = _PRECISION_RANK.index(precision) if precision in _PRECISION_RANK else len(_PRECISION_RANK)
     return b, p
 

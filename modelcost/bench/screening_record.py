@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from modelcost.bench.base import BenchConfig
+from modelcost.core.measurement import EarlierRun
 from modelcost.core import owned
 from modelcost.core.text import config_label, utc_timestamp
 from modelcost.core.types import BenchResult, DeviceInfo
@@ -91,7 +92,7 @@ class ScreeningRecord:
             return
         self.rows[config_label(result)] = {
             "p50_ms": result.latency_ms.p50, "throughput_ips": result.throughput_ips, "inputs": inputs,
-            "measurement": str(result.extra.get("measurement", "full")), "measured_utc": utc_timestamp(),
+            "measurement": result.extra.measurement or "full", "measured_utc": utc_timestamp(),
             "measured_at_s": time.time()}
 
     def earlier(self, backend: str, precision: str, batch: int, inputs: str) -> dict[str, Any] | None:
@@ -125,9 +126,9 @@ def beaten_earlier(backend: str, precision: str, batch: int, earlier: dict[str, 
                       f"earlier run ({lat:.4f} ms p50, {thr:,.1f} ips; {earlier['measurement']} measurement of "
                       f"{earlier['measured_utc']}, same model, GPU, software and settings); --fresh measures it again")
             row = BenchResult(backend, precision, batch, "screened", reason=reason)
-            kept = {k: earlier[k] for k in ("p50_ms", "throughput_ips", "measurement", "measured_utc")}
-            row.extra.update({"measurement": "none in this run (an earlier run's figures, in the reason)",
-                              "earlier_run": {**kept, "beaten_by_more_than": REUSE_FACTOR}})
+            row.extra.measurement = "none in this run (an earlier run's figures, in the reason)"
+            row.extra.earlier_run = EarlierRun(lat, thr, str(earlier["measurement"]), str(earlier["measured_utc"]),
+                                               REUSE_FACTOR)
             return row
     return None
 

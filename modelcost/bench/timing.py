@@ -1,9 +1,16 @@
 """The timing loops: warm up until the timings settle, then sample until the median is known.
 
-Two clocks. ``CudaEventClock`` records a CUDA event on the session's stream before and after one call and
-synchronises on the second, so a sample is the GPU time between the two events: the forward's kernels plus any
-time the GPU sat waiting for the host to launch them; the host is idle between samples (one request at a time).
-``WallClock`` takes ``perf_counter`` around the call (CPU backends, and host-side end-to-end latency).
+Two clocks, chosen by ``clock_for`` from the device. ``CudaEventClock`` records a CUDA event on the session's
+stream before and after one call and synchronises on the second, so a sample is the GPU time between the two
+events: the forward's kernels plus any time the GPU sat waiting for the host to launch them; the host is idle
+between samples (one request at a time). ``WallClock`` takes ``perf_counter`` around the call (CPU backends, and
+host-side end-to-end latency). Both also take marks (``mark`` / ``intervals_ms``) for a loop timed step by step
+with one synchronisation at the end (a generation's prefill and decode steps).
+
+One warm-up rule (``WarmUpRule``, ``settle``): windows of calls until the medians of two successive windows agree
+within a tolerance, after a floor of time and calls, bounded by time or calls. The inference, A/B and training
+loops take it from ``BenchConfig`` (``warm_up``); a generation's warm-up is the same rule with windows of one
+whole generation (``bench.generation``).
 """
 
 from __future__ import annotations
@@ -29,6 +36,15 @@ class WallClock:
 
     def __init__(self, sync: Callable[[], None] | None = None) -> None:
         self._sync = sync
+        self.marks: list[float] = []
+
+    def mark(self) -> None:
+        self.marks.append(time.perf_counter())
+
+    def intervals_ms(self) -> list[float]:
+        """The times between successive marks (the marks are then cleared)."""
+        marks, self.marks = self.marks, []
+        return [(b - a) * 1e3 for a, b in zip(marks, marks[1:])]
 
     def time_ms(self, fn: Fn) -> float:
         t0 = time.perf_counter()
@@ -48,6 +64,20 @@ class CudaEventClock:
         self._stream = stream if stream is not None else torch.cuda.current_stream()
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
+        self.marks: list[Any] = []
+
+    def mark(self) -> None:
+        """An event recorded on the stream now (no synchronisation: ``intervals_ms`` waits once for them all)."""
+        event = self._torch.cuda.Event(enable_timing=True)
+        event.record(self._stream)
+        self.marks.append(event)
+
+    def intervals_ms(self) -> list[float]:
+        """The GPU times between successive marks, after one synchronisation (the marks are then cleared)."""
+        marks, self.marks = self.marks, []
+        if marks:
+            marks[-1].synchronize()
+        return [float(a.elapsed_time(b)) for a, b in zip(marks, marks[1:])]
 
     def time_ms(self, fn: Fn) -> float:
         with self._torch.cuda.stream(self._stream):
@@ -56,6 +86,19 @@ class CudaEventClock:
             self._end.record(self._stream)
         self._end.synchronize()
         return float(self._start.elapsed_time(self._end))
+
+
+Clock = WallClock | CudaEventClock
+
+
+def clock_for(device: str, stream: Any = None) -> Clock:
+    """The one clock choice: CUDA events on ``stream`` (default: the current one) for a CUDA device ("cuda",
+    "cuda:1"), ``perf_counter`` elsewhere."""
+    if device.startswith("cuda"):
+        import torch
+
+        return CudaEventClock(torch, stream)
+    return WallClock()
 
 
 @dataclass
@@ -70,32 +113,70 @@ class Measurement:
     stop_reason: str = ""
 
 
-def warm_up(clock: Any, fn: Fn, config: BenchConfig, m: Measurement, previous_ms: float | None = None) -> None:
-    """Windows of ``config.warmup`` calls until two successive window medians agree within
-    ``config.warmup_settle``, or ``min(warmup_max_s, max_time_s)`` has passed (checked after every call, so a
-    slow model is not held to a whole window; windows also shrink to fit the time left). ``previous_ms``: the
-    median of the same session's calls just before (its screening), standing for the window before the first."""
+@dataclass(frozen=True)
+class WarmUpRule:
+    """When a warm-up ends: windows of ``window`` calls until the medians of two successive windows differ by less
+    than ``tolerance`` (relative), once ``min_s`` seconds and ``min_calls`` calls have passed; it stops unsettled
+    after ``limit_s`` seconds (checked after every call; windows then shrink to fit the time left, at least 3
+    calls) or ``max_calls`` calls."""
+
+    window: int
+    tolerance: float
+    min_s: float = 0.0
+    min_calls: int = 0
+    limit_s: float | None = None
+    max_calls: int | None = None
+
+
+@dataclass
+class Settled:
+    """What a warm-up did: calls made, whether two windows agreed, the seconds it took."""
+
+    calls: int = 0
+    settled: bool = False
+    seconds: float = 0.0
+
+
+def settle(sample: Callable[[], float], rule: WarmUpRule, previous: float | None = None) -> Settled:
+    """Call ``sample`` (one call's time, or one generation's median step time) under ``rule``. ``previous``: the
+    median of the calls just before (the same session's screening), standing for the window before the first."""
     t0 = time.perf_counter()
-    limit_s = min(config.warmup_max_s, config.max_time_s)
-    window = config.warmup
-    previous: float | None = previous_ms
-    samples: list[float] = []
+    out, window, samples = Settled(), rule.window, []
     while True:
-        samples.append(clock.time_ms(fn))
-        m.warmup_iters += 1
+        samples.append(sample())
+        out.calls += 1
         elapsed = time.perf_counter() - t0
         if len(samples) >= window:
             current = median(samples)
-            long_enough = not isinstance(clock, CudaEventClock) or elapsed >= min(config.warmup_min_cuda_s, limit_s)
-            if long_enough and settled(previous, current, config.warmup_settle):
-                m.warmup_settled = True
+            floor = elapsed >= rule.min_s and out.calls >= rule.min_calls
+            if floor and settled(previous, current, rule.tolerance):
+                out.settled = True
                 break
             previous, samples = current, []
-            per_call_s = max(elapsed / m.warmup_iters, 1e-9)
-            window = max(3, min(config.warmup, int((limit_s - elapsed) / 2 / per_call_s)))
-        if elapsed >= limit_s:
+            if rule.limit_s is not None:
+                per_call_s = max(elapsed / out.calls, 1e-9)
+                window = max(3, min(rule.window, int((rule.limit_s - elapsed) / 2 / per_call_s)))
+        if (rule.limit_s is not None and elapsed >= rule.limit_s) or (rule.max_calls and out.calls >= rule.max_calls):
             break
-    m.warmup_s = time.perf_counter() - t0
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def warm_up_rule(config: BenchConfig, clock: Any) -> WarmUpRule:
+    """The warm-up of a timed loop: windows of ``config.warmup`` calls agreeing within ``warmup_settle``, at least
+    ``warmup_min_cuda_s`` on CUDA events (an idle GPU's clocks ramp up), at most ``min(warmup_max_s, max_time_s)``."""
+    limit_s = min(config.warmup_max_s, config.max_time_s)
+    min_s = min(config.warmup_min_cuda_s, limit_s) if isinstance(clock, CudaEventClock) else 0.0
+    return WarmUpRule(window=config.warmup, tolerance=config.warmup_settle, min_s=min_s, limit_s=limit_s)
+
+
+def warm_up(clock: Any, fn: Fn, config: BenchConfig, m: Measurement, previous_ms: float | None = None) -> None:
+    """``settle`` with ``warm_up_rule(config)``, each sample one call of ``fn`` on ``clock``; into ``m``.
+    ``previous_ms``: the median of the same session's calls just before (its screening)."""
+    got = settle(lambda: clock.time_ms(fn), warm_up_rule(config, clock), previous_ms)
+    m.warmup_iters += got.calls
+    m.warmup_settled = got.settled
+    m.warmup_s = got.seconds
 
 
 def sample(clock: Any, fn: Fn, config: BenchConfig, m: Measurement) -> None:

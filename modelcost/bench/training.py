@@ -4,7 +4,7 @@ One *step* is ``zero_grad(set_to_none=True)``, the forward under the precision's
 of the floating outputs, the same stand-in as the static count), ``backward()`` and ``optimizer.step()`` (with
 the grad scaler for AMP fp16). The data are synthetic, made once with a fixed seed and kept on the device: no
 data loader runs, and none is in the timed region. On CUDA a sample is the GPU time between two CUDA events
-around one step (``CudaEventClock``); on the CPU it is ``perf_counter`` around it. Warm-up first (the first
+around one step (``timing.clock_for``); on the CPU it is ``perf_counter`` around it. Warm-up first (the first
 steps also create the optimizer states and, with ``torch.compile``, compile), then samples until the median
 is known (``BenchConfig``). Peak memory: ``torch.cuda.max_memory_allocated`` over the timed steps.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.stats import latency_stats
-from modelcost.bench.timing import CudaEventClock, WallClock, measure
+from modelcost.bench.timing import clock_for, measure
 from modelcost.core.training import TrainingBench
 from modelcost.loaders.binding import call_bound, map_bound
 
@@ -109,16 +109,23 @@ def measure_step(setup: StepSetup, precision: str, batch_size: int, *, device: s
     try:
         with _memory_cap(torch, device, memory_cap_bytes):
             _run(torch, setup, precision, batch_size, device, variant, config, result)
-    except torch.cuda.OutOfMemoryError as exc:
-        result.status, result.reason = "oom", f"out of memory at batch {batch_size}: {str(exc).splitlines()[0][:200]}"
     except Exception as exc:  # noqa: BLE001 - one failed config must not lose the others
-        if "out of memory" in str(exc).lower():
-            result.status, result.reason = "oom", f"out of memory at batch {batch_size}"
-        else:
-            result.status, result.reason = "failed", f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:300]}"
+        result.status, result.reason = failure_of(exc, batch_size)
     finally:
         _release(torch, device)
     return result
+
+
+def failure_of(exc: BaseException, batch_size: int) -> tuple[str, str]:
+    """(status, reason) of a failed step: "oom" when ``lifecycle.is_out_of_memory`` says so (torch's
+    OutOfMemoryError with its first line, else a message that says it), else "failed" with the error."""
+    from modelcost.bench.lifecycle import is_out_of_memory
+
+    if is_out_of_memory(exc):
+        if type(exc).__name__ == "OutOfMemoryError":
+            return "oom", f"out of memory at batch {batch_size}: {str(exc).splitlines()[0][:200]}"
+        return "oom", f"out of memory at batch {batch_size}"
+    return "failed", f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:300]}"
 
 
 def _run(torch: Any, setup: StepSetup, precision: str, batch: int, device: str, variant: str, config: BenchConfig,
@@ -135,7 +142,7 @@ def _run(torch: Any, setup: StepSetup, precision: str, batch: int, device: str, 
     if variant == "compile":
         model = torch.compile(model, mode=None if config.compile_mode == "default" else config.compile_mode)
     cuda = device == "cuda"
-    clock = CudaEventClock(torch) if cuda else WallClock()
+    clock = clock_for(device)
     with precision_context(torch, precision, device) as autocast:
         step = make_step(torch, model, inputs, opt, autocast, scaler)
         step()  # the first step creates the optimizer states (and compiles): in the warm-up, not timed

@@ -8,9 +8,10 @@ see ``modelcost.analysis.formulas``), never one mistaken for the other.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, get_args
 
 from modelcost.core.assumptions import DataAssumption
+from modelcost.core.measurement import MeasurementInfo
 from modelcost.core.training import TrainingReport
 
 Dim = int | str  # a concrete size, or the name of a symbolic dimension
@@ -217,12 +218,19 @@ class GpuSpec:
     notes: list[str] = field(default_factory=list)  # where a figure came from, what did not match
 
 
+# What became of one benchmark config (docs/REPORT_SCHEMA.md, benchmarks[].status): measured; not run here
+# (not installed, no GPU, a model kind it does not take); failed (the reason says how); out of memory (larger
+# batches of that backend skipped); measured by the short screening run only and dropped (bench.screening)
+Status = Literal["ok", "unavailable", "failed", "oom", "screened"]
+STATUSES: tuple[str, ...] = get_args(Status)
+
+
 @dataclass
 class BenchResult:
     backend: str  # registry name, e.g. "torch-eager", "ort-cuda", "tensorrt"
     precision: str  # "fp32", "tf32", "fp16", "bf16", "int8", "fp8"
     batch_size: int
-    status: str  # "ok" | "unavailable" | "failed" | "oom"
+    status: Status
     reason: str | None = None
     latency_ms: LatencyStats | None = None  # device time (CUDA events) on GPU; wall time on CPU
     throughput_ips: float | None = None  # batch / median latency
@@ -245,7 +253,7 @@ class BenchResult:
     model: str = ""  # comparison runs: the name of the model this result timed; "" otherwise
     unstable: list[str] = field(default_factory=list)  # why the timings are too noisy to decide on (bench/stability.py)
     notes: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: MeasurementInfo = field(default_factory=MeasurementInfo)  # how the figures were taken (JSON: extra)
 
 
 INTERRUPTED_BY_USER = "the user (Ctrl-C)"  # what the library knows of a KeyboardInterrupt

@@ -18,8 +18,8 @@ Definitions, used everywhere the recommendation is shown:
   each +- the median's relative 95% CI half-width from the timing loop: a tail percentile gets the median's
   relative width, a lower bound of its own). Among the configs that tie with the fastest, the pick is decided by,
   in this order: accuracy vs the FP32 reference (accuracy drop, then max abs error), peak GPU memory, simplicity
-  (eager < CUDA graphs < compiled / engine-built, ``SIMPLICITY``), and only then the objective itself. The
-  reasons name the rule that decided.
+  (eager < CUDA graphs < compiled / engine-built: the ``simplicity`` of the backend's registry row), and only
+  then the objective itself. The reasons name the rule that decided.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from modelcost.bench import registry
 from modelcost.core.decisions import ConstraintCheck, Recommendation
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import config_label
@@ -38,12 +39,6 @@ from modelcost.core.units import number
 LATENCY_STATS = ("p50", "p90", "p95", "p99", "mean")
 OBJECTIVES = ("throughput", "latency")
 GB = 1e9
-# How much machinery a deployment needs, lowest first: plain eager / ORT sessions, then CUDA-graph capture, then a
-# compiler or an engine build, then both. Used only to break a tie within measurement noise.
-SIMPLICITY = {
-    "torch-cpu": 0, "torch-eager": 0, "torch-autocast": 0, "torch-half": 0, "ort-cpu": 0, "ort-cuda": 0,
-    "torch-cudagraph": 1, "torch-compile": 2, "ort-tensorrt": 2, "tensorrt": 2, "torch-compile-cudagraph": 3,
-}
 
 
 @dataclass(frozen=True)
@@ -242,12 +237,8 @@ def _enough_samples(measured: list[BenchResult], stat: str) -> tuple[list[BenchR
 
 def ci_rel(r: BenchResult) -> float | None:
     """The relative half-width of the 95% CI of the median latency (the timing loop's), or None if unknown."""
-    value = r.extra.get("median_ci95_rel")
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
+    value = r.extra.median_ci95_rel
+    return value if value is not None and math.isfinite(value) and value >= 0 else None
 
 
 def objective_interval(r: BenchResult, objective: str, stat: str) -> tuple[float, float] | None:
@@ -275,7 +266,7 @@ _TIE_RULES: tuple[tuple[str, Callable[[BenchResult], tuple[float, ...]], float],
      ACCURACY_SAME),
     ("peak GPU memory", lambda r: (float(r.gpu_memory_peak_bytes) if r.gpu_memory_peak_bytes is not None
                                    else math.inf,), 1 + MEMORY_SAME),
-    ("simplicity (eager < CUDA graphs < compiled)", lambda r: (float(SIMPLICITY.get(r.backend, 2)),), 1.0),
+    ("simplicity (eager < CUDA graphs < compiled)", lambda r: (float(registry.simplicity(r.backend)),), 1.0),
 )
 
 
@@ -329,7 +320,7 @@ def _tie_detail(r: BenchResult) -> str:
            else f"accuracy drop {number(drop, 3)}%, max abs err {number(r.accuracy.max_abs_err, 3)}"
            if r.accuracy is not None else f"accuracy drop {number(drop, 3)}%")
     mem = (f"{r.gpu_memory_peak_bytes / GB:.2f} GB" if r.gpu_memory_peak_bytes is not None else "memory not measured")
-    return f"{label(r)}: {acc}, {mem}, simplicity {SIMPLICITY.get(r.backend, 2)}"
+    return f"{label(r)}: {acc}, {mem}, simplicity {registry.simplicity(r.backend)}"
 
 
 def _why_best(rec: Recommendation, c: Constraints) -> list[str]:

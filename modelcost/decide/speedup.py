@@ -131,8 +131,3 @@ def verdict(ci: SpeedupCI) -> str:
         return f"faster by {ci.percent:.1f}% (95% CI {ci.percent_low:.1f}–{ci.percent_high:.1f}%)"
     slow, slow_lo, slow_hi = ((1 / r - 1) * 100 for r in (ci.ratio, ci.ratio_high, ci.ratio_low))
     return f"slower by {slow:.1f}% (95% CI {slow_lo:.1f}–{slow_hi:.1f}%)"
-
-
-def interleaved_order(rounds: int) -> list[tuple[str, str]]:
-    """The block order: ("base", "candidate"), then ("candidate", "base"), alternating (ABBA)."""
-    return [("base", "candidate") if i % 2 == 0 else ("candidate", "base") for i in range(rounds)]

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from modelcost.core.measurement import MeasurementInfo
 from modelcost.core.types import CostReport, RunReport
 
 SCHEMA = "modelcost.report/1"
@@ -15,6 +16,8 @@ SCHEMA = "modelcost.report/1"
 
 def to_plain(obj: Any) -> Any:
     """Dataclasses -> dicts, tuples -> lists, NaN/inf -> None (JSON has none of them)."""
+    if isinstance(obj, MeasurementInfo):  # the fields given, under today's keys (core.measurement)
+        return to_plain(obj.to_json())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         out = {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
         if hasattr(obj, "cv") and "std" in out:

@@ -91,7 +91,7 @@ def grouped_not_measured(rows: Iterable[BenchResult]) -> tuple[list[BenchResult]
     grouped: dict[str, dict[str, list[str]]] = {}
     for r in rows:
         if r.status == "unavailable":
-            head = f"{r.extra['role']}: " if r.extra.get("role") else ""
+            head = f"{r.role}: " if r.role else ""
             grouped.setdefault(r.reason or "", {}).setdefault(head + r.backend, []).append(r.precision)
     lines = [", ".join(f"{b} ({', '.join(ps)})" for b, ps in backends.items()) + ": unavailable"
              + (f" — {reason}" if reason else "") for reason, backends in grouped.items()]
@@ -101,7 +101,7 @@ def grouped_not_measured(rows: Iterable[BenchResult]) -> tuple[list[BenchResult]
 
 def left_out(r: BenchResult) -> bool:
     """True for a row a re-run left out against an earlier run's figures (bench/screening_record.py)."""
-    return "earlier_run" in r.extra
+    return r.extra.earlier_run is not None
 
 
 def left_out_line(rows: Iterable[BenchResult]) -> str | None:
@@ -113,9 +113,9 @@ def left_out_line(rows: Iterable[BenchResult]) -> str | None:
     by_pair: dict[str, list[str]] = {}
     for r in out:
         by_pair.setdefault(f"{r.backend} {r.precision}", []).append(f"b{r.batch_size}")
-    times = sorted(str(r.extra["earlier_run"].get("measured_utc", "")) for r in out)
+    times = sorted(r.extra.earlier_run.measured_utc for r in out if r.extra.earlier_run)
     when = times[0] if times[0] == times[-1] else f"{times[0]} to {times[-1]}"
-    factor = max(float(r.extra["earlier_run"].get("beaten_by_more_than", 2.0)) for r in out)
+    factor = max(r.extra.earlier_run.beaten_by_more_than for r in out if r.extra.earlier_run)
     names = "; ".join(f"{pair} {', '.join(batches)}" for pair, batches in by_pair.items())
     return (f"{names}: left out of this run, each beaten more than {factor:g}x on latency and throughput by a "
             f"config measured now against its own figures from an earlier run ({when}; each row's reason has them; "

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from modelcost.core.errors import is_out_of_memory_text
+from modelcost.core.measurement import MeasurementInfo
 from modelcost.core.text import utc_timestamp
 from modelcost.sweep import scratch
 from modelcost.sweep.identity import DeviceIdentity, versions_key
@@ -154,16 +155,16 @@ def row_for(config: Config, answer: dict[str, Any], device: DeviceIdentity, vers
         return row
     static = answer.get("static") or {}
     lat = result.get("latency_ms") or {}
-    extra = result.get("extra") or {}
+    info = MeasurementInfo.from_json(result.get("extra"))
     notes = list(answer.get("notes") or [])
     if notes:
         result = {**result, "notes": [*result.get("notes", []), *notes]}
     row.update(status=result["status"], reason=result.get("reason"), latency_p50_ms=lat.get("p50"),
                latency_p90_ms=lat.get("p90"), latency_p99_ms=lat.get("p99"),
-               latency_ci95_rel=extra.get("median_ci95_rel"), throughput_ips=result.get("throughput_ips"),
+               latency_ci95_rel=info.median_ci95_rel, throughput_ips=result.get("throughput_ips"),
                gpu_memory_peak_bytes=result.get("gpu_memory_peak_bytes"), params=static.get("params"),
                macs=static.get("macs"), flops=static.get("flops"), weight_bytes=static.get("weight_bytes"),
-               block_medians_ms=extra.get("block_medians_ms"), timing=result.get("timing"), result_json=result,
+               block_medians_ms=info.block_medians_ms, timing=result.get("timing"), result_json=result,
                static_json=answer.get("static"))
     return row
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelcost.core.errors import ModelcostError
+from modelcost.core.measurement import MeasurementInfo
 from modelcost.core.text import first_line
 from modelcost.core.types import AccuracyStats, BenchResult, LatencyStats
 from modelcost.sweep.db import SCHEMA, ResultsDB
@@ -75,7 +76,7 @@ def bench_result(row: dict[str, Any]) -> BenchResult:
         throughput_ips=d.get("throughput_ips"), gpu_memory_peak_bytes=d.get("gpu_memory_peak_bytes"),
         accuracy=AccuracyStats(**acc) if acc else None, device=row.get("device_name") or "",
         timing=d.get("timing", ""), budget_hit=bool(d.get("budget_hit")), notes=list(d.get("notes", [])),
-        extra={"model": row["model_name"], "result_id": row["result_id"]})
+        extra=MeasurementInfo.from_json(d.get("extra")))
 
 
 def plan_constraints(db: ResultsDB) -> tuple[Any, str]:
