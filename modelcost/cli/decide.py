@@ -206,7 +206,8 @@ def print_recommendation(rec: Any, folder: Path | None) -> None:
 
     con = _console()
     if rec.best is not None:
-        con.print(f"[bold green]recommended[/]: {escape(label(rec.best))}", markup=True)
+        unsure = f" [yellow](tentative, not reliable: {escape('; '.join(rec.caveats))})[/]" if rec.caveats else ""
+        con.print(f"[bold green]recommended[/]: {escape(label(rec.best))}{unsure}", markup=True)
     else:
         con.print("[bold red]nothing meets the constraints[/]", markup=True)
     for reason in rec.reasons:
