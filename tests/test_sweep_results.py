@@ -219,6 +219,10 @@ def test_results_cli_bad_input_is_one_line(tmp_path: Path, db_path: Path) -> Non
     assert res.exit_code == 1 and "no run 'nope'" in res.output
     res = runner.invoke(app, ["results", str(db_path), "--report", str(tmp_path / "r.txt")])
     assert res.exit_code == 1 and "end it in .md or .html" in res.output
+    res = runner.invoke(app, ["results", str(db_path), "--save-noise"])
+    assert res.exit_code == 1 and "give --noise too" in res.output
+    res = runner.invoke(app, ["results", str(db_path), "--compare", "base", "1"])
+    assert res.exit_code == 1 and "both name run 1" in res.output
 
 
 def test_an_unstable_row_is_never_best_without_the_word(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.decide.noise import NO_SPREAD, Spread, Summary, pool, spread, summarize
+from modelcost.decide.noise import Spread, Summary, pool, spread, summarize
 
 IDENTITY = ("model_name", "backend", "precision", "batch_size", "device_name")
 WITHIN = (0.02, 0.05)  # the shares results --noise reports: figures that repeat within 2% and within 5%
@@ -100,6 +100,3 @@ def figure_of(rows: Sequence[dict[str, Any]]) -> Summary | None:
     p50s = [r["latency_p50_ms"] for r in rows if measured(r)]
     return summarize(p50s) if p50s else None
 
-
-__all__ = ["IDENTITY", "NO_SPREAD", "ConfigNoise", "NoiseReport", "baseline_rows", "config_noise", "figure_of",
-           "identity", "identity_label", "noise_report", "stored_baseline"]
