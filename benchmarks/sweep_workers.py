@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from modelcost.sweep.db import ResultsDB
-from modelcost.sweep.results import compare_rows
+from modelcost.sweep.compare import compare_rows
 
 SECTION = "## Sweep wall time with 1 and 2 workers, one GPU each (issue 13)"
 
@@ -54,15 +54,16 @@ def summarise(db_path: str, label_a: str, label_b: str) -> dict:
             "configs": len(rows), "ok": sum(r["status"] == "ok" for r in rows),
             "devices": sorted({f"{r['worker']}={r['device_name']}" for r in rows}),
             "notes": runs[-1]["notes"]}
-    changes = compare_rows(rows_by[label_a], rows_by[label_b], tolerance_pct=0.0)
-    judged = [c for c in changes if c.ci is not None]
+    changes = compare_rows(rows_by[label_a], rows_by[label_b], tolerance_pct=0.0).changes
+    judged = [c for c in changes if c.judgement is not None and c.verdict != "too noisy to judge"]
     diffs = [abs(c.b_ms / c.a_ms - 1) * 100 for c in judged if c.a_ms and c.b_ms]
     out["compare"] = {
         "configs_in_both": len(changes), "judged": len(judged),
-        "no_significant_difference": sum(not c.ci.significant for c in judged),
+        "no_significant_difference": sum(not c.judgement.significant for c in judged),
         "median_abs_p50_diff_pct": statistics.median(diffs) if diffs else None,
         "max_abs_p50_diff_pct": max(diffs) if diffs else None,
-        "configs": [{"config": c.label, "gpu": c.gpu, "a_p50_ms": c.a_ms, "b_p50_ms": c.b_ms, "verdict": c.verdict}
+        "configs": [{"config": c.label, "gpu": c.gpu, "a_p50_ms": c.a_ms, "b_p50_ms": c.b_ms, "verdict": c.verdict,
+                     "why": c.detail}
                     for c in changes]}
     a, b = out["runs"][label_a]["wall_s"], out["runs"][label_b]["wall_s"]
     out["wall_speedup"] = a / b if a and b else None
@@ -81,8 +82,8 @@ def table(s: dict, label_a: str, label_b: str) -> str:
     mx = "-" if c["max_abs_p50_diff_pct"] is None else f"{c['max_abs_p50_diff_pct']:.2f}%"
     speed = "-" if s["wall_speedup"] is None else f"{s['wall_speedup']:.2f}x"
     lines += ["", f"wall time {label_a} / {label_b}: {speed}",
-              (f"per-config agreement: {c['no_significant_difference']} of {c['judged']} configs show no significant "
-              f"difference (95% interval of the latency ratio from the block medians, compare's t interval); "
+              (f"per-config agreement: {c['no_significant_difference']} of {c['judged']} configs judged show no "
+              f"significant difference (results --compare: per-run p50s, between-run noise, docs/MEASURING.md); "
               f"|p50 difference| median {med}, max {mx}")]
     lines += ["", "| config | GPU | p50 ms " + label_a + " | p50 ms " + label_b + " | " + label_b + " vs " + label_a
               + " |", "|---|---|---:|---:|---|"]

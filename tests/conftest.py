@@ -50,3 +50,13 @@ def _real_stability_checks(request: pytest.FixtureRequest, monkeypatch: pytest.M
         from modelcost.bench import stability
 
         monkeypatch.setattr(stability, "instability", _REAL_INSTABILITY[0])
+
+
+@pytest.fixture()
+def stable_children(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Child processes (a sweep's configs) count their timings as stable too (fixtures/stable_children)."""
+    import os
+    from pathlib import Path
+
+    site = str(Path(__file__).parent / "fixtures" / "stable_children")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (site, os.environ.get("PYTHONPATH")) if p))

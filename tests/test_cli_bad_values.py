@@ -29,6 +29,8 @@ def test_an_output_name_too_long_for_the_file_system_is_one_line(tmp_path: Path,
     ["train", CNN, "--static", "--memory-gb", "nan"],  # NaN passed min=0.001: every comparison with NaN is false
     ["train", CNN, "--static", "--margin", "nan"],
     ["results", "r.sqlite", "--tolerance-pct", "inf"],
+    ["results", "r.sqlite", "--resolution-pct", "nan"],
+    ["sweep", "plan.toml", "--repeats", "0"],
 ])
 def test_a_number_that_is_not_finite_is_a_usage_error(args: list[str]) -> None:
     result = CliRunner().invoke(app, args)

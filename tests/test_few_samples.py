@@ -84,17 +84,31 @@ def test_recommend_does_not_rank_on_a_p99_from_few_samples():
     assert recommend([fast, slow], Constraints(latency_stat="p50")).best is fast
 
 
-def test_recommend_with_no_config_that_has_enough_samples_says_so():
+def test_recommend_with_no_config_that_has_enough_samples_picks_tentatively_and_says_so():
+    # Issue 27: a run always says what it would pick and how sure it is. 3 samples: the median needs 6, so nothing
+    # can be ranked; the one config is the tentative pick, with the sample count as its caveat.
     rec = recommend([ok("ort-cuda", 1, 1.0, 3)])
-    assert rec.best is None and rec.pareto == []
-    assert rec.reasons[0].startswith("none of the 1 measured configs has enough timed samples to be ranked on p99")
-    assert rec.failing == [("too few samples: ort-cuda fp32 b1: not ranked, p50 from 3 samples (p50 needs >= 6); "
-                            "p99 from 3 samples (p99 needs >= 100)")]
+    assert rec.best is not None and rec.pareto == [] and rec.caveats == ["p50 from 3 samples (p50 needs >= 6)"]
+    assert rec.reasons[0].startswith("tentative pick: ort-cuda fp32 b1, the best throughput of the 1 config")
+    # The throughput objective ranks on the median alone: the p99 rule does not apply without a latency limit.
+    assert "none of the 1 measured configs has enough timed samples to be ranked on p99" in rec.reasons[1]
+    # With a latency limit the p99 is used, and a config the limit rules out is not picked even tentatively.
+    nothing = recommend([ok("ort-cuda", 1, 1.0, 3)], Constraints(max_latency_ms=0.5))
+    assert nothing.best is None and nothing.failing and nothing.failing[0].startswith("too few samples")
+
+
+def test_throughput_objective_ranks_on_the_median_alone():
+    # Issue 27's sweep report: b64 rows with 55 samples (p99 needs 100) were dropped under "constraints: none".
+    b64, b1 = ok("torch-half", 64, 5.38, 55), ok("ort-cuda", 1, 1.27, 400)  # 11,896 ips vs 787 ips
+    rec = recommend([b64, b1])
+    assert rec.best is b64 and rec.unranked == []
+    assert recommend([b64, b1], Constraints(max_latency_ms=100)).best is b1  # a p99 limit: p99 needs 100 samples
 
 
 @pytest.mark.parametrize("stat,needed", [("p90", 10), ("p95", 20)])
 def test_other_tail_statistics(stat: str, needed: int):
     few, enough = ok("a", 1, 1.0, needed - 1), ok("b", 1, 2.0, needed)
-    rec = recommend([few, enough], Constraints(latency_stat=stat))
+    # a latency limit puts the statistic to use (without one, the throughput objective ranks on the median)
+    rec = recommend([few, enough], Constraints(latency_stat=stat, max_latency_ms=100))
     assert rec.best is enough
     assert rec.unranked == [f"a fp32 b1: not ranked, {stat} from {needed - 1} samples ({stat} needs >= {needed})"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from modelcost.core.errors import ModelcostError
@@ -150,6 +152,24 @@ def test_unstable_configs_are_neither_recommended_nor_rejected():
     only_noisy = recommend([noisy], Constraints(max_latency_ms=1))
     assert only_noisy.best is None and only_noisy.failing == ["no config with stable timings"]
     assert "unstable timings" in only_noisy.reasons[0] and not only_noisy.checks
+
+
+def test_the_issue_resnet18_case_always_says_what_it_would_pick_and_how_sure():
+    """Issue 27: 'analyze zoo:resnet18 --batch-sizes 1,8' on a busy CPU read "Nothing meets the constraints" under
+    "constraints: none": both b8 configs had 50 samples (a p99 needs 100), both b1 configs were unstable. The
+    throughput objective ranks on the median (50 samples are plenty), so a b8 config is picked outright; were every
+    config unstable, the pick is made all the same, tentative, with the flag as its caveat."""
+    b8a, b8b = res("ort-cpu", "fp32", 8, 40.0), res("torch-cpu", "fp32", 8, 50.0)
+    for r in (b8a, b8b):
+        r.latency_ms = dataclasses.replace(r.latency_ms, count=50)
+    b1 = [res("ort-cpu", "fp32", 1, 6.0), res("torch-cpu", "fp32", 1, 7.0)]
+    for r in b1:
+        r.unstable = ["busy machine: load average 4.5 on 2 CPUs"]
+    rec = recommend([*b1, b8a, b8b])
+    assert rec.best is b8a and rec.caveats == [] and rec.unranked == []  # 8 / 40 ms = 200 ips > 160 ips
+    only_unstable = recommend(b1)  # 1 / 6 ms = 167 ips > 143 ips
+    assert only_unstable.best is b1[0] and only_unstable.caveats[0].startswith("unstable timings (busy machine")
+    assert only_unstable.reasons[0].startswith("tentative pick: ort-cpu fp32 b1 (unstable), the best throughput")
 
 
 def test_bad_options_are_user_errors():

@@ -91,3 +91,16 @@ def test_the_rule_named_is_the_one_that_set_aside_the_strongest_rival():
     c = res("ort-cuda", "fp16", 1.008, max_abs=0.5)
     tied, rule = break_tie([a, b, c], "throughput", "p99")
     assert tied[0] is b and rule == "peak GPU memory"
+
+
+def test_a_difference_inside_the_between_run_noise_is_a_tie():
+    # Issue 27: within one run the intervals are tight (+-0.1%: 1/0.99 ms = 1010.1 ips -> 1009.1..1011.1 vs
+    # 1000 -> 999..1001, apart), but between runs the figures move by 3% (between_run_ci95_rel 0.03:
+    # 979.8..1040.4 vs 970..1030, overlapping): a tie, then the tie rule (accuracy: fp16 8x more accurate).
+    bf16 = res("torch-compile-cudagraph", "bf16", 0.99, ci=0.001, max_abs=1.08)
+    fp16 = res("torch-compile-cudagraph", "fp16", 1.0, ci=0.001, max_abs=0.13)
+    assert recommend([bf16, fp16]).best is bf16  # the within-run noise alone: bf16 is ahead
+    for r in (bf16, fp16):
+        r.extra.between_run_ci95_rel = 0.03
+    rec = recommend([bf16, fp16])
+    assert rec.best is fp16 and rec.tie_rule == "accuracy vs the fp32 reference"

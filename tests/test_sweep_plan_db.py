@@ -156,7 +156,8 @@ def test_schema_doc_lists_every_column_and_only_those(tmp_path) -> None:
         elif table and (c := re.match(r"\| `(\w+)` \|", line)):
             documented[table].add(c.group(1))
     con = sqlite3.connect(ResultsDB(tmp_path / "r.sqlite").path)
-    actual = {t: {row[1] for row in con.execute(f"PRAGMA table_info({t})")} for t in ("runs", "results", "meta")}
+    tables = ("runs", "results", "meta", "noise_baseline")
+    actual = {t: {row[1] for row in con.execute(f"PRAGMA table_info({t})")} for t in tables}
     assert documented == actual
 
 

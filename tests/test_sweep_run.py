@@ -31,7 +31,7 @@ e2e_max_s = 0.05
 
 # One xdist group: groups are handed to the test processes first, largest first, so the Ray test
 # (the longest single test, a minute or more) starts early instead of last while the other process idles
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sweep")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sweep"), pytest.mark.usefixtures("stable_children")]
 
 
 def _plan(tmp_path: Path, batches: str = "[1, 2]", crash: bool = True) -> Path:

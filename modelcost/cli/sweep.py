@@ -22,7 +22,9 @@ def _printer() -> Any:
 
     def on_event(kind: str, item: Any, s: Any) -> None:
         if kind == "start":
-            console.print(f"sweep run {s.run_id}: {s.planned} config(s)", highlight=False)
+            passes = s.planned // max(1, len(item))
+            console.print(f"sweep run {s.run_id}: {len(item)} config(s)"
+                          + (f" x {passes} passes" if passes > 1 else ""), highlight=False)
             return
         done = s.measured + s.skipped
         if kind == "skip":
@@ -33,8 +35,9 @@ def _printer() -> Any:
         figure = f"{r['latency_p50_ms']:.4g} ms p50" if r.get("latency_p50_ms") is not None else escape(
             (r.get("reason") or "")[:200])
         colour = "green" if r["status"] == "ok" else "yellow" if r["status"] == "unavailable" else "red"
+        flag = " [yellow]unstable[/]" if r.get("unstable") else ""
         console.print(f"[{done}/{s.planned}] {escape(r['worker'] or '')} {escape(r['model_name'])} {r['backend']} "
-                      f"{r['precision']} b{r['batch_size']}: [{colour}]{r['status']}[/] {figure} "
+                      f"{r['precision']} b{r['batch_size']}: [{colour}]{r['status']}[/]{flag} {figure} "
                       f"({r.get('duration_s') or 0:.1f} s)", highlight=False)
 
     return console, on_event
@@ -55,6 +58,9 @@ def sweep(
     force: Annotated[bool, typer.Option(
         "--force", help="Measure again configs the database already holds for this GPU type and versions.")] = False,
     label: Annotated[str | None, typer.Option(help="A name for this run (for 'modelcost results --compare').")] = None,
+    repeats: Annotated[int, typer.Option(
+        min=1, help="Passes over the plan: every config measured this many times, each time in its own process, "
+        "pass after pass (not back to back), so 'results' can tell the noise between runs from a change.")] = 1,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Check the plan and list the configs it expands to on this machine; nothing is measured "
         "and the database is not opened.")] = False,
@@ -75,8 +81,8 @@ def sweep(
     # the fast way, the configs' scratch files go with it.
     signals.at_exit(scratch.remove_own)
     try:
-        s = run_sweep(p, str(db), workers=workers, force=force, label=label, ray=ray,
-                      command=_command(plan, db, workers, ray, force, label), on_event=on_event)
+        s = run_sweep(p, str(db), workers=workers, force=force, label=label, ray=ray, repeats=repeats,
+                      command=_command(plan, db, workers, ray, force, label, repeats), on_event=on_event)
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/]: the configs that finished are in {db}; run the same command to "
                       "resume", highlight=False)
@@ -104,10 +110,12 @@ def _print_plan(console: Any, plan: Any) -> None:
     console.print("dry run: nothing measured; the database was not opened", highlight=False, style="dim")
 
 
-def _command(plan: Path, db: Path, workers: int | None, ray: str | None, force: bool, label: str | None) -> str:
+def _command(plan: Path, db: Path, workers: int | None, ray: str | None, force: bool, label: str | None,
+             repeats: int = 1) -> str:
     """The command line of this run, shell-quoted (``runs.command``): pasted into a shell, it runs the same sweep."""
     parts = ["modelcost", "sweep", str(plan), "--db", str(db)]
-    for option, value in (("--workers", workers), ("--ray", ray), ("--label", label)):
+    for option, value in (("--workers", workers), ("--ray", ray), ("--label", label),
+                          ("--repeats", repeats if repeats > 1 else None)):
         if value is not None:
             parts += [option, str(value)]
     return shlex.join(parts + (["--force"] if force else []))

@@ -42,6 +42,7 @@ class Recommendation:
     unranked: list[str] = field(default_factory=list)  # measured, but too few samples for a statistic it ranks on
     tie: list[BenchResult] = field(default_factory=list)  # configs tied with the best within noise, the pick first
     tie_rule: str = ""  # the rule that broke the tie, in words ("accuracy vs the fp32 reference", ...)
+    caveats: list[str] = field(default_factory=list)  # a tentative pick: why its figures are not reliable
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ class MeasurementInfo:
     warmup_settled: bool | None = None
     # half-width of the median's 95% interval / the median; inf (null in JSON): too few samples for one
     median_ci95_rel: float | None = None
+    # the same between runs (a sweep's config measured in several runs: sweep/results.py); never in a report
+    between_run_ci95_rel: float | None = None
     stop_reason: str | None = None
     timed_s: float | None = None
     clock: str | None = None  # "cuda-events" | "perf_counter"

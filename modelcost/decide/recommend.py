@@ -4,19 +4,27 @@ Definitions, used everywhere the recommendation is shown:
 - latency: the ``latency_stat`` percentile of the measured latency (default p99: a latency limit is a tail
   limit); the Pareto front uses the same statistic.
 - throughput: ``BenchResult.throughput_ips`` (batch / median latency).
-- samples: a config is ranked only when its latency has enough samples for the median (throughput) and for
-  ``latency_stat`` (``core/samples.py``: p50 >= 6, p90 >= 10, p95 >= 20, p99 >= 100); otherwise it is listed
-  in ``unranked`` with its sample count, and takes no part in the checks, the ranking or the Pareto front.
+- samples: a config is ranked only when its latency has enough samples for the median (throughput) and, where
+  ``latency_stat`` is used (a ``max_latency_ms`` limit or the latency objective), for it too (``core/samples.py``:
+  p50 >= 6, p90 >= 10, p95 >= 20, p99 >= 100); otherwise it is listed in ``unranked`` with its sample count, and
+  takes no part in the checks, the ranking or the Pareto front. A throughput objective without a latency limit
+  ranks on the median alone, so a batch-64 config with 55 samples is not dropped for a p99 nobody asked about.
 - memory: ``gpu_memory_peak_bytes`` in GB of 10^9 bytes. Not measured (CPU backends) -> the memory
   constraint cannot be shown to hold, and the config fails it ("not measured").
 - unstable timings (``BenchResult.unstable``: large spread or tail, a busy machine): such a config is neither
   recommended nor rejected; it is listed as skipped with its reasons.
+- nothing to decide on (every config unstable, or none with the samples its statistics need): the pick is made
+  all the same from what was measured (``_tentative``), with ``caveats`` that say how unsure it is (its flags,
+  its sample counts), so a run always says what it would pick; nothing is picked only when nothing was measured
+  or no config meets the constraints even on those figures.
 - accuracy drop, in percent: (1 - top-1 agreement with the FP32 reference) x 100 when the output looks like
   class scores, else (1 - cosine similarity) x 100. An FP32 config without accuracy figures is the reference
   (drop 0); a reduced-precision config without them fails the constraint ("not measured").
 - ties: two configs tie when the 95% intervals of the objective overlap (throughput, or the latency statistic,
-  each +- the median's relative 95% CI half-width from the timing loop: a tail percentile gets the median's
-  relative width, a lower bound of its own). Among the configs that tie with the fastest, the pick is decided by,
+  each +- a relative 95% half-width: the larger of the median's from the timing loop and, for a config measured
+  in several runs, the between-run one (``extra.between_run_ci95_rel``, decide/noise.py), so a difference
+  inside the noise between runs is a tie; a tail percentile gets the median's relative width, a lower bound of
+  its own). Among the configs that tie with the fastest, the pick is decided by,
   in this order: accuracy vs the FP32 reference (accuracy drop, then max abs error), peak GPU memory, simplicity
   (eager < CUDA graphs < compiled / engine-built: the ``simplicity`` of the backend's registry row), and only
   then the objective itself. The reasons name the rule that decided.
@@ -178,7 +186,7 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
     check_constraints(c, objective)
     ok = [r for r in results if r.status == "ok" and r.latency_ms is not None]
     measured = [r for r in ok if not r.unstable]  # noisy timings decide nothing, either way
-    ranked, rec_unranked = _enough_samples(measured, c.latency_stat)
+    ranked, rec_unranked = _enough_samples(measured, c.latency_stat if uses_latency_stat(c, objective) else "p50")
     rec = Recommendation(objective=objective, latency_stat=c.latency_stat, constraints=c.as_dict(),
                          pareto=pareto_front(ranked, c.latency_stat), considered=len(measured), unranked=rec_unranked)
     rec.skipped = not_measured_lines([r for r in results if r not in ok])
@@ -189,7 +197,7 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
             rec.reasons.append(f"all {len(ok)} measured configs had unstable timings (listed as skipped), so "
                                "nothing is recommended or rejected; re-run on a quiet machine")
             rec.failing.append("no config with stable timings")
-            return rec
+            return _tentative(rec, ok, c)
         rec.reasons.append("no config was measured successfully, so there is nothing to recommend")
         rec.failing.append("no measured config")
         return rec
@@ -198,7 +206,7 @@ def recommend(results: list[BenchResult], constraints: Constraints | None = None
                            f"{c.latency_stat}; a longer --max-time-s or a larger --min-iters gives more")
         rec.failing.append("too few samples: " + "; ".join(rec_unranked))
         rec.reasons += rec.failing
-        return rec
+        return _tentative(rec, ok, c)
     measured = ranked
     for r in measured:
         rec.checks.append((label(r), check_config(r, c)))
@@ -223,6 +231,39 @@ def run_pick(results: list[BenchResult]) -> Recommendation | None:
     return recommend(results) if any(r.status == "ok" for r in results) else None
 
 
+def uses_latency_stat(c: Constraints, objective: str) -> bool:
+    """Whether ``latency_stat`` decides anything: a latency limit, or the latency objective (the throughput
+    objective ranks on the median alone)."""
+    return objective == "latency" or c.max_latency_ms is not None
+
+
+def _tentative(rec: Recommendation, ok: list[BenchResult], c: Constraints) -> Recommendation:
+    """Nothing could be decided on (every config unstable, or too few samples): pick from what was measured all the
+    same, on the same constraints and objective, and say how unsure the pick is (``rec.caveats``). ``rec`` keeps
+    its reasons and failing lines below the pick; nothing is picked when no config meets the constraints."""
+    checks = [(r, check_config(r, c)) for r in ok]
+    fits = sorted((r for r, ch in checks if all(x.ok for x in ch)), key=lambda r: _score(r, rec.objective,
+                                                                                        rec.latency_stat))
+    if not fits:
+        return rec
+    best = fits[0]
+    rec.best, rec.feasible = best, fits
+    rec.caveats = _caveats(best, c.latency_stat if uses_latency_stat(c, rec.objective) else "p50")
+    head = (f"tentative pick: {label(best)}" + (" (unstable)" if best.unstable else "")
+            + f", the best {rec.objective} of the {len(fits)} config{'s' if len(fits) != 1 else ''} measured that "
+            "meet every constraint, ranked on figures that are not reliable: " + "; ".join(rec.caveats))
+    rec.reasons.insert(0, head)
+    rec.failing = []
+    return rec
+
+
+def _caveats(r: BenchResult, stat: str) -> list[str]:
+    """How unsure a tentative pick is, in words: its stability flags and its too-small sample counts."""
+    out = [f"unstable timings ({'; '.join(r.unstable)})"] if r.unstable else []
+    out += [w for w in dict.fromkeys(too_few_reason(r.latency_ms, s) for s in ("p50", stat)) if w]
+    return out or ["the other configs could not be ranked"]
+
+
 def _enough_samples(measured: list[BenchResult], stat: str) -> tuple[list[BenchResult], list[str]]:
     """(configs with enough samples for the median and ``stat``, 'label: why not' for the others)."""
     ranked, unranked = [], []
@@ -236,9 +277,18 @@ def _enough_samples(measured: list[BenchResult], stat: str) -> tuple[list[BenchR
 
 
 def ci_rel(r: BenchResult) -> float | None:
-    """The relative half-width of the 95% CI of the median latency (the timing loop's), or None if unknown."""
-    value = r.extra.median_ci95_rel
-    return value if value is not None and math.isfinite(value) and value >= 0 else None
+    """The relative half-width of the 95% interval of the median latency: the larger of the timing loop's and the
+    between-run one (a config measured in several runs), or None if neither is known."""
+    known = [v for v in (_rel(r.extra.median_ci95_rel), _rel(r.extra.between_run_ci95_rel)) if v is not None]
+    return max(known) if known else None
+
+
+def _rel(value: object) -> float | None:
+    try:
+        value = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 def objective_interval(r: BenchResult, objective: str, stat: str) -> tuple[float, float] | None:

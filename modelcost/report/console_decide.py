@@ -61,7 +61,8 @@ def print_recommendation(rec: Recommendation, folder: Path | None) -> None:
 
     con = decision_console()
     if rec.best is not None:
-        con.print(f"[bold green]recommended[/]: {escape(config_label(rec.best))}", markup=True)
+        unsure = f" [yellow](tentative, not reliable: {escape('; '.join(rec.caveats))})[/]" if rec.caveats else ""
+        con.print(f"[bold green]recommended[/]: {escape(config_label(rec.best))}{unsure}", markup=True)
     else:
         con.print("[bold red]nothing meets the constraints[/]", markup=True)
     for reason in rec.reasons:
@@ -85,32 +86,63 @@ def _g(value: float | None, digits: int = 4) -> str:
 
 
 def results_table(rows: list[dict[str, Any]]) -> Any:
-    """``modelcost results``: one line per row of a sweep's results database."""
+    """``modelcost results``: one line per row of a sweep's results database (its repeat, its stability flags)."""
     from rich.table import Table
 
     t = Table(title=f"{len(rows)} result(s)", title_justify="left")
-    for col in ("run", "model", "GPU", "backend", "precision", "batch", "status", "p50 ms", "p99 ms", "ips",
+    for col in ("run", "rep", "model", "GPU", "backend", "precision", "batch", "status", "p50 ms", "p99 ms", "ips",
                 "finished"):
-        t.add_column(col, justify="right" if col in ("run", "batch", "p50 ms", "p99 ms", "ips") else "left")
+        t.add_column(col, justify="right" if col in ("run", "rep", "batch", "p50 ms", "p99 ms", "ips") else "left")
     for r in rows:
-        status = r["status"] + (f": {r['reason'][:80]}" if r["reason"] else "")
-        t.add_row(str(r["run_id"]), r["model_name"], r["device_name"] or "-", r["backend"], r["precision"],
-                  str(r["batch_size"]), status, _g(r["latency_p50_ms"]), _g(r["latency_p99_ms"]),
-                  _g(r["throughput_ips"], 5), r["finished"] or "-")
+        status = escape(r["status"] + (f": {r['reason'][:80]}" if r["reason"] else ""))
+        if r.get("unstable"):
+            status += f" [yellow]unstable[/] ({escape(r['unstable'][0][:60])})"
+        t.add_row(str(r["run_id"]), str(r.get("repeat") or 1), escape(r["model_name"]), escape(r["device_name"] or "-"),
+                  r["backend"], r["precision"], str(r["batch_size"]), status, _g(r["latency_p50_ms"]),
+                  _g(r["latency_p99_ms"]), _g(r["throughput_ips"], 5), r["finished"] or "-")
     return t
 
 
-def print_run_changes(console: Any, a_id: int, b_id: int, changes: list[Any]) -> None:
-    """``modelcost results --compare A B``: each config in both runs, B vs A, the regressions marked."""
+def print_run_changes(console: Any, cmp: Any) -> None:
+    """``modelcost results --compare A B``: each config's verdict against the noise between runs, and what was
+    left out."""
     from rich.table import Table
 
-    t = Table(title=f"run {a_id} (A) vs run {b_id} (B): {len(changes)} config(s) in both", title_justify="left")
-    for col in ("config", "GPU", "A p50 ms", "B p50 ms", "B vs A", ""):
-        t.add_column(col, justify="right" if "ms" in col else "left")
-    for c in changes:
-        t.add_row(escape(c.label), escape(c.gpu), _g(c.a_ms), _g(c.b_ms), escape(c.verdict),
-                  "[bold red]REGRESSION[/]" if c.regression else "")
+    t = Table(title=f"run {cmp.a_id} (A) vs run {cmp.b_id} (B): {len(cmp.changes)} config(s) compared",
+              title_justify="left")
+    for col in ("config", "GPU", "A p50 ms", "B p50 ms", "runs", "verdict", "why"):
+        t.add_column(col, justify="right" if "ms" in col or col == "runs" else "left")
+    style = {"regression": "bold red", "improvement": "green", "too noisy to judge": "yellow"}
+    for c in cmp.changes:
+        verdict = c.verdict.upper() if c.regression else c.verdict
+        t.add_row(escape(c.label), escape(c.gpu), _g(c.a_ms), _g(c.b_ms), f"{c.runs[0]}/{c.runs[1]}",
+                  f"[{style.get(c.verdict, 'default')}]{escape(verdict)}[/]", escape("; ".join([c.detail, *c.notes])))
     console.print(t)
-    n = sum(c.regression for c in changes)
-    console.print(f"{n} regression(s)" if n else "no regression beyond the measurement noise", highlight=False,
-                  style="bold red" if n else "green")
+    for o in cmp.left_out:
+        console.print(f"left out: {o.label} ({o.gpu}): {o.why}", markup=False, highlight=False, style="dim")
+    n = cmp.regressions
+    counts = (f"{cmp.count('improvement')} improvement(s), {cmp.count('no change')} no change, "
+              f"{cmp.count('too noisy to judge')} too noisy to judge, {len(cmp.left_out)} left out")
+    console.print(f"{n} regression(s); {counts}" if n else f"no regression beyond the noise between runs; {counts}",
+                  highlight=False, style="bold red" if n else "green")
+
+
+def print_noise(console: Any, found: Any, within: tuple[float, ...]) -> None:
+    """``modelcost results --noise``: the spread of each config's figure across runs, and the share that repeats."""
+    from rich.table import Table
+
+    rep = found.repeated
+    if not rep:
+        console.print("no config was measured in more than one run of the rows selected: 'modelcost sweep PLAN "
+                      "--repeats 3' measures each config three times", highlight=False)
+        return
+    t = Table(title=f"noise between runs: {len(rep)} config(s) measured in 2 or more runs", title_justify="left")
+    for col in ("config", "GPU", "runs", "p50 ms", "spread", "sd (ln p50)", "unstable runs"):
+        t.add_column(col, justify="left" if col in ("config", "GPU") else "right")
+    for c in sorted(rep, key=lambda c: -c.summary.range_rel):
+        t.add_row(escape(c.label), escape(c.ident[-1]), str(c.summary.runs), _g(c.summary.p50_ms),
+                  f"{c.summary.range_rel * 100:.1f}%",
+                  f"{c.spread.sd_log * 100:.2f}% ({c.spread.df} df)" if c.spread.known else "-", str(c.unstable_runs))
+    console.print(t)
+    shares = ", ".join(f"{found.share_within(w) * 100:.0f}% within {w * 100:g}%" for w in within)
+    console.print(f"figures that repeat: {shares} (spread = max / min - 1 of the per-run p50s)", highlight=False)

@@ -223,3 +223,22 @@ def all_plots(run: RunReport, comparison: Comparison | None = None,
             order.append((name, title))
             images[name] = (kind, data)
     return order, images, notes
+
+
+def spread_across_runs(spreads_pct: list[tuple[str, float]]) -> bytes | None:
+    """One bar per config: the spread of its p50 across runs (max / min - 1, percent), with lines at 2% and 5%
+    (the sweep report's noise section). None when no config was measured twice."""
+    if not spreads_pct:
+        return None
+    items = sorted(spreads_pct, key=lambda kv: kv[1])
+    fig = _figure(7.5, max(2.5, 0.22 * len(items) + 1.2))
+    ax = fig.add_subplot()
+    ax.barh(range(len(items)), [v for _, v in items], color=[_COLORS[0] if v <= 5 else _COLORS[1] for _, v in items])
+    ax.set_yticks(range(len(items)), [name for name, _ in items], fontsize=7)
+    for limit, style in ((2.0, ":"), (5.0, "--")):
+        ax.axvline(limit, color="#57606a", linestyle=style, linewidth=1, label=f"{limit:g}%")
+    ax.set_xlabel("spread of the per-run p50 across runs (max / min - 1, %)")
+    ax.set_title("Noise between runs, per config")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig)

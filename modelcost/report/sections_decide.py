@@ -20,7 +20,8 @@ def recommendation_blocks(rec: Recommendation) -> list[Block]:
     blocks.append(Para(f"Objective: best {rec.objective}; latency figure: {rec.latency_stat}; constraints: "
                        + (", ".join(given) if given else "none")))
     if rec.best is not None:
-        blocks.append(Para(f"Recommended: {config_label(rec.best)}", strong=True))
+        unsure = f" (tentative, not reliable: {'; '.join(rec.caveats)})" if rec.caveats else ""
+        blocks.append(Para(f"Recommended: {config_label(rec.best)}{unsure}", strong=True))
     else:
         blocks.append(Para("Nothing meets the constraints.", strong=True))
     blocks.append(Bullets(list(rec.reasons)))

@@ -165,7 +165,7 @@ def row_for(config: Config, answer: dict[str, Any], device: DeviceIdentity, vers
                gpu_memory_peak_bytes=result.get("gpu_memory_peak_bytes"), params=static.get("params"),
                macs=static.get("macs"), flops=static.get("flops"), weight_bytes=static.get("weight_bytes"),
                block_medians_ms=info.block_medians_ms, timing=result.get("timing"), result_json=result,
-               static_json=answer.get("static"))
+               static_json=answer.get("static"), unstable=[str(f) for f in result.get("unstable") or []])
     return row
 
 

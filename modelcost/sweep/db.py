@@ -1,7 +1,10 @@
 """The sweep's results database: one SQLite file, one row per (config, run), written as each config finishes.
 
 docs/SWEEP_SCHEMA.md documents every table and column. The schema is versioned like the JSON report
-(``meta.schema`` = ``modelcost.sweep/1``); a file of another version is refused with one line, never altered.
+(``meta.schema`` = ``modelcost.sweep/2``). A ``modelcost.sweep/1`` file is read as it is (its rows read as one
+repeat each, their stability flags taken from ``result_json``); the sweep's writer adds the version-2 columns
+and table to it, the flags copied from ``result_json`` into the new column (nothing is removed or changed). A
+file of another version is refused with one line, never altered.
 Only the sweep's driver process writes (workers hand their rows to it), each row in its own transaction, so
 a crash or Ctrl-C loses at most the configs still running. The writer refuses a damaged file (quick check), a
 read-only one and a folder SQLite cannot keep its journal in; readers never write; every SQLite error is one line
@@ -10,6 +13,7 @@ that says what is wrong with the file (``_problem``). Standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -21,7 +25,8 @@ from typing import Any
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import utc_timestamp
 
-SCHEMA = "modelcost.sweep/1"
+SCHEMA = "modelcost.sweep/2"
+OLD_SCHEMAS = ("modelcost.sweep/1",)  # read as they are; the writer adds what version 2 added
 
 # (name, SQL type) of a run. JSON-encoded: notes.
 RUN_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
@@ -29,6 +34,7 @@ RUN_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
     ("finished", "TEXT"), ("status", "TEXT NOT NULL"), ("engine", "TEXT NOT NULL"), ("workers", "INTEGER"),
     ("wall_s", "REAL"), ("command", "TEXT"), ("plan_path", "TEXT"), ("plan_toml", "TEXT"), ("host", "TEXT"),
     ("configs_planned", "INTEGER"), ("configs_skipped", "INTEGER"), ("notes", "TEXT"),
+    ("repeats", "INTEGER"), ("skipped_configs", "TEXT"),  # version 2
 )
 RUN_COLUMNS = tuple(name for name, _ in RUN_COLUMN_TYPES)
 
@@ -45,9 +51,23 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("throughput_ips", "REAL"), ("gpu_memory_peak_bytes", "INTEGER"), ("params", "INTEGER"), ("macs", "INTEGER"),
     ("flops", "INTEGER"), ("weight_bytes", "INTEGER"), ("block_medians_ms", "TEXT"), ("timing", "TEXT"),
     ("command", "TEXT"), ("result_json", "TEXT"), ("static_json", "TEXT"),
+    ("repeat", "INTEGER"), ("unstable", "TEXT"),  # version 2
 )
-JSON_COLUMNS = {"input_shapes", "versions", "block_medians_ms", "result_json", "static_json"}
+JSON_COLUMNS = {"input_shapes", "versions", "block_medians_ms", "result_json", "static_json", "unstable"}
+RUN_JSON_COLUMNS = ("notes", "skipped_configs")
 RESUMABLE = ("ok", "unavailable")  # a config with one of these on the same device type + versions is not re-run
+# Added by version 2: (table, column, SQL type) of the two tables version 1 had.
+V2_COLUMNS = (("runs", "repeats", "INTEGER"), ("runs", "skipped_configs", "TEXT"), ("results", "repeat", "INTEGER"),
+              ("results", "unstable", "TEXT"))
+# (name, SQL type) of a noise baseline: one config identity's between-run spread, stored by 'results --noise'.
+NOISE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("model_name", "TEXT NOT NULL"), ("backend", "TEXT NOT NULL"), ("precision", "TEXT NOT NULL"),
+    ("batch_size", "INTEGER NOT NULL"), ("device_name", "TEXT NOT NULL"), ("sd_log", "REAL NOT NULL"),
+    ("df", "INTEGER NOT NULL"), ("runs", "TEXT"), ("recorded", "TEXT NOT NULL"),
+)
+NOISE_KEY = ("model_name", "backend", "precision", "batch_size", "device_name")
+_NOISE_DDL = (f"CREATE TABLE IF NOT EXISTS noise_baseline ({', '.join(f'{n} {t}' for n, t in NOISE_COLUMNS)}, "
+              f"PRIMARY KEY ({', '.join(NOISE_KEY)}))")
 
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -55,6 +75,7 @@ CREATE TABLE IF NOT EXISTS runs ({", ".join(f"{n} {t}" for n, t in RUN_COLUMN_TY
 CREATE TABLE IF NOT EXISTS results ({", ".join(f"{n} {t}" for n, t in RESULT_COLUMNS)});
 CREATE INDEX IF NOT EXISTS results_resume ON results (config_key, device_name, versions_key, status);
 CREATE INDEX IF NOT EXISTS results_run ON results (run_id);
+{_NOISE_DDL};
 """
 
 
@@ -93,9 +114,13 @@ class ResultsDB:
         tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if "meta" in tables:
             row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row is None or row[0] != SCHEMA:
-                found = row[0] if row else "none"
-                raise ModelcostError(f"{self.path} has schema {found}; this modelcost reads {SCHEMA}")
+            found = row[0] if row else "none"
+            if found not in (SCHEMA, *OLD_SCHEMAS):
+                raise ModelcostError(f"{self.path} has schema {found}; this modelcost reads {SCHEMA} and "
+                                     f"{', '.join(OLD_SCHEMAS)}")
+            self.schema = found
+            if create and found != SCHEMA:
+                self._upgrade()
             return
         if tables:
             raise ModelcostError(f"{self.path} is an SQLite file but not a modelcost results database")
@@ -105,6 +130,21 @@ class ResultsDB:
         with self.conn:
             self.conn.executescript(_DDL)
             self.conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA,))
+        self.schema = SCHEMA
+
+    def _upgrade(self) -> None:
+        """A version-1 file the sweep writes to: add version 2's columns and table, in one transaction."""
+        with self.conn:
+            for table, column, sql in V2_COLUMNS:
+                have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {sql}")
+            self.conn.execute(_NOISE_DDL)
+            with contextlib.suppress(sqlite3.OperationalError):  # an SQLite without JSON functions: left NULL
+                self.conn.execute("UPDATE results SET unstable = COALESCE(json_extract(result_json, '$.unstable'), "
+                                  "'[]') WHERE unstable IS NULL AND json_valid(result_json)")
+            self.conn.execute("UPDATE meta SET value=? WHERE key='schema'", (SCHEMA,))
+        self.schema = SCHEMA
 
     def _check_integrity(self) -> None:
         """The writer refuses a damaged file rather than add rows to it (SQLite's quick check reads every page)."""
@@ -144,8 +184,9 @@ class ResultsDB:
     # -- runs ---------------------------------------------------------------------------------------------
     def start_run(self, **fields: Any) -> int:
         fields = {"started": utc_timestamp(), "status": "running", **fields}
-        if "notes" in fields:
-            fields["notes"] = json.dumps(fields["notes"])
+        for name in RUN_JSON_COLUMNS:
+            if fields.get(name) is not None:
+                fields[name] = json.dumps(fields[name])
         cols = [c for c in RUN_COLUMNS if c in fields]
         with self._sql("record the run"), self.conn:
             cur = self.conn.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
@@ -153,11 +194,15 @@ class ResultsDB:
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def finish_run(self, run_id: int, status: str, wall_s: float, notes: Sequence[str] = (),
-                   skipped: int | None = None) -> None:
+                   skipped: int | None = None, skipped_configs: Sequence[dict[str, str]] | None = None) -> None:
+        """Close the run. ``skipped_configs``: {"config_key", "label"} of each config a resume skipped."""
+        listed = None if skipped_configs is None else json.dumps(list(skipped_configs))
         with self._sql("close the run"), self.conn:
             self.conn.execute("UPDATE runs SET finished=?, status=?, wall_s=?, notes=?, "
-                              "configs_skipped=COALESCE(?, configs_skipped) WHERE run_id=?",
-                              (utc_timestamp(), status, round(wall_s, 3), json.dumps(list(notes)), skipped, run_id))
+                              "configs_skipped=COALESCE(?, configs_skipped), "
+                              "skipped_configs=COALESCE(?, skipped_configs) WHERE run_id=?",
+                              (utc_timestamp(), status, round(wall_s, 3), json.dumps(list(notes)), skipped, listed,
+                               run_id))
 
     def runs(self) -> list[dict[str, Any]]:
         with self._sql("read its runs"):
@@ -165,6 +210,8 @@ class ResultsDB:
         for r in rows:
             self._typed(r, RUN_COLUMN_TYPES, f"run {r.get('run_id')}")
             r["notes"] = self._json(r["notes"], f"the notes of run {r['run_id']}") or []
+            r["skipped_configs"] = self._json(r.get("skipped_configs"), f"skipped_configs of run {r['run_id']}")
+            r["repeats"] = r.get("repeats") or 1  # version 1: one pass
         return rows
 
     def resolve_run(self, ref: str) -> int:
@@ -193,12 +240,18 @@ class ResultsDB:
             self.conn.execute(f"INSERT INTO results ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
                               values)
 
+    def done_counts(self) -> dict[tuple[str, str, str], int]:
+        """(config_key, device_name, versions_key) -> how many results a resume may count as measured: ``ok`` or
+        ``unavailable``, and not flagged unstable (an unstable row is measured again)."""
+        marks = ", ".join("?" * len(RESUMABLE))
+        q = (f"SELECT config_key, device_name, versions_key, COUNT(*) FROM results WHERE status IN ({marks}) "
+             "AND (unstable IS NULL OR unstable = '[]') GROUP BY config_key, device_name, versions_key")
+        with self._sql("read what was measured"):
+            return {(r[0], r[1], r[2]): int(r[3]) for r in self.conn.execute(q, RESUMABLE)}
+
     def done_keys(self) -> set[tuple[str, str, str]]:
         """(config_key, device_name, versions_key) of every result a resume may skip."""
-        marks = ", ".join("?" * len(RESUMABLE))
-        q = f"SELECT config_key, device_name, versions_key FROM results WHERE status IN ({marks})"
-        with self._sql("read what was measured"):
-            return {(r[0], r[1], r[2]) for r in self.conn.execute(q, RESUMABLE)}
+        return set(self.done_counts())
 
     def results(self, where: str = "", params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         with self._sql("read its results"):
@@ -207,8 +260,43 @@ class ResultsDB:
         for r in rows:
             self._typed(r, RESULT_COLUMNS, f"result {r.get('result_id')}")
             for c in JSON_COLUMNS:
-                r[c] = self._json(r[c], f"{c} of result {r['result_id']}")
+                r[c] = self._json(r.get(c), f"{c} of result {r['result_id']}")
+            _version1_defaults(r)
         return rows
+
+    # -- noise baseline -----------------------------------------------------------------------------------
+    def save_noise(self, rows: Iterable[dict[str, Any]]) -> int:
+        """Store (replace) the noise baseline of each config identity in ``rows`` (NOISE_COLUMNS but
+        ``recorded``); returns how many were stored."""
+        names = [n for n, _ in NOISE_COLUMNS]
+        now, n = utc_timestamp(), 0
+        with self._sql("store the noise baseline"), self.conn:
+            for row in rows:
+                values = {**row, "recorded": now, "runs": json.dumps(row.get("runs") or [])}
+                self.conn.execute(f"INSERT OR REPLACE INTO noise_baseline ({', '.join(names)}) VALUES "
+                                  f"({', '.join('?' * len(names))})", [values.get(c) for c in names])
+                n += 1
+        return n
+
+    def noise(self) -> list[dict[str, Any]]:
+        """The stored noise baseline, one row per config identity ([] in a version-1 file)."""
+        if self.schema != SCHEMA:
+            return []
+        with self._sql("read the noise baseline"):
+            rows = [dict(r) for r in self.conn.execute(f"SELECT * FROM noise_baseline ORDER BY {', '.join(NOISE_KEY)}")]
+        for r in rows:
+            self._typed(r, NOISE_COLUMNS, f"the noise baseline of {r.get('model_name')!r}")
+            r["runs"] = self._json(r["runs"], "runs of the noise baseline") or []
+        return rows
+
+
+def _version1_defaults(row: dict[str, Any]) -> None:
+    """A version-1 row: one repeat, its stability flags from the stored benchmark result."""
+    if row.get("repeat") is None:
+        row["repeat"] = 1
+    if row.get("unstable") is None:
+        flags = (row.get("result_json") or {}).get("unstable") if isinstance(row.get("result_json"), dict) else None
+        row["unstable"] = [str(f) for f in flags] if isinstance(flags, list) else []
 
 
 def _as_sqlite(exc: BaseException) -> sqlite3.DatabaseError:

@@ -1,20 +1,17 @@
-"""Reading a results database back: filters, the best config per model and GPU, and run-vs-run regressions.
+"""Reading a results database back: filters and the best config per model and GPU. Run-vs-run regressions are
+``sweep/compare.py``'s; the noise between runs ``sweep/noise.py``'s.
 
-Best config: per (model, GPU name) the latest row of each config, then ``decide.recommend.recommend`` with the
-constraints and objective of the latest run's plan ([constraints]; default: the highest throughput).
-
-Regressions (``compare_runs``): per config measured ``ok`` in both runs on the same GPU type (config key + device
-name; library versions may differ, that is what a nightly run checks), the 95% interval of RUN_A latency /
-RUN_B latency from the two runs' block medians (``benchmarks[].extra.block_medians_ms``), paired by position,
-with ``compare``'s statistics (``decide/speedup.py``: a t interval on the mean log-ratio). A config regressed
-when the whole interval says RUN_B is slower AND the point estimate is at least ``tolerance_pct`` slower (so a
-statistically clear but tiny change does not fail a CI job); a config ``ok`` in RUN_A and not in RUN_B regressed
-too. Blocks are timed in two separate runs, so a shift common to a whole run (clocks, another tenant) is inside
-the interval only as far as it varied within each run: compare runs of the same machine kind.
+Best config: per (model, GPU name), each config's rows of the latest run that measured it (every repeat of
+``sweep --repeats``), then ``decide.recommend.recommend`` with the constraints and objective of the latest run's
+plan ([constraints]; default: the highest throughput). A config with several runs is ranked on the run whose p50
+is the median of its runs (of an even count, the lower middle one), and its between-run spread (pooled with a
+stored noise baseline) widens the interval within which two configs tie (``extra.between_run_ci95_rel``). Rows
+keep their stability flags (``BenchResult.unstable``), so an unstable row is never picked without the word.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tomllib
 from collections.abc import Sequence
@@ -64,8 +61,29 @@ def latest_per_config(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def bench_result(row: dict[str, Any]) -> BenchResult:
-    """The row's BenchResult (figures only: no roofline or layer profile), for the recommendation code."""
+def latest_runs_per_config(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Each (config, device name)'s rows of the latest run that has it (its repeats), in first-seen order."""
+    out: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    for r in rows:
+        group = out.setdefault((r["config_key"], r["device_name"]), [])
+        if group and group[-1]["run_id"] != r["run_id"]:
+            group.clear()
+        group.append(r)
+    return list(out.values())
+
+
+def representative(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The row a config with several runs is ranked on: the one whose p50 is the median of the measured runs (of
+    an even count the lower middle one); the last row when none is measured."""
+    from modelcost.sweep.noise import measured
+
+    ok = sorted((r for r in runs if measured(r)), key=lambda r: r["latency_p50_ms"])
+    return ok[(len(ok) - 1) // 2] if ok else runs[-1]
+
+
+def bench_result(row: dict[str, Any], between_run_rel: float | None = None) -> BenchResult:
+    """The row's BenchResult (figures only: no roofline or layer profile), for the recommendation code, with its
+    stability flags; ``between_run_rel``: the relative 95% half-width of its figure between runs, when known."""
     d = row.get("result_json") or {}
     lat = d.get("latency_ms")
     acc = d.get("accuracy")
@@ -76,7 +94,8 @@ def bench_result(row: dict[str, Any]) -> BenchResult:
         throughput_ips=d.get("throughput_ips"), gpu_memory_peak_bytes=d.get("gpu_memory_peak_bytes"),
         accuracy=AccuracyStats(**acc) if acc else None, device=row.get("device_name") or "",
         timing=d.get("timing", ""), budget_hit=bool(d.get("budget_hit")), notes=list(d.get("notes", [])),
-        extra=MeasurementInfo.from_json(d.get("extra")))
+        unstable=list(row.get("unstable") or []),
+        extra=dataclasses.replace(MeasurementInfo.from_json(d.get("extra")), between_run_ci95_rel=between_run_rel))
 
 
 def plan_constraints(db: ResultsDB) -> tuple[Any, str]:
@@ -102,62 +121,25 @@ class Best:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
-def best_configs(rows: Sequence[dict[str, Any]], constraints: Any, objective: str = "throughput") -> list[Best]:
+def best_configs(rows: Sequence[dict[str, Any]], constraints: Any, objective: str = "throughput",
+                 baseline: dict[Any, Any] | None = None) -> list[Best]:
+    """The recommendation per (model, GPU name) (module docstring); ``baseline``: the stored noise baseline
+    (``sweep/noise.stored_baseline``)."""
+    from modelcost.decide.noise import NO_SPREAD, between_run_rel
     from modelcost.decide.recommend import recommend
+    from modelcost.sweep.noise import figure_of, identity
 
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in latest_per_config(rows):
-        groups.setdefault((r["model_name"], r["device_name"] or "?"), []).append(r)
-    return [Best(model, gpu, recommend([bench_result(r) for r in group], constraints, objective), group)
-            for (model, gpu), group in groups.items()]
-
-
-@dataclass
-class Change:
-    label: str  # "resnet50 ort-cuda fp16 b64"
-    gpu: str
-    a_ms: float | None
-    b_ms: float | None
-    verdict: str
-    regression: bool
-    ci: Any = None  # decide.speedup.SpeedupCI (A latency / B latency) or None
-
-
-def compare_runs(db: ResultsDB, run_a: str, run_b: str, tolerance_pct: float = 2.0) -> tuple[int, int, list[Change]]:
-    """(run A id, run B id, one Change per config in both runs) — see the module docstring."""
-    a_id, b_id = db.resolve_run(run_a), db.resolve_run(run_b)
-    return a_id, b_id, compare_rows(db.results("WHERE run_id = ?", (a_id,)), db.results("WHERE run_id = ?", (b_id,)),
-                                    tolerance_pct)
-
-
-def compare_rows(rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, Any]],
-                 tolerance_pct: float = 2.0) -> list[Change]:
-    """One Change per (config, device name) in both lists (the last row of each when one repeats)."""
-    a_rows = {(r["config_key"], r["device_name"]): r for r in rows_a}
-    b_rows = {(r["config_key"], r["device_name"]): r for r in rows_b}
-    return [_change(a_rows[k], b_rows[k], k[1] or "?", tolerance_pct) for k in a_rows if k in b_rows]
-
-
-def _change(a: dict[str, Any], b: dict[str, Any], gpu: str, tolerance_pct: float) -> Change:
-    from modelcost.decide.speedup import speedup_ci, verdict
-
-    lab = f"{a['model_name']} {a['backend']} {a['precision']} b{a['batch_size']}"
-    if a["status"] != "ok" or b["status"] != "ok":
-        lost = a["status"] == "ok"
-        text = f"{a['status']} -> {b['status']}" + (f" ({b['reason']})" if lost and b["reason"] else "")
-        return Change(lab, gpu, a["latency_p50_ms"], b["latency_p50_ms"], text, lost)
-    ba, bb = a["block_medians_ms"] or [], b["block_medians_ms"] or []
-    n = min(len(ba), len(bb))
-    if n < 2:
-        return Change(lab, gpu, a["latency_p50_ms"], b["latency_p50_ms"],
-                      "no interval: fewer than 2 timing blocks in a run (not judged)", False)
-    ci = speedup_ci(ba[:n], bb[:n])  # ratio = A latency / B latency: below 1 = B slower
-    slower_pct = (1 / ci.ratio - 1) * 100
-    regressed = ci.significant and ci.ratio_high < 1.0 and slower_pct >= tolerance_pct
-    text = verdict(ci).replace("faster", "B faster").replace("slower", "B slower")
-    if ci.significant and not regressed and ci.ratio_high < 1.0:
-        text += f" (within the {tolerance_pct:g}% tolerance)"
-    return Change(lab, gpu, a["latency_p50_ms"], b["latency_p50_ms"], text, regressed, ci)
+    groups: dict[tuple[str, str], list[BenchResult]] = {}
+    shown: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for runs in latest_runs_per_config(rows):
+        row = representative(runs)
+        fig = figure_of(runs)
+        rel = between_run_rel(fig, (baseline or {}).get(identity(row), NO_SPREAD)) if fig else None
+        key = (row["model_name"], row["device_name"] or "?")
+        groups.setdefault(key, []).append(bench_result(row, rel))
+        shown.setdefault(key, []).append(row)
+    return [Best(model, gpu, recommend(results, constraints, objective), shown[(model, gpu)])
+            for (model, gpu), results in groups.items()]
 
 
 def export_json(rows: Sequence[dict[str, Any]]) -> str:

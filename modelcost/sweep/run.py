@@ -2,8 +2,11 @@
 
 A run is recorded in ``runs`` before anything is measured and closed with its status and wall time at the end
 (``complete``, ``interrupted`` on Ctrl-C, ``failed`` when the driver itself broke). Rows are committed one by one
-as configs finish. Resume: a config whose (config key, device name, versions) already has an ``ok`` or
-``unavailable`` row is skipped unless ``force``. The configs' scratch files live in this process's scratch folder
+as configs finish. ``repeats``: the run makes that many passes over the plan, one after the other (pass 1 over
+every config, then pass 2, ...), each config in its own child process every time, so a config's repeats are
+independent processes spread over the run's time rather than back to back; each row records its pass. Resume: in
+pass k a config is skipped when k of its (config key, device name, versions) rows are ``ok`` or ``unavailable``
+and not flagged unstable, unless ``force``. The configs' scratch files live in this process's scratch folder
 (``scratch.py``), removed when the run ends however it ends; a sweep first removes the folders that killed sweeps
 left behind.
 """
@@ -26,7 +29,7 @@ from modelcost.sweep.plan import Config, Plan, expand
 @dataclass
 class SweepSummary:
     run_id: int
-    planned: int
+    planned: int  # configs x repeats
     measured: int = 0
     skipped: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
@@ -45,15 +48,19 @@ Event = Callable[[str, Any, SweepSummary], None]  # ("row", row) | ("skip", Conf
 
 
 def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bool = False, label: str | None = None,
-              ray: str | None = None, command: str = "", on_event: Event | None = None) -> SweepSummary:
-    """Run ``plan`` into the database at ``db_path``. ``ray``: None (local workers), 'local' (start a Ray instance
-    here), 'auto' (the running cluster) or a cluster address."""
+              ray: str | None = None, command: str = "", on_event: Event | None = None,
+              repeats: int = 1) -> SweepSummary:
+    """Run ``plan`` into the database at ``db_path``, ``repeats`` passes (module docstring). ``ray``: None (local
+    workers), 'local' (start a Ray instance here), 'auto' (the running cluster) or a cluster address."""
+    if repeats < 1:
+        raise ModelcostError(f"--repeats {repeats}: give 1 or more passes over the plan")
     db = ResultsDB(db_path)
     scratch.remove_stale()
     hashes = model_hashes(plan)
     engine_name = "local" if ray is None else f"ray:{ray}"
+    done = db.done_counts() if not force else {}
     try:
-        engine, notes = _engine(plan, workers, ray, db.done_keys() if not force else set())
+        engine, notes = _engine(plan, workers, ray, _done_by(done, 1))
     except BaseException:
         db.close()
         raise
@@ -61,24 +68,31 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
     configs = expand(plan, "cuda" if getattr(engine, "gpus", 0) or visible_gpus() else "cpu", hashes)
     run_id = db.start_run(label=label, engine=engine_name, workers=engine.size, command=command,
                           plan_path=plan.path, plan_toml=plan.text, host=platform.node(),
-                          configs_planned=len(configs), notes=notes)
-    summary = SweepSummary(run_id=run_id, planned=len(configs), notes=notes)
+                          configs_planned=len(configs), notes=notes, repeats=repeats)
+    summary = SweepSummary(run_id=run_id, planned=len(configs) * repeats, notes=notes)
     emit = on_event or (lambda *_: None)
     emit("start", configs, summary)
+    skipped: dict[str, str] = {}
+    current = {"pass": 1}
 
     def on_row(row: dict[str, Any]) -> None:
-        db.insert_result({**row, "run_id": run_id})
+        row = {**row, "run_id": run_id, "repeat": current["pass"]}
+        db.insert_result(row)
         summary.measured += 1
         summary.by_status[row["status"]] = summary.by_status.get(row["status"], 0) + 1
         emit("row", row, summary)
 
     def on_skip(config: Config) -> None:
         summary.skipped += 1
+        skipped[config.key] = config.label
         emit("skip", config, summary)
 
     t0 = time.perf_counter()
     try:
-        engine.run(configs, on_row, on_skip)
+        for k in range(1, repeats + 1):
+            current["pass"] = k
+            engine.done = _done_by(done, k)
+            engine.run(configs, on_row, on_skip)
         summary.status = "complete"
     except KeyboardInterrupt:
         summary.status = "interrupted"
@@ -93,13 +107,19 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
         summary.wall_s = time.perf_counter() - t0
         scratch.remove_own()
         try:
-            db.finish_run(run_id, summary.status, summary.wall_s, summary.notes, skipped=summary.skipped)
+            db.finish_run(run_id, summary.status, summary.wall_s, summary.notes, skipped=summary.skipped,
+                          skipped_configs=[{"config_key": k, "label": v} for k, v in skipped.items()])
         except ModelcostError:  # the file broke under the run (disk full, ...): the error that stopped it is told
             if summary.status == "complete":
                 raise
         finally:
             db.close()
     return summary
+
+
+def _done_by(counts: dict[tuple[str, str, str], int], k: int) -> set[tuple[str, str, str]]:
+    """The resume keys pass ``k`` skips: those measured at least ``k`` times already."""
+    return {key for key, n in counts.items() if n >= k}
 
 
 def model_hashes(plan: Plan) -> dict[str, str]:
