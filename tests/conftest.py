@@ -59,4 +59,7 @@ def stable_children(monkeypatch: pytest.MonkeyPatch) -> None:
     from pathlib import Path
 
     site = str(Path(__file__).parent / "fixtures" / "stable_children")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (site, os.environ.get("PYTHONPATH")) if p))
+    # this checkout too: sitecustomize imports modelcost before the child's own path is set up, so it must not
+    # depend on how (or whether) modelcost is installed
+    root = str(Path(__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (site, root, os.environ.get("PYTHONPATH")) if p))
