@@ -344,6 +344,7 @@ def _worker(seed: int, indices: list[int], mem_mb: int) -> None:
 
     warnings.simplefilter("ignore")
     harness.limit_memory(mem_mb)
+    harness.build_each_cli_once()
     run_file(SAMPLES / "conv_float.onnx")  # every import made before the first mutant's clock starts
     with tempfile.TemporaryDirectory(prefix="modelcost-fuzz-") as tmp:
         folder = Path(tmp)
