@@ -14,13 +14,21 @@ import fuzz_onnx
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 SEEDS = sorted(fuzz_onnx.CORPUS.glob("*.onnx"))
-SLICE = 400  # about 15 s on 2 cores (about 30 ms a mutant, one worker process) on a quiet machine
-CHUNK = 100  # the slice runs as 4 tests, so that the test processes (pytest-xdist) share it
+SLICE = 400  # about 7 s of CPU: a worker process start (1.5 s) per chunk, then about 10 ms a mutant
+CHUNK = 200  # the slice runs as 2 tests, so that the test processes (pytest-xdist) share it
 
 
+@pytest.fixture(scope="module")
+def seed_outcomes() -> dict[Path, tuple[str, str]]:
+    """Every regression seed analysed in one worker subprocess, under the memory limit and a time limit per seed
+    (one process start and one set of imports for all of them, not one per seed)."""
+    return fuzz_onnx.run_files_isolated(SEEDS)
+
+
+@pytest.mark.xdist_group("fuzz-onnx-seeds")  # one test process runs the fixture above once for all seeds
 @pytest.mark.parametrize("path", SEEDS, ids=[p.stem for p in SEEDS])
-def test_regression_seed_is_a_clean_error_or_an_analysis(path: Path) -> None:
-    outcome, detail = fuzz_onnx.run_file_isolated(path)  # under the memory limit, in a subprocess
+def test_regression_seed_is_a_clean_error_or_an_analysis(path: Path, seed_outcomes: dict) -> None:
+    outcome, detail = seed_outcomes[path]
     assert outcome in ("clean", "analysed"), detail
 
 

@@ -113,28 +113,51 @@ def _count(db_path: Path) -> int:
         db.close()
 
 
-def test_ray_local_instance_with_two_cpu_workers(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+def test_ray_local_instance_with_two_cpu_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ray = pytest.importorskip("ray")
+    import modelcost
     from modelcost.sweep.plan import load_plan
     from modelcost.sweep.run import run_sweep
 
+    # Starting a local Ray instance is most of this test's time (a GCS, a raylet, an API server and two agents:
+    # about 10 s of CPU, half a minute on a busy 2-core machine), so both sweeps share one: each sweep's ray.init
+    # and ray.shutdown are recorded; the first sweep's shutdown waits for the end of the test, and the resume's
+    # init finds that instance up.
+    calls: list[tuple[str, dict]] = []
+    real_init, real_shutdown = ray.init, ray.shutdown
+
+    def init(**kwargs: object) -> None:
+        calls.append(("init", kwargs))
+        if not ray.is_initialized():
+            real_init(**kwargs)
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "shutdown", lambda: calls.append(("shutdown", {})))
     db_path = tmp_path / "r.sqlite"
     plan = load_plan(_plan(tmp_path, batches="[1, 2, 4]"))
-    summary = run_sweep(plan, str(db_path), workers=2, ray="local")
-    assert summary.status == "complete" and summary.measured == 4
-    db = ResultsDB(db_path, create=False)
-    rows = db.results()
-    by = {f"{r['model_name']} b{r['batch_size']}": r for r in rows}
-    assert {k: r["status"] for k, r in by.items()} == {"tiny b1": "ok", "tiny b2": "ok", "tiny b4": "ok",
-                                                      "crashes b1": "failed"}
-    assert "killed by signal 9 (SIGKILL)" in by["crashes b1"]["reason"]
-    assert all(r["worker"].startswith("ray:") for r in rows)
-    assert len({r["worker"] for r in rows}) >= 2  # two Ray worker processes took tasks
-    run = db.runs()[0]
-    assert run["engine"] == "ray:local" and run["workers"] == 2 and "num_gpus=1" in run["notes"][0]
-    db.close()
-    again = run_sweep(plan, str(db_path), workers=2, ray="local")  # resume through Ray: the ok ones skip
-    assert again.skipped == 3 and again.measured == 1
+    try:
+        summary = run_sweep(plan, str(db_path), workers=2, ray="local")
+        assert summary.status == "complete" and summary.measured == 4
+        db = ResultsDB(db_path, create=False)
+        rows = db.results()
+        by = {f"{r['model_name']} b{r['batch_size']}": r for r in rows}
+        assert {k: r["status"] for k, r in by.items()} == {"tiny b1": "ok", "tiny b2": "ok", "tiny b4": "ok",
+                                                          "crashes b1": "failed"}
+        assert "killed by signal 9 (SIGKILL)" in by["crashes b1"]["reason"]
+        assert all(r["worker"].startswith("ray:") for r in rows)
+        assert len({r["worker"] for r in rows}) >= 2  # two Ray worker processes took tasks
+        run = db.runs()[0]
+        assert run["engine"] == "ray:local" and run["workers"] == 2 and "num_gpus=1" in run["notes"][0]
+        db.close()
+        again = run_sweep(plan, str(db_path), workers=2, ray="local")  # resume through Ray: the ok ones skip
+        assert again.skipped == 3 and again.measured == 1
+    finally:
+        real_shutdown()
+    # each sweep started a local instance of 2 CPUs whose workers import this modelcost, and stopped it at its end
+    assert [name for name, _ in calls] == ["init", "shutdown", "init", "shutdown"]
+    here = str(Path(modelcost.__file__).resolve().parents[1])
+    for _, kwargs in calls[::2]:
+        assert kwargs["num_cpus"] == 2 and here in kwargs["runtime_env"]["env_vars"]["PYTHONPATH"], kwargs
 
 
 def _without_ray(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -31,8 +31,6 @@ import argparse
 import json
 import os
 import random
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -309,33 +307,36 @@ def run_file(path: Path, extra: tuple[str, ...] = ()) -> tuple[str, str]:
     return classify(CliRunner().invoke(app, ["analyze", str(path), "--static", *extra]))
 
 
-def run_file_isolated(path: Path, *, timeout_s: float = 60.0, mem_mb: int = 1024) -> tuple[str, str]:
-    """``run_file`` in a subprocess under the memory limit, with a time limit: (outcome, detail). For regression
-    seeds, so that one that regresses to allocating without bound fails the test instead of the machine."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--file", str(path), "--mem-mb", str(mem_mb)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
-        return "hang", f"no answer in {timeout_s:g} s"
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        return "crash", f"exit {proc.returncode}: {proc.stderr[-300:]!r}"
-    outcome, detail = json.loads(lines[-1])
-    return outcome, detail
+def run_files_isolated(paths: list[Path], *, timeout_s: float = 60.0,
+                       mem_mb: int = 1024) -> dict[Path, tuple[str, str]]:
+    """``run_file`` on each file, in one worker subprocess under the memory limit and with a time limit per file
+    (harness.fuzz: a file that hangs or kills its worker is that file's outcome, and a fresh worker goes on):
+    path -> (outcome, detail). For regression seeds, so that one that regresses to allocating without bound
+    fails its test instead of the machine."""
+    files = [str(p) for p in paths]
+
+    def describe(index: int) -> dict[str, Any]:
+        return {"source": files[index], "mutator": "seed"}
+
+    records = harness.fuzz(Path(__file__).resolve(), describe, 0, len(files), timeout_s=timeout_s, mem_mb=mem_mb,
+                           extra=("--files", os.pathsep.join(files)))
+    return {Path(files[r["index"]]): (r["outcome"], r["detail"]) for r in records}
 
 
-def _one_file(path: Path, mem_mb: int) -> None:
+def _files_worker(files: list[str], indices: list[int], mem_mb: int) -> None:
+    """In the subprocess: analyse each file through the CLI (harness.serve answers one JSON line each)."""
     import warnings
 
     warnings.simplefilter("ignore")
     harness.limit_memory(mem_mb)
-    before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    outcome, detail = run_file(path)
-    grown_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before_mb
-    if grown_mb > GROWTH_MB:
-        outcome, detail = "memory", f"peak RSS grew {grown_mb:,.0f} MiB ({outcome}: {detail})"
-    print(json.dumps([outcome, detail]), flush=True)
+    harness.build_each_cli_once()
+    run_file(SAMPLES / "conv_float.onnx")  # every import made before the first file's clock starts
+
+    def run_case(index: int) -> dict[str, Any]:
+        outcome, detail = run_file(Path(files[index]))
+        return {"source": files[index], "mutator": "seed", "outcome": outcome, "detail": detail}
+
+    harness.serve(indices, run_case, GROWTH_MB)
 
 
 def _worker(seed: int, indices: list[int], mem_mb: int) -> None:
@@ -344,6 +345,7 @@ def _worker(seed: int, indices: list[int], mem_mb: int) -> None:
 
     warnings.simplefilter("ignore")
     harness.limit_memory(mem_mb)
+    harness.build_each_cli_once()
     run_file(SAMPLES / "conv_float.onnx")  # every import made before the first mutant's clock starts
     with tempfile.TemporaryDirectory(prefix="modelcost-fuzz-") as tmp:
         folder = Path(tmp)
@@ -390,10 +392,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", type=Path, help="with --replay: also write the mutant here")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--indices", help=argparse.SUPPRESS)
-    ap.add_argument("--file", type=Path, help="analyse this one file under the memory limit; print [outcome, detail]")
+    ap.add_argument("--files", help=argparse.SUPPRESS)  # with --worker: analyse these files (os.pathsep between)
     args = ap.parse_args(argv)
-    if args.file:
-        _one_file(args.file, args.mem_mb)
+    if args.worker and args.files:
+        _files_worker(args.files.split(os.pathsep), [int(i) for i in args.indices.split(",")], args.mem_mb)
         return 0
     if args.worker:
         _worker(args.seed, [int(i) for i in args.indices.split(",")], args.mem_mb)

@@ -505,6 +505,7 @@ def _worker(surface: str, seed: int, indices: list[int], mem_mb: int) -> None:
         guard = make_guard(root)
         guard_digest = _digest(guard)
         harness.limit_memory(mem_mb)
+        harness.build_each_cli_once()
         for warm in warm_cases(surface, seed):  # every command's imports and first model build before the clock
             run_case(warm, root / "warm", guard, guard_digest)
 

@@ -60,6 +60,20 @@ def classify(result: Any) -> tuple[str, str]:
     return "traceback", f"exit {result.exit_code}, stderr {result.stderr[-300:]!r}"
 
 
+def build_each_cli_once() -> None:
+    """typer's CliRunner builds the click command of an app anew on every ``invoke`` (``typer.main.get_command``
+    reads the signature and type hints of every command: about 80 ms of CPU for modelcost's app, more than most
+    cases take to run). The command is the same each time, so build it once per app and process; each invoke
+    still parses, runs and handles its errors afresh, as the installed ``modelcost`` does."""
+    import functools
+
+    import typer.main
+    import typer.testing
+
+    if not hasattr(typer.testing._get_command, "cache_info"):
+        typer.testing._get_command = functools.cache(typer.main.get_command)
+
+
 def _peak_rss_mb() -> float:
     import resource
 
