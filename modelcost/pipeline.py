@@ -80,6 +80,7 @@ class RunOptions:
     # Without backends / precisions: False = the registry's default sweep (bench/registry.py), True = every
     # backend at every precision, each measured in full (no screening): --exhaustive
     exhaustive: bool = False
+    predict: bool = False  # --predict: predicted latencies from the calibration (run.predictions; issue 28)
 
     def load_options(self) -> LoadOptions:
         """``input_shapes``: 'NAME=1x3x224x224' or 'NAME=1x128:int64' strings, or a {name: shape} dict. The
@@ -188,6 +189,7 @@ def run(source: Any, options: RunOptions | None = None, progress: Progress | Non
     """The whole run (see the module doc). ``source``: anything ``load`` takes, or a ``LoadedModel`` (not closed
     here). ``run``: a RunReport to fill (results land in it as they finish, so a caller keeps them on error)."""
     options = options or RunOptions()
+    calibrations = _calibrations() if options.predict else []  # before any work: none is one line, now
     report = run if run is not None else RunReport(command=options.command, created=utc_timestamp())
     tell = progress or (lambda stage, r: None)
     model = source if isinstance(source, LoadedModel) else load(source, options)
@@ -214,6 +216,8 @@ def run(source: Any, options: RunOptions | None = None, progress: Progress | Non
         if options.target_gpu and complete:
             report.what_if = what_if_rows(report, options.target_gpu)
             tell("what-if", report)
+        if options.predict and complete:
+            attach_predictions(report, options.target_gpu, calibrations)
         return report
     finally:
         if not isinstance(source, LoadedModel):
@@ -370,6 +374,33 @@ def what_if_rows(report: RunReport, target_gpu: str) -> list[WhatIf]:
     if report.gpu is not None and report.gpu.source == "nvml":
         rows = [what_if(report.cost, report.gpu, k, batch) for k in keys if k in report.gpu.peak_tflops] + rows
     return rows
+
+
+def _calibrations() -> list[Any]:
+    from modelcost.core.calibration import folder, load_all
+
+    found = load_all()
+    if not found:
+        raise ModelcostError(f"--predict: no GPU calibration in {folder()}; run 'modelcost calibrate' on a GPU "
+                             "first (the one to predict, or one like it)")
+    return found
+
+
+def attach_predictions(report: RunReport, target_gpu: str | None, calibrations: list[Any]) -> RunReport:
+    """``report.predictions`` on this machine's GPU (beside its measurements) and on ``target_gpu``."""
+    from modelcost.analysis.predict_transfer import predict_run
+    from modelcost.hardware.specs import spec_from_table
+
+    assert report.cost is not None
+    here = report.gpu if report.gpu is not None else this_gpu_or_none()
+    gpus = [here] if here is not None and here.source == "nvml" else []
+    gpus += [spec_from_table(target_gpu)] if target_gpu else []
+    if not gpus:
+        report.notes.append("predict: no GPU to predict for (none here): name one with --target-gpu")
+        return report
+    report.predictions, notes = predict_run(report.cost, report.benchmarks, gpus, calibrations)
+    report.notes += notes
+    return report
 
 
 def layer_tables(report: RunReport) -> list[LayerTable]:
