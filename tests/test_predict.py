@@ -210,3 +210,4 @@ def test_predict_on_a_target_gpu_from_the_cli(monkeypatch: pytest.MonkeyPatch, t
                                                                 ("torch-compile-cudagraph", "fp32")}
     assert all(p["gpu"] == "H100 SXM" and p["latency_ms"] > 0 and p["measured_ms"] is None for p in preds)
     assert all(p["error_basis"].startswith("error unknown") for p in preds)
+    assert "predicted latency (--predict)" in result.output and "unknown" in result.output  # the terminal's table

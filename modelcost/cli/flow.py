@@ -144,6 +144,10 @@ def run_and_print(model: str, options: Any, printer: Printer, run: RunReport | N
     run = api.run(model, options, progress=printer, run=run)
     if run.complete and (run.benchmarks or run.what_if):
         print_run_gpu(run, stdout_console(160, highlight=False))
+    if run.predictions:
+        from modelcost.report.console_predict import predictions_table
+
+        stdout_console(160, highlight=False).print(predictions_table(run.predictions))
     return run
 
 
