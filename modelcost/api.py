@@ -26,6 +26,7 @@ from modelcost.core.types import (
     RunReport,
     WhatIf,
 )
+from modelcost.runs.calibrate import calibrate
 from modelcost.runs.compare import compare, quantize, quantize_report_dirs
 from modelcost.runs.gpu import (
     PROFILED,
@@ -63,6 +64,7 @@ __all__ = [
     "analyze_static",
     "attach_layer_profiles",
     "attach_roofline",
+    "calibrate",
     "bench_model",
     "benchmark",
     "compare",

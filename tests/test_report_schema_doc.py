@@ -154,12 +154,29 @@ def _fill_what_a_cpu_run_leaves_out(doc: dict[str, Any]) -> dict[str, Any]:
                      ["skipped"], ["note"], True, {"key": 1})
     doc["comparison"] = comparison_to_dict(cmp)
     doc["training"] = _training_on_the_cpu()
+    doc["predictions"] = _a_prediction(cost, measured)
     # An ONNX model asks no values on meta: the assumptions of a PyTorch model that reads one (.item())
     asked = api.analyze_static(f"{ROOT / 'tests' / 'fixtures' / 'asks_values.py'}:length_slice").assumptions
     assert asked
     doc["assumptions"] = to_plain(asked)
     doc["training"]["assumptions"] = to_plain(asked)  # zoo:bert-tiny asks none; the step's list is the same type
     return doc
+
+
+def _a_prediction(cost: Any, measured: BenchResult) -> list[Any]:
+    """``--predict``'s key: a real prediction of resnet_tiny from a synthetic calibration, a measurement beside it
+    and a transfer note (a CPU run has no calibration to read)."""
+    from modelcost.analysis.predict import predict, with_measurement
+    from modelcost.core.calibration import KINDS, Calibration, Fusion, GpuFingerprint, TimePoint
+
+    cal = Calibration(GpuFingerprint("H100 SXM", 132, 1980.0, 3350.0, None, "9.0", {"fp32": 66.9}),
+                      gemm_efficiency={"fp32": {"m:s n:s k:s": 0.3}}, conv_efficiency={"fp32": {"m:s n:s k:s": 0.3}},
+                      memory_curve=[TimePoint(4096, 2.0), TimePoint(2**30, 700.0)], launch_us={"ort-cuda": 5.0},
+                      fusion={"ort-cuda": Fusion("ort-cuda", {k: 1.0 for k in KINDS})})
+    pred = with_measurement(predict(cost, cal, "ort-cuda", "fp32", measured.batch_size, calibrated_on="H100 SXM",
+                                    table=[]), [measured])
+    pred.notes.append("transferred from ...")
+    return [to_plain(pred)]
 
 
 def _training_on_the_cpu() -> dict[str, Any]:

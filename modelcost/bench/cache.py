@@ -33,6 +33,7 @@ ENTRIES = {
     "tensorrt": "TensorRT engines and timing caches",
     "ort-tensorrt": "engines of ONNX Runtime's TensorRT provider",
     "ceilings": "measured GPU ceilings",
+    "calibration": "GPU calibrations of the latency predictor (modelcost calibrate)",
     "screening": "figures of earlier screening runs (configs that lost by more than 2x are not measured again)",
     "inductor": "torch.compile's on-disk caches (FX graphs, kernels, autotuning)",
     "compile-ahead": "markers of torch.compile graphs already compiled into inductor's caches",

@@ -33,6 +33,7 @@ def analyze(
     samples_csv: o.SamplesCsv = None,
     device: o.Device = "auto",
     target_gpu: o.TargetGpu = None,
+    predict: o.Predict = False,
     roofline_plot: o.RooflinePlot = None,
     profile_layers: o.ProfileLayers = False,
     screen: o.Screen = None,
@@ -54,7 +55,7 @@ def analyze(
             tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static,
             attn_implementation=attn_implementation,
             bench=config, target_gpu=target_gpu, profile_layers=profile_layers, live_bar=True,
-            screen=flow.screen_mode(screen), exhaustive=exhaustive)
+            screen=flow.screen_mode(screen), exhaustive=exhaustive, predict=predict)
         printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers)
         run = flow.new_run(options)
         outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,

@@ -76,7 +76,7 @@ def _register_commands() -> None:
     # Importing a command module registers its commands on ``app``.
     import importlib
 
-    for name in ("analyze", "bench", "gpu", "decide", "llm", "sweep", "results", "train", "cache"):
+    for name in ("analyze", "bench", "gpu", "decide", "llm", "sweep", "results", "train", "cache", "calibrate"):
         try:
             importlib.import_module(f"modelcost.cli.{name}")
         except ModuleNotFoundError as exc:

@@ -148,6 +148,11 @@ def run_and_print(model: str, options: Any, printer: Printer, run: RunReport | N
     run = api.run(model, options, printer, run=run)
     if run.complete:
         printer.answer(run)
+    if run.predictions:
+        from modelcost.report.console import stdout_console
+        from modelcost.report.console_predict import predictions_table
+
+        stdout_console(160, highlight=False).print(predictions_table(run.predictions))
     return run
 
 

@@ -69,6 +69,10 @@ def _plot_suffix(path: Path | None) -> Path | None:
 
 RooflinePlot = Annotated[Optional[Path], typer.Option("--roofline-plot", callback=_plot_suffix,
                                                       help="Write the roofline plot (.png or .svg).")]
+Predict = Annotated[bool, typer.Option(
+    "--predict", help=("Also predict the latency per backend x precision x batch from the static counts and "
+                       "this GPU's calibration ('modelcost calibrate'); with --target-gpu on that GPU too, "
+                       "transferred from the nearest calibrated one. Each figure carries its validated error."))]
 ProfileLayers = Annotated[bool, typer.Option(
     "--profile-layers", help=(
         "Measure per-layer time (eager PyTorch / ONNX Runtime fp32): where the time goes vs where the FLOPs are."))]

@@ -264,6 +264,30 @@ def interrupted_note(by: str) -> str:
 
 
 @dataclass
+class LatencyPrediction:
+    """A latency predicted from the static counts and a GPU's calibration (--predict, analysis/predict.py),
+    with the error the validation table publishes for it, and the measurement of the same config if there is
+    one."""
+
+    gpu: str  # the GPU predicted for
+    backend: str
+    precision: str
+    batch_size: int
+    latency_ms: float
+    compute_ms: float  # the layers' kernel time (each layer: max of compute and memory time)
+    overhead_ms: float  # launches / graph replay / gaps between kernels
+    kernels: int  # kernels one forward becomes under this backend's fusion
+    calibrated_on: str  # the GPU whose calibration was used
+    transferred: bool = False  # True: calibrated_on is another GPU, scaled by the spec ratios
+    expected_error_pct: float | None = None  # median |pred - meas| / meas of the validation; None: unknown
+    expected_error_p90_pct: float | None = None
+    error_basis: str = ""  # where the expected error comes from, or "error unknown: ..."
+    measured_ms: float | None = None  # the run's median latency of the same config, when it was measured
+    error_pct: float | None = None  # (predicted - measured) / measured x 100, when measured
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RunReport:
     """Everything one run produced: the static analysis, the benchmarks, the GPU. ``complete`` is False when
     the run was interrupted or a backend crashed and what is here is what finished."""
@@ -279,6 +303,7 @@ class RunReport:
     what_if: list[WhatIf] = field(default_factory=list)  # lower bounds on the --target-gpu (and this GPU)
     layer_tables: list[LayerTable] = field(default_factory=list)  # per-layer roofline (terminal only, not JSON)
     training: TrainingReport | None = None  # modelcost train (core/training.py)
+    predictions: list[LatencyPrediction] = field(default_factory=list)  # --predict (analysis/predict.py)
     # Run facts that code reads (the notes say them to a reader; nothing reads a note back):
     interrupted_by: str | None = None  # "the user (Ctrl-C)", "SIGTERM": set by ``mark_interrupted`` only
     no_roofline_reason: str | None = None  # why no config was placed on the roofline (runs/gpu.py)

@@ -48,6 +48,7 @@ def run_to_dict(run: RunReport) -> dict[str, Any]:
     doc["what_if"] = to_plain(run.what_if)
     doc["device"] = to_plain(run.device)
     doc["run_notes"] = list(run.notes)
+    doc["predictions"] = to_plain(run.predictions)
     if run.training is not None:
         doc["training"] = to_plain(run.training)
     return doc

@@ -32,6 +32,7 @@ from modelcost.bench.model import BenchModel
 from modelcost.core.text import utc_timestamp
 from modelcost.core.trace import trace
 from modelcost.core.types import BenchResult, DeviceInfo, RunReport
+from modelcost.runs import predict
 from modelcost.runs.gpu import PROFILED, attach_gpu, attach_layer_profiles, layer_tables, what_if_rows
 from modelcost.runs.model import LoadedModel, RunOptions, Shapes, bench_model, load, static_or_note
 
@@ -43,6 +44,7 @@ def run(source: Any, options: RunOptions | None = None, on_stage: OnStage | None
     """The whole run (see the module doc). ``source``: anything ``load`` takes, or a ``LoadedModel`` (not closed
     here). ``run``: a RunReport to fill (results land in it as they finish, so a caller keeps them on error)."""
     options = options or RunOptions()
+    found = predict.calibrations() if options.predict else []  # before any work: none is one line, now
     report = run if run is not None else RunReport(command=options.command, created=utc_timestamp())
     tell = on_stage or (lambda stage, r: None)
     model = source if isinstance(source, LoadedModel) else load(source, options)
@@ -70,6 +72,8 @@ def run(source: Any, options: RunOptions | None = None, on_stage: OnStage | None
         if options.target_gpu and complete:
             report.what_if = what_if_rows(report, options.target_gpu)
             tell("what-if", report)
+        if options.predict and complete:
+            predict.attach_predictions(report, options.target_gpu, found)
         return report
     finally:
         if not isinstance(source, LoadedModel):

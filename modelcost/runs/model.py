@@ -52,6 +52,7 @@ class RunOptions:
     # Without backends / precisions: False = the registry's default sweep (bench/registry.py), True = every
     # backend at every precision, each measured in full (no screening): --exhaustive
     exhaustive: bool = False
+    predict: bool = False  # --predict: predicted latencies from the calibration (run.predictions; issue 28)
 
     def load_options(self) -> LoadOptions:
         """``input_shapes``: 'NAME=1x3x224x224' or 'NAME=1x128:int64' strings, or a {name: shape} dict. The

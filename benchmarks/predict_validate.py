@@ -1,0 +1,212 @@
+"""Validate the latency predictor (issue 28) on held-out architectures: the committed script behind
+modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
+
+For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's
+resnet50, mobilenet_v2, bert-base, gpt2) it runs modelcost's own pipeline with --predict: the same benchmark
+a user gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
+onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is
+appended to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go
+on), and the tables are rewritten after every model, so a run cut short keeps what it measured.
+
+    # on the GPU (one device call is <= 10 min: stages by --models)
+    python benchmarks/predict_validate.py --calibrate --out benchmarks/results/predict --models cnn
+    python benchmarks/predict_validate.py --out benchmarks/results/predict --models transformers
+    python benchmarks/predict_validate.py --out benchmarks/results/predict --write-table   # tables only
+    # another GPU, from the first GPU's calibration (transfer): an empty cache holding only that file
+    python benchmarks/predict_validate.py --calibration h100.json --cache-dir /tmp/mc-transfer --out ...
+
+Outputs: <out>/cases.jsonl (one line per prediction: model, GPU, calibrated_on, backend, precision, batch,
+predicted, measured, error %), <out>/predict_validation.json and .md (per GPU x calibration x backend x
+precision: cases, median / p90 / worst |error|, and the 10 worst cases overall); --write-table merges the rows
+into modelcost/analysis/predict_errors.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS_FILE = "benchmarks/predict_models.py"
+MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
+    "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
+    "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
+    "efficientnet_ish": (f"{MODELS_FILE}:efficientnet_ish", "input=Bx3x224x224"),
+    "convnext_ish": (f"{MODELS_FILE}:convnext_ish", "input=Bx3x224x224"),
+    "vit_b16": (f"{MODELS_FILE}:vit_b16", "x=Bx3x224x224"),
+    "bert_base": ("zoo:bert-base", "input_ids=Bx128"),
+    "gpt2": ("zoo:gpt2", "input_ids=Bx128"),
+    "t5_encoder_ish": (f"{MODELS_FILE}:t5_encoder_ish", "input_ids=Bx128:int64"),
+}
+GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
+          "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"]}
+CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
+           "ort-cuda:fp32", "ort-cuda:fp16")
+TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
+
+
+def parse() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "predict")
+    p.add_argument("--models", default="all", help="all, cnn, transformers, or a comma list of " + ", ".join(MODELS))
+    p.add_argument("--batches", default="1,64")
+    p.add_argument("--configs", default=",".join(CONFIGS), help="backend:precision, comma separated")
+    p.add_argument("--calibrate", action="store_true", help="calibrate this GPU first (into the cache)")
+    p.add_argument("--calibration", type=Path, help="a calibration file to predict from (copied into the cache)")
+    p.add_argument("--cache-dir", type=Path, help="MODELCOST_CACHE_DIR for this run (an empty one for transfer)")
+    p.add_argument("--budget-s", type=float, default=450.0, help="stop starting models after this many seconds")
+    p.add_argument("--write-table", action="store_true", help="merge the summary into " + str(TABLE.name))
+    return p.parse_args()
+
+
+def chosen_models(arg: str) -> list[str]:
+    if arg == "all":
+        return list(MODELS)
+    names = [n for part in arg.split(",") for n in GROUPS.get(part.strip(), [part.strip()])]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        sys.exit(f"unknown model(s) {unknown}; known: {', '.join(MODELS)} or groups {', '.join(GROUPS)}")
+    return names
+
+
+def prepare_cache(args: argparse.Namespace) -> None:
+    if args.cache_dir:
+        os.environ["MODELCOST_CACHE_DIR"] = str(args.cache_dir)
+    from modelcost.core import calibration
+
+    if args.calibration:
+        cal = calibration.load(args.calibration)
+        calibration.save(cal)
+        print(f"calibration of {cal.gpu.name} put in {calibration.folder()}", flush=True)
+    if args.calibrate:
+        from modelcost.bench.calibrate import calibrate
+        from modelcost.hardware.nvml import query_gpu
+
+        spec = query_gpu(0)
+        assert spec is not None, "no GPU"
+        cal = calibrate(spec, progress=lambda what: print(f"  calibrate: {what}", flush=True))
+        path = calibration.save(cal)
+        shutil.copy(path, args.out / f"calibration-{calibration.slug(cal.gpu.name)}.json")
+        print(f"calibrated {cal.gpu.name} in {cal.elapsed_s} s -> {path}", flush=True)
+
+
+def run_model(name: str, args: argparse.Namespace) -> list[dict]:
+    """The predictions of every measured config of one model (batch by batch: a shape per static analysis)."""
+    from modelcost import api
+    from modelcost.bench.base import BenchConfig
+
+    source, spec = MODELS[name]
+    backends = sorted({c.split(":")[0] for c in args.configs.split(",")})
+    precisions = sorted({c.split(":")[1] for c in args.configs.split(",")})
+    wanted = set(args.configs.split(","))
+    config = BenchConfig(warmup=5, warmup_max_s=2.0, min_time_s=0.3, min_iters=20, max_time_s=3.0)
+    rows = []
+    for batch in [int(b) for b in args.batches.split(",")]:
+        options = api.RunOptions(command="predict_validate", backends=tuple(backends), precisions=tuple(precisions),
+                                 batch_sizes=(batch,), input_shapes=(spec.replace("B", str(batch), 1),),
+                                 bench=config, predict=True, screen="off", batch_search="off")
+        run = api.run(source, options)
+        for pred in run.predictions:
+            if f"{pred.backend}:{pred.precision}" not in wanted or pred.measured_ms is None:
+                continue
+            rows.append({"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on,
+                         "backend": pred.backend, "precision": pred.precision, "batch": pred.batch_size,
+                         "predicted_ms": pred.latency_ms, "measured_ms": pred.measured_ms,
+                         "error_pct": pred.error_pct, "kernels": pred.kernels})
+        rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
+    return rows
+
+
+def summarise(cases: list[dict]) -> dict:
+    """Per GPU x calibration x backend x precision: cases, median / p90 / worst |error| %; the 10 worst cases."""
+    groups: dict[tuple, list[dict]] = {}
+    for c in cases:
+        if c.get("error_pct") is not None:
+            groups.setdefault((c["gpu"], c["calibrated_on"], c["backend"], c["precision"]), []).append(c)
+    entries = []
+    for (gpu, cal, backend, precision), rows in sorted(groups.items()):
+        errs = sorted(abs(r["error_pct"]) for r in rows)
+        entries.append({"gpu": gpu, "calibrated_on": cal, "backend": backend, "precision": precision,
+                        "cases": len(errs), "median_pct": round(statistics.median(errs), 2),
+                        "p90_pct": round(errs[min(len(errs) - 1, int(0.9 * len(errs)))], 2),
+                        "worst_pct": round(errs[-1], 2)})
+    every = sorted((abs(c["error_pct"]) for c in cases if c.get("error_pct") is not None))
+    overall = {"cases": len(every)}
+    if every:
+        overall |= {"median_pct": round(statistics.median(every), 2),
+                    "p90_pct": round(every[min(len(every) - 1, int(0.9 * len(every)))], 2),
+                    "worst_pct": round(every[-1], 2)}
+    worst = sorted((c for c in cases if c.get("error_pct") is not None), key=lambda c: -abs(c["error_pct"]))[:10]
+    failures = [c for c in cases if "error" in c or "note" in c]
+    return {"schema": "modelcost.predict-errors/1", "produced_by": "benchmarks/predict_validate.py",
+            "overall": overall, "entries": entries, "worst": worst, "failures": failures}
+
+
+def write_tables(out: Path, cases: list[dict]) -> dict:
+    summary = summarise(cases)
+    (out / "predict_validation.json").write_text(json.dumps(summary, indent=2) + "\n")
+    lines = ["# Latency predictor: validation on held-out models", "",
+             f"overall: {summary['overall']}", "",
+             "| GPU | calibrated on | backend | precision | cases | median % | p90 % | worst % |", "|---" * 8 + "|"]
+    lines += [f"| {e['gpu']} | {e['calibrated_on']} | {e['backend']} | {e['precision']} | {e['cases']} | "
+              f"{e['median_pct']} | {e['p90_pct']} | {e['worst_pct']} |" for e in summary["entries"]]
+    lines += ["", "## Worst cases", "",
+              "| model | backend | precision | batch | predicted ms | measured ms | error % |", "|---" * 7 + "|"]
+    lines += [f"| {c['model']} | {c['backend']} | {c['precision']} | {c['batch']} | {c['predicted_ms']:.3f} | "
+              f"{c['measured_ms']:.3f} | {c['error_pct']:+.1f} |" for c in summary["worst"]]
+    lines += ["", "## Failures and notes", ""] + [f"- {json.dumps(f)}" for f in summary["failures"]]
+    (out / "predict_validation.md").write_text("\n".join(lines) + "\n")
+    return summary
+
+
+def merge_table(summary: dict) -> None:
+    """Replace the committed table's rows of the same GPU x calibration x backend x precision."""
+    try:
+        doc = json.loads(TABLE.read_text())
+    except (OSError, ValueError):
+        doc = {"schema": "modelcost.predict-errors/1", "produced_by": "benchmarks/predict_validate.py", "entries": []}
+    key = ("gpu", "calibrated_on", "backend", "precision")
+    new = {tuple(e[k] for k in key): e for e in summary["entries"]}
+    doc["entries"] = [e for e in doc["entries"] if tuple(e[k] for k in key) not in new] + list(new.values())
+    TABLE.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"merged {len(new)} rows into {TABLE}", flush=True)
+
+
+def main() -> None:
+    args = parse()
+    args.out.mkdir(parents=True, exist_ok=True)
+    os.chdir(ROOT)  # the model sources are relative to the repository
+    t0 = time.perf_counter()
+    prepare_cache(args)
+    cases_file = args.out / "cases.jsonl"
+    for name in chosen_models(args.models) if args.models != "none" else []:
+        if time.perf_counter() - t0 > args.budget_s:
+            print(f"budget {args.budget_s:.0f} s spent: {name} and later models not run", flush=True)
+            break
+        t1 = time.perf_counter()
+        try:
+            rows = run_model(name, args)
+        except Exception as exc:  # noqa: BLE001 - a model that fails is recorded; the others go on
+            rows = [{"model": name, "error": f"{type(exc).__name__}: {exc}"[:500],
+                     "trace": traceback.format_exc()[-1500:]}]
+        with cases_file.open("a") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
+        cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
+        summary = write_tables(args.out, cases)
+        print(f"{name}: {len(rows)} rows in {time.perf_counter() - t1:.0f} s; overall {summary['overall']}",
+              flush=True)
+    cases = [json.loads(line) for line in cases_file.read_text().splitlines()] if cases_file.exists() else []
+    summary = write_tables(args.out, cases)
+    if args.write_table:
+        merge_table(summary)
+
+
+if __name__ == "__main__":
+    main()

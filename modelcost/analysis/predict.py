@@ -1,0 +1,282 @@
+"""Predicted latency from the static per-layer counts and a GPU's calibration (issue 28; core/calibration.py
+says what a calibration holds and why it is built that way).
+
+Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf32, 2 fp16/bf16):
+
+* its kind (``layer_kind``): gemm, conv, attention, norm, elementwise or lookup; a zero-cost layer that gathers
+  nothing (dropout at inference, a view) runs no kernel;
+* kernel time = max(compute time, memory time). Compute: GEMM / conv (implicit GEMM) at the calibrated
+  efficiency of its shape class, quantized over the SMs in waves of tiles; attention at the calibrated
+  efficiency for its query length and head size. Memory: the calibrated time of a memory-bound kernel moving
+  the layer's bytes (weights + inputs + outputs at e bytes);
+* the backend family's fusion: f kernels per layer of this kind. f = 0 drops the layer (fused into a
+  neighbour); f < 1 scales a memory-bound layer's traffic by f; each kernel past the first adds one empty
+  kernel's time (``kernel_gap_us``).
+
+Per forward: host-issued backends (eager, compile, ORT) take max(sum of kernel times, kernels x the family's
+``launch_us``): the GPU waits for the host when the host is slower. CUDA-graph backends take the sum of kernel
+times + one ``graph_replay_us``.
+
+A GPU never calibrated is predicted from the nearest calibrated one (analysis/predict_transfer.py), and says
+so. Every prediction carries the error the validation table publishes (``predict_errors.json``, written by
+benchmarks/predict_validate.py), or "error unknown" when the table has no entry for it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
+from modelcost.core.calibration import BACKEND_FAMILIES, SIZE_CLASSES, Calibration, shape_class, wave_utilization
+from modelcost.core.errors import ModelcostError
+from modelcost.core.types import BenchResult, CostReport, LatencyPrediction, LayerCost
+
+VALIDATION_FILE = Path(__file__).with_name("predict_errors.json")
+BINARY_OPS = ("add", "sub", "mul", "div", "cat", "where", "maximum", "minimum")
+# Configs predicted when the run measured none: each family at the precisions it is deployed at.
+DEFAULT_CONFIGS = (("torch-eager", "fp32"), ("torch-half", "fp16"), ("torch-compile-cudagraph", "fp16"),
+                   ("torch-compile-cudagraph", "fp32"), ("ort-cuda", "fp32"), ("ort-cuda", "fp16"))
+
+
+@dataclass(frozen=True)
+class LayerEstimate:
+    name: str
+    kind: str
+    compute_ms: float
+    memory_ms: float
+
+    @property
+    def time_ms(self) -> float:
+        return max(self.compute_ms, self.memory_ms)
+
+
+def layer_kind(layer: LayerCost) -> str | None:
+    """The kind a layer's kernels are predicted as; None for a layer that runs no kernel."""
+    op = layer.op.lower()
+    if _is_lookup(layer):
+        return "lookup"
+    if "attention" in op and layer.macs > 0:
+        return "attention"
+    if "conv" in op and layer.macs > 0:
+        return "conv"
+    if layer.macs > 0:
+        return "gemm"
+    if layer.status != "counted" or not layer.output_shapes:
+        return None
+    return "norm" if "norm" in op else "elementwise"
+
+
+def _numel(shape: Sequence[int]) -> float:
+    return float(math.prod(int(d) for d in shape))
+
+
+def _out_elements(layer: LayerCost, scale: float) -> float:
+    return sum(_numel(s) for s in layer.output_shapes) * scale
+
+
+def gemm_dims(layer: LayerCost, scale: float) -> tuple[float, float, float]:
+    """(M, N, K) of a matmul / linear (N = the output's last dim) or a conv as an implicit GEMM (N = output
+    channels, M = batch x output pixels); K = MACs / (M x N). ``scale``: the batch over the counted batch."""
+    shape = layer.output_shapes[0] if layer.output_shapes else (1,)
+    n = float(shape[1] if layer_kind(layer) == "conv" and len(shape) > 2 else shape[-1]) or 1.0
+    m = max(_numel(shape) * scale / n, 1.0)
+    k = max(layer.macs * scale / (m * n), 1.0)
+    return m, n, k
+
+
+def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> float:
+    """The calibrated efficiency of a shape class; a missing class takes the nearest measured one (fewest
+    size-class steps), bf16 takes fp16's table when it has none of its own."""
+    rows = table.get(precision) or table.get({"bf16": "fp16", "tf32": "fp32"}.get(precision, ""), {})
+    if not rows:
+        raise ModelcostError(f"the calibration has no efficiency table for {precision}")
+    if key in rows:
+        return rows[key]
+    order = list(SIZE_CLASSES)
+
+    def steps(other: str) -> int:
+        return sum(abs(order.index(a.split(":")[1]) - order.index(b.split(":")[1]))
+                   for a, b in zip(key.split(), other.split(), strict=True))
+
+    return rows[min(rows, key=steps)]
+
+
+def memory_us(cal: Calibration, size_bytes: float) -> float:
+    """Time of a memory-bound kernel moving ``size_bytes``: linear between calibrated sizes, the smallest
+    size's time below it, the last segment's bandwidth beyond the largest."""
+    pts = cal.memory_curve
+    if not pts:
+        raise ModelcostError("the calibration has no memory-bound curve")
+    sizes = [p.size_bytes for p in pts]
+    if size_bytes <= sizes[0]:
+        return pts[0].time_us
+    i = min(bisect.bisect_left(sizes, size_bytes), len(pts) - 1)
+    a, b = pts[i - 1], pts[i]
+    slope = (b.time_us - a.time_us) / (b.size_bytes - a.size_bytes) if b.size_bytes != a.size_bytes else 0.0
+    return a.time_us + slope * (size_bytes - a.size_bytes)
+
+
+def attention_efficiency(cal: Calibration, precision: str, seq_len: float, head_dim: float) -> float:
+    """Calibrated SDPA efficiency at the nearest head size, linear in log(sequence length) between points."""
+    pts = [p for p in cal.attention if p.precision == precision] or \
+        [p for p in cal.attention if p.precision == {"bf16": "fp16", "tf32": "fp32"}.get(precision)]
+    if not pts:
+        raise ModelcostError(f"the calibration has no attention figures for {precision}")
+    dim = min({p.head_dim for p in pts}, key=lambda d: abs(math.log(d / max(head_dim, 1))))
+    line = sorted((p.seq_len, p.efficiency) for p in pts if p.head_dim == dim)
+    x = math.log(max(seq_len, 1))
+    xs = [math.log(s) for s, _ in line]
+    if x <= xs[0]:
+        return line[0][1]
+    if x >= xs[-1]:
+        return line[-1][1]
+    i = bisect.bisect_left(xs, x)
+    t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+    return line[i - 1][1] + t * (line[i][1] - line[i - 1][1])
+
+
+def _peak_flops(cal: Calibration, precision: str) -> float:
+    key = peak_key(precision)
+    peak = cal.gpu.peak_tflops.get(key)
+    if not peak:
+        raise ModelcostError(f"{cal.gpu.name}: no {key} peak, so {precision} cannot be predicted")
+    return peak * 1e12
+
+
+def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, scale: float) -> float:
+    peak, sms = _peak_flops(cal, precision), cal.gpu.sm_count
+    flops = 2.0 * layer.macs * scale
+    if kind == "attention":
+        b, h, sq, d = (list(layer.output_shapes[0]) + [1, 1, 1, 1])[:4] if len(layer.output_shapes[0]) == 4 \
+            else (1, 1, layer.output_shapes[0][-2], 64)
+        b = b * scale
+        eff = attention_efficiency(cal, precision, sq, d)
+        util = wave_utilization(b * h * math.ceil(sq / cal.attention_tile), sms)
+        return flops / (peak * eff * util) * 1e3
+    m, n, k = gemm_dims(layer, scale)
+    table = cal.conv_efficiency if kind == "conv" else cal.gemm_efficiency
+    eff = efficiency(table, precision, shape_class(m, n, k))
+    util = wave_utilization(math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
+    return flops / (peak * eff * util) * 1e3
+
+
+def layer_bytes(layer: LayerCost, kind: str, elem: float, scale: float) -> float:
+    """Bytes a layer's kernels move at ``elem`` bytes per element: weights + inputs + outputs (inputs of a
+    conv, norm or elementwise layer taken as large as its output; of a binary op, two of them)."""
+    out = _out_elements(layer, scale)
+    if kind == "gemm":
+        m, n, k = gemm_dims(layer, scale)
+        return (layer.params + m * k + out) * elem
+    if kind == "attention":
+        return 4 * out * elem  # q, k, v read (self-attention: each as large as the output) + the output written
+    inputs = 2 * out if layer.op.lower().rsplit(".", 1)[-1] in BINARY_OPS else out
+    return (layer.params + inputs + out) * elem
+
+
+def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_size: int) -> list[LayerEstimate]:
+    """Kernel time of every layer that runs one, at ``batch_size`` and ``precision`` (no fusion applied)."""
+    scale = batch_size / cost_batch_size(cost)
+    elem = ELEMENT_BYTES.get(peak_key(precision), 4.0)
+    out = []
+    for layer in cost.layers:
+        kind = layer_kind(layer)
+        if kind is None:
+            continue
+        compute = _compute_ms(layer, kind, cal, precision, scale) if kind in ("gemm", "conv", "attention") else 0.0
+        memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
+        out.append(LayerEstimate(layer.name, kind, compute, memory))
+    return out
+
+
+def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str) -> tuple[float, float, int]:
+    """(kernel time, overhead, kernels) of one forward under ``backend``'s fusion and launch model."""
+    if backend not in BACKEND_FAMILIES:
+        raise ModelcostError(f"backend {backend!r}: no prediction model (known: {', '.join(BACKEND_FAMILIES)})")
+    family, overhead = BACKEND_FAMILIES[backend]
+    fusion = cal.fusion.get(family)
+    if fusion is None or family not in cal.launch_us:
+        raise ModelcostError(f"the calibration of {cal.gpu.name} has no {family} figures (rerun modelcost calibrate)")
+    kernel_ms = kernels = 0.0
+    for est in layers:
+        f = fusion.kernels_per_layer.get(est.kind, 1.0)
+        if f <= 0:
+            continue
+        memory = est.memory_ms * min(f, 1.0) if est.compute_ms == 0 else est.memory_ms
+        kernel_ms += max(est.compute_ms, memory) + max(f - 1.0, 0.0) * cal.kernel_gap_us / 1e3
+        kernels += f
+    if overhead == "graph":
+        return kernel_ms, cal.graph_replay_us / 1e3, round(kernels)
+    host_ms = kernels * cal.launch_us[family] / 1e3
+    return kernel_ms, max(host_ms - kernel_ms, 0.0), round(kernels)
+
+
+@dataclass(frozen=True)
+class ErrorEntry:
+    """One row of the validation table: the error of predictions for this GPU, calibration, backend and
+    precision over ``cases`` held-out models and batches."""
+
+    gpu: str
+    calibrated_on: str
+    backend: str
+    precision: str
+    cases: int
+    median_pct: float
+    p90_pct: float
+    worst_pct: float
+
+
+def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
+    """The committed validation table (benchmarks/predict_validate.py writes it); empty when there is none."""
+    try:
+        doc = json.loads(Path(path or VALIDATION_FILE).read_text(encoding="utf-8"))
+        return [ErrorEntry(**row) for row in doc.get("entries", [])]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+def expected_error(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str,
+                   precision: str) -> tuple[float | None, float | None, str]:
+    """(median %, p90 %, basis) from the validation row for exactly this GPU, calibration GPU, backend and
+    precision; (None, None, "error unknown: ...") when there is none. Never a guess."""
+    for row in table:
+        if (row.gpu, row.calibrated_on, row.backend, row.precision) == (gpu, calibrated_on, backend, precision):
+            basis = (f"validation ({row.cases} held-out cases, calibrated on {row.calibrated_on}): median "
+                     f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
+            return row.median_pct, row.p90_pct, basis
+    return None, None, (f"error unknown: the validation table has no entry for {backend} {precision} on {gpu} "
+                        f"calibrated on {calibrated_on} (benchmarks/predict_validate.py makes one)")
+
+
+def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, batch_size: int, *,
+            calibrated_on: str | None = None, table: Sequence[ErrorEntry] | None = None) -> LatencyPrediction:
+    """The predicted latency of one config on ``cal``'s GPU. ``calibrated_on``: the GPU the calibration was
+    measured on, when ``cal`` was transferred from it (predict_transfer.transfer); ``table``: the validation
+    table (default: the committed one)."""
+    if not cost.compute.complete:
+        why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
+        raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
+    layers = estimate_layers(cost, cal, precision, batch_size)
+    kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend)
+    name = cal.gpu.name
+    calibrated_on = calibrated_on or name
+    median, p90, basis = expected_error(validation_table() if table is None else table, name,
+                                        calibrated_on, backend, precision)
+    return LatencyPrediction(gpu=name, backend=backend, precision=precision, batch_size=batch_size,
+                             latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
+                             kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,
+                             expected_error_pct=median, expected_error_p90_pct=p90, error_basis=basis)
+
+
+def with_measurement(pred: LatencyPrediction, results: Iterable[BenchResult]) -> LatencyPrediction:
+    """``pred`` with the run's median of the same backend, precision and batch beside it, when measured."""
+    for r in results:
+        if (r.backend, r.precision, r.batch_size) == (pred.backend, pred.precision, pred.batch_size) \
+                and r.status == "ok" and r.latency_ms is not None and r.latency_ms.p50 > 0:
+            pred.measured_ms = r.latency_ms.p50
+            pred.error_pct = (pred.latency_ms - pred.measured_ms) / pred.measured_ms * 100
+    return pred

@@ -1,0 +1,126 @@
+"""Which calibration predicts a GPU, moving one to a GPU that was never calibrated, and the predictions of one
+run (``--predict``).
+
+Transfer (after Habitat's wave scaling, USENIX ATC 2021: a kernel keeps its efficiency and moves with the roof
+that bounds it) from a calibrated GPU S to a table GPU T:
+
+* peaks: each precision's calibrated peak x T's / S's table peak (SMs x FLOPs per clock x clock); the GEMM,
+  conv and attention efficiencies are fractions of the peak after wave quantization, so they are kept and
+  the waves are counted over T's SMs;
+* memory-bound kernels: the smallest kernel's time t0 is kept (launch latency), the rest of each calibrated
+  time scales by S/T DRAM bandwidth, or, for sizes that fit S's L2, by S/T (SMs x clock);
+* launch, gap and graph-replay costs are kept (host- and driver-bound: the same software on a like host).
+
+The nearest calibrated GPU: the smallest sum of |log ratio| of SMs, clock, bandwidth and L2, plus 1 for
+another architecture.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+from modelcost.analysis.predict import (
+    DEFAULT_CONFIGS,
+    ErrorEntry,
+    predict,
+    with_measurement,
+)
+from modelcost.analysis.roofline import cost_batch_size
+from modelcost.core.calibration import BACKEND_FAMILIES, Calibration, GpuFingerprint, TimePoint
+from modelcost.core.errors import ModelcostError
+from modelcost.core.types import BenchResult, CostReport, GpuSpec, LatencyPrediction
+from modelcost.hardware.specs import find_sku, spec_from_sku
+
+
+def canonical_name(name: str) -> str:
+    """The table's name of a GPU ("NVIDIA H100 80GB HBM3" -> "H100 SXM"), else the name as given."""
+    sku = find_sku(name)
+    return sku.name if sku is not None else name
+
+
+def _table_figures(fp: GpuFingerprint) -> GpuFingerprint:
+    """The datasheet figures of a calibrated GPU when the table knows it (ratios are taken table to table),
+    else its own."""
+    sku = find_sku(fp.name)
+    if sku is None:
+        return fp
+    spec = spec_from_sku(sku)
+    return GpuFingerprint(spec.name, int(spec.sm_count or fp.sm_count), float(spec.boost_clock_mhz or 0),
+                          float(spec.bandwidth_gbps or 0), spec.l2_cache_bytes, spec.compute_capability,
+                          dict(spec.peak_tflops))
+
+
+def _ratio(a: float | None, b: float | None) -> float:
+    return a / b if a and b else 1.0
+
+
+def transfer(cal: Calibration, target: GpuSpec) -> Calibration:
+    """``cal`` moved to ``target`` by the spec ratios (module doc); notes say from where and how."""
+    src = _table_figures(cal.gpu)
+    peaks = {k: v * _ratio(target.peak_tflops.get(k), src.peak_tflops.get(k))
+             for k, v in cal.gpu.peak_tflops.items() if target.peak_tflops.get(k)}
+    bw = _ratio(target.bandwidth_gbps, src.bandwidth_gbps)
+    on_chip = _ratio((target.sm_count or 0) * (target.boost_clock_mhz or 0), src.sm_count * src.boost_clock_mhz)
+    floor = cal.memory_curve[0].time_us if cal.memory_curve else 0.0
+    l2 = src.l2_cache_bytes or 0
+    curve = [TimePoint(p.size_bytes, floor + (p.time_us - floor) / (on_chip if p.size_bytes <= l2 else bw))
+             for p in cal.memory_curve]
+    gpu = GpuFingerprint(canonical_name(target.name), int(target.sm_count or cal.gpu.sm_count),
+                         float(target.boost_clock_mhz or 0), cal.gpu.bandwidth_gbps * bw, target.l2_cache_bytes,
+                         target.compute_capability, peaks)
+    note = (f"transferred from {canonical_name(cal.gpu.name)}: peaks x table ratio, DRAM-bound kernels x "
+            f"{1 / bw:.3f} (bandwidth), L2-resident x {1 / on_chip:.3f} (SMs x clock), launch costs kept")
+    return dataclasses.replace(cal, gpu=gpu, memory_curve=curve, notes=[*cal.notes, note])
+
+
+def _distance(a: GpuFingerprint, b: GpuSpec) -> float:
+    pairs = ((a.sm_count, b.sm_count), (a.boost_clock_mhz, b.boost_clock_mhz), (a.bandwidth_gbps, b.bandwidth_gbps),
+             (a.l2_cache_bytes, b.l2_cache_bytes))
+    d = sum(abs(math.log(x / y)) for x, y in pairs if x and y)
+    return d + (1.0 if a.compute_capability != b.compute_capability else 0.0)
+
+
+def calibration_for(gpu: GpuSpec, calibrations: Sequence[Calibration]) -> tuple[Calibration, str]:
+    """(the calibration that predicts ``gpu``, the GPU it was measured on): its own when there is one, else the
+    nearest one transferred to it."""
+    if not calibrations:
+        raise ModelcostError("no GPU calibration in the cache: run 'modelcost calibrate' on a GPU first "
+                             "(this one, or one like it in 'modelcost gpu --list')")
+    name = canonical_name(gpu.name)
+    for cal in calibrations:
+        if canonical_name(cal.gpu.name) == name:
+            return dataclasses.replace(cal, gpu=dataclasses.replace(cal.gpu, name=name)), name
+    nearest = min(calibrations, key=lambda c: _distance(c.gpu, gpu))
+    return transfer(nearest, gpu), canonical_name(nearest.gpu.name)
+
+
+def _configs(results: Sequence[BenchResult], cost: CostReport) -> list[tuple[str, str, int]]:
+    """The measured GPU configs that have a prediction model, else the default configs at the counted batch."""
+    measured = [(r.backend, r.precision, r.batch_size) for r in results
+                if r.status == "ok" and r.backend in BACKEND_FAMILIES]
+    if measured:
+        return list(dict.fromkeys(measured))
+    return [(b, p, cost_batch_size(cost)) for b, p in DEFAULT_CONFIGS]
+
+
+def predict_run(cost: CostReport, results: Sequence[BenchResult], gpus: Sequence[GpuSpec],
+                calibrations: Sequence[Calibration],
+                table: Sequence[ErrorEntry] | None = None) -> tuple[list[LatencyPrediction], list[str]]:
+    """Predictions of the run's configs on each GPU (the measured one first: measurements are put beside its
+    predictions), and a note per config that could not be predicted."""
+    preds: list[LatencyPrediction] = []
+    notes: list[str] = []
+    for i, gpu in enumerate(gpus):
+        cal, source = calibration_for(gpu, calibrations)
+        for backend, precision, batch in _configs(results, cost):
+            try:
+                pred = predict(cost, cal, backend, precision, batch, calibrated_on=source, table=table)
+            except ModelcostError as exc:
+                notes.append(f"predict: {backend} {precision} batch {batch} on {cal.gpu.name}: {exc}")
+                continue
+            if pred.transferred:
+                pred.notes.append(cal.notes[-1])
+            preds.append(with_measurement(pred, results) if i == 0 and gpu.source == "nvml" else pred)
+    return preds, notes

@@ -1,0 +1,201 @@
+"""Fusion per backend family, learned from profiles: how many kernels one layer of each kind becomes, and the
+host time per kernel (``launch_us``), for eager fp32, autocast fp16, torch.compile fp16 and ONNX Runtime CUDA.
+
+Seven small calibration nets (``NETS``), each a stack of 4 blocks of one pattern whose layer kinds are known by
+construction (a linear stack, linear + GELU, linear + residual add + LayerNorm, conv, conv + BN + ReLU, an
+attention block with SDPA, an embedding + linear). Each runs under each family inside ``torch.profiler``;
+the CUDA kernels of one forward are counted (copies and memsets left out), and the kernels per layer kind are
+the non-negative least-squares fit of counts = layers of each kind x kernels per layer. The nets are none of
+the architectures benchmarks/predict_validate.py holds out.
+
+``launch_us``: one forward of a net of 32 tiny blocks (Linear 8x8 + ReLU), host-bound by construction, timed
+with the CUDA-event clock, over the kernels it ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from modelcost.bench.timing import CudaEventClock
+from modelcost.core.calibration import KINDS, Fusion
+
+BLOCKS = 4
+# name -> layers of each kind in one block
+NETS: dict[str, dict[str, int]] = {
+    "linear": {"gemm": 1},
+    "mlp": {"gemm": 1, "elementwise": 1},
+    "residual-ln": {"gemm": 1, "elementwise": 1, "norm": 1},
+    "conv": {"conv": 1},
+    "conv-bn-relu": {"conv": 1, "norm": 1, "elementwise": 1},
+    "attention": {"gemm": 2, "attention": 1},
+    "embedding": {"lookup": 1, "gemm": 1},
+}
+
+
+def _block(torch: Any, name: str) -> Any:
+    nn, F = torch.nn, torch.nn.functional
+
+    class Residual(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc, self.norm = nn.Linear(256, 256), nn.LayerNorm(256)
+
+        def forward(self, x: Any) -> Any:
+            return self.norm(x + self.fc(x))
+
+    class Attention(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.qkv, self.out = nn.Linear(256, 768), nn.Linear(256, 256)
+
+        def forward(self, x: Any) -> Any:
+            b, s, _ = x.shape
+            q, k, v = self.qkv(x).view(b, s, 3, 4, 64).permute(2, 0, 3, 1, 4)
+            y = F.scaled_dot_product_attention(q, k, v)
+            return self.out(y.transpose(1, 2).reshape(b, s, 256))
+
+    class Embed(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb, self.fc = nn.Embedding(1000, 256), nn.Linear(256, 256)
+
+        def forward(self, ids: Any) -> Any:
+            return self.fc(self.emb(ids))
+
+    return {
+        "linear": lambda: nn.Linear(256, 256),
+        "mlp": lambda: nn.Sequential(nn.Linear(256, 256), nn.GELU()),
+        "residual-ln": Residual,
+        "conv": lambda: nn.Conv2d(32, 32, 3, padding=1),
+        "conv-bn-relu": lambda: nn.Sequential(nn.Conv2d(32, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU()),
+        "attention": Attention,
+        "embedding": Embed,
+    }[name]()
+
+
+def _net(torch: Any, name: str) -> tuple[Any, Any]:
+    """(the net: BLOCKS blocks in sequence, or BLOCKS embeddings side by side summed, an input for it)."""
+    nn = torch.nn
+    if name == "embedding":
+        class Many(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.parts = nn.ModuleList(_block(torch, name) for _ in range(BLOCKS))
+
+            def forward(self, ids: Any) -> Any:
+                return [p(ids) for p in self.parts]
+
+        return Many().cuda().eval(), torch.randint(0, 1000, (8, 64), device="cuda")
+    net = nn.Sequential(*[_block(torch, name) for _ in range(BLOCKS)]).cuda().eval()
+    x = torch.randn(8, 32, 28, 28) if name.startswith("conv") else torch.randn(8, 64, 256)
+    return net, x.cuda()
+
+
+def count_kernels(torch: Any, fn: Callable[[], Any], runs: int = 3) -> float:
+    """CUDA kernels one call of ``fn`` launches (copies and memsets left out), from torch.profiler."""
+    from torch.autograd import DeviceType
+
+    for _ in range(2):
+        fn()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]
+    return sum(1 for n in names if not n.lower().startswith(("memcpy", "memset"))) / runs
+
+
+def _runner(torch: Any, family: str, net: Any, x: Any, tmp: str) -> Callable[[], Any]:
+    """One forward of ``net`` under ``family``."""
+    if family == "eager":
+        return lambda: net(x)
+    if family == "autocast":
+        def run() -> Any:
+            with torch.autocast("cuda", dtype=torch.float16):
+                return net(x)
+        return run
+    if family == "compile":
+        xx = x.half() if x.is_floating_point() else x  # token ids stay integers
+        compiled = torch.compile(net.half())
+        return lambda: compiled(xx)
+    return _ort_runner(torch, net, x, tmp)
+
+
+def _ort_runner(torch: Any, net: Any, x: Any, tmp: str) -> Callable[[], Any]:
+    import onnxruntime as ort
+
+    path = os.path.join(tmp, f"net{id(net)}.onnx")
+    try:
+        torch.onnx.export(net, (x,), path, dynamo=False)
+    except TypeError:
+        torch.onnx.export(net, (x,), path)
+    sess = ort.InferenceSession(path, providers=["CUDAExecutionProvider"])
+    if "CUDAExecutionProvider" not in sess.get_providers():
+        raise RuntimeError("onnxruntime has no CUDA execution provider here")
+    binding = sess.io_binding()
+    binding.bind_input(sess.get_inputs()[0].name, "cuda", 0, _np_dtype(x), list(x.shape), x.data_ptr())
+    for out in sess.get_outputs():
+        binding.bind_output(out.name, "cuda")
+    return lambda: sess.run_with_iobinding(binding)
+
+
+def _np_dtype(x: Any) -> Any:
+    import numpy as np
+
+    return np.int64 if not x.is_floating_point() else np.float32
+
+
+def _fit(counts: dict[str, float]) -> dict[str, float]:
+    """Kernels per layer kind: non-negative least squares of counts[net] = sum over kinds of layers x f."""
+    import numpy as np
+
+    nets = list(counts)
+    a = np.array([[NETS[n].get(k, 0) * BLOCKS for k in KINDS] for n in nets], dtype=float)
+    b = np.array([counts[n] for n in nets], dtype=float)
+    free = list(range(len(KINDS)))
+    f = np.zeros(len(KINDS))
+    while free:  # drop the kinds the fit makes negative, refit the others (a small active-set NNLS)
+        sol, *_ = np.linalg.lstsq(a[:, free], b, rcond=None)
+        if (sol >= 0).all():
+            f[free] = sol
+            break
+        free = [i for i, v in zip(free, sol, strict=True) if v >= 0]
+    return {k: round(float(v), 3) for k, v in zip(KINDS, f, strict=True) if a[:, KINDS.index(k)].any()}
+
+
+def launch_us(torch: Any, family: str, tmp: str) -> float:
+    """Host microseconds per kernel of a host-bound net (32 x Linear 8x8 + ReLU) under ``family``."""
+    nn = torch.nn
+    net = nn.Sequential(*[m for _ in range(32) for m in (nn.Linear(8, 8), nn.ReLU())]).cuda().eval()
+    fn = _runner(torch, family, net, torch.randn(1, 8, device="cuda"), tmp)
+    kernels = count_kernels(torch, fn)
+    clock = CudaEventClock(torch)
+    times = sorted(clock.time_ms(fn) for _ in range(30))
+    return times[len(times) // 2] * 1e3 / max(kernels, 1.0)
+
+
+def learn_fusion(torch: Any, progress: Callable[[str], None]) -> tuple[dict[str, Fusion], dict[str, float], list[str]]:
+    """(family -> Fusion, family -> launch_us, notes on families that could not be measured)."""
+    fusion: dict[str, Fusion] = {}
+    launch: dict[str, float] = {}
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode():
+        for family in ("eager", "autocast", "compile", "ort-cuda"):
+            progress(f"fusion and launch cost, {family}")
+            try:
+                counts = {}
+                for name in NETS:
+                    net, x = _net(torch, name)
+                    counts[name] = count_kernels(torch, _runner(torch, family, net, x, tmp))
+                fusion[family] = Fusion(family, _fit(counts), tuple(NETS))
+                launch[family] = launch_us(torch, family, tmp)
+            except Exception as exc:  # noqa: BLE001 - a family that cannot run here is left out, said why
+                notes.append(f"{family}: not calibrated ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
+            with contextlib.suppress(Exception):
+                torch._dynamo.reset()
+    return fusion, launch, notes

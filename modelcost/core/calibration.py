@@ -1,0 +1,244 @@
+"""A GPU's calibration (issue 28): what its kernels really achieve, measured once by ``modelcost calibrate``
+(bench/calibrate.py) and read by the latency predictor (analysis/predict.py).
+
+The decomposition follows two published predictors. NeuSight (ASPLOS 2025) splits a kernel into output tiles,
+runs them in waves of one tile per SM, and bounds each wave by the roofline; Habitat (USENIX ATC 2021) moves a
+measured kernel time to another GPU by the ratio of waves and of the roof (bandwidth or clock) that bounds it.
+Here every figure is a fraction of the GPU's own roof, so it moves to another GPU with that GPU's peaks:
+
+* GEMM and conv (as an implicit GEMM: M = batch x output pixels, N = output channels, K = the rest) efficiency
+  by shape class: each of M, N, K falls in one of ``SIZE_CLASSES`` (edges ``SIZE_EDGES``). Efficiency is the
+  fraction of the dense peak reached *after* wave quantization: a GEMM of T = ceil(M/tile_m) x ceil(N/tile_n)
+  output tiles runs in W = ceil(T / SMs) waves, of which only T / (W x SMs) of the slots are busy, so
+  time = 2MNK / (peak x efficiency x T / (W x SMs)).
+* memory-bound kernels by bytes moved: a time curve (a kernel of b bytes takes ``time_us``, interpolated
+  linearly between measured sizes; larger ones at the last point's bandwidth).
+* attention (SDPA) efficiency by query length and head size, quantized over (batch x heads x query tiles).
+* per-kernel costs: ``launch_us`` by backend family (host time to issue one kernel of a small layer),
+  ``kernel_gap_us`` (GPU time of one empty kernel back-to-back in a CUDA graph: what an extra, tiny kernel of
+  a layer adds) and ``graph_replay_us`` (one graph launch). The GEMM, conv, memory and attention figures are
+  timed inside CUDA graphs, so they hold no host time.
+* fusion per backend family: kernels one layer of each kind becomes (eager, autocast, compile, ORT CUDA),
+  learned from torch.profiler kernel counts of small calibration nets.
+
+The file: JSON, ``schema`` = ``SCHEMA``; one per GPU in ``<cache>/calibration/<gpu>.json``, written atomically
+and recorded in the cache's manifest (core.owned), so ``modelcost cache --clear`` removes it. A file of another
+schema version is refused by name, never half-read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modelcost.core.errors import ModelcostError
+from modelcost.core.types import GpuSpec
+
+SCHEMA_VERSION = 1
+SCHEMA = f"modelcost.calibration/{SCHEMA_VERSION}"
+FOLDER = "calibration"
+
+SIZE_EDGES = (128, 512, 2048, 8192)  # a dimension <= 128 is "s", <= 512 "m", <= 2048 "l", <= 8192 "xl"
+SIZE_CLASSES = ("s", "m", "l", "xl", "xxl")
+# The size calibrate measures each class at: the top of "s" (small dimensions are memory-bound, and a smaller
+# one is then predicted by its bytes), the geometric middle of the others.
+CLASS_SIZES = {"s": 128, "m": 256, "l": 1024, "xl": 4096, "xxl": 12288}
+
+# Layer kinds the predictor sorts layers into (analysis/predict.py) and fusion tables are kept by.
+KINDS = ("gemm", "conv", "attention", "norm", "elementwise", "lookup")
+
+# Backend -> (fusion family: whose kernels-per-layer table applies, overhead: "host" = every kernel issued by
+# the host, "graph" = one CUDA-graph replay). The one owner of this mapping: calibrate and predict both ask it.
+BACKEND_FAMILIES: dict[str, tuple[str, str]] = {
+    "torch-eager": ("eager", "host"),
+    "torch-half": ("eager", "host"),
+    "torch-autocast": ("autocast", "host"),
+    "torch-cudagraph": ("eager", "graph"),
+    "torch-compile": ("compile", "host"),
+    "torch-compile-cudagraph": ("compile", "graph"),
+    "hf-static-compile": ("compile", "graph"),
+    "ort-cuda": ("ort-cuda", "host"),
+}
+FAMILIES = ("eager", "autocast", "compile", "ort-cuda")
+
+
+def size_class(n: float) -> str:
+    """The class of one GEMM dimension (``SIZE_EDGES``): 's' (<= 128) ... 'xxl' (> 8192)."""
+    for edge, name in zip(SIZE_EDGES, SIZE_CLASSES, strict=False):
+        if n <= edge:
+            return name
+    return SIZE_CLASSES[-1]
+
+
+def wave_utilization(tiles: float, sm_count: int) -> float:
+    """Busy fraction of the SM slots: T tiles run in W = ceil(T / SMs) waves, T / (W x SMs) of them busy
+    (100 tiles on 100 SMs: 1.0; 101 tiles: 2 waves, 101 / 200)."""
+    tiles = max(math.ceil(tiles), 1)
+    return tiles / (math.ceil(tiles / sm_count) * sm_count)
+
+
+def shape_class(m: float, n: float, k: float) -> str:
+    """'m:s n:l k:m': the class key of a GEMM (or implicit-GEMM conv) of these dimensions."""
+    return f"m:{size_class(m)} n:{size_class(n)} k:{size_class(k)}"
+
+
+@dataclass(frozen=True)
+class GpuFingerprint:
+    """Which GPU a calibration was measured on, and the figures a transfer to another GPU scales by."""
+
+    name: str
+    sm_count: int
+    boost_clock_mhz: float
+    bandwidth_gbps: float
+    l2_cache_bytes: int | None = None
+    compute_capability: str | None = None
+    peak_tflops: dict[str, float] = field(default_factory=dict)
+
+    def key(self) -> str:
+        """A short tag of the figures: a calibration is only used for a GPU whose figures match."""
+        l2 = f"{self.l2_cache_bytes // 2**20}MiB" if self.l2_cache_bytes else "l2?"
+        return f"{self.sm_count}sm-{self.boost_clock_mhz:.0f}mhz-{self.bandwidth_gbps:.0f}gbps-{l2}"
+
+
+def fingerprint(gpu: GpuSpec) -> GpuFingerprint:
+    """The fingerprint of a GpuSpec (NVML or table); refuses one without the figures a prediction needs."""
+    missing = [k for k in ("sm_count", "boost_clock_mhz", "bandwidth_gbps") if not getattr(gpu, k)]
+    if missing:
+        raise ModelcostError(f"GPU {gpu.name!r}: no {', '.join(missing)} known, so it cannot be calibrated or "
+                             "predicted for")
+    return GpuFingerprint(gpu.name, int(gpu.sm_count or 0), float(gpu.boost_clock_mhz or 0),
+                          float(gpu.bandwidth_gbps or 0), gpu.l2_cache_bytes, gpu.compute_capability,
+                          dict(gpu.peak_tflops))
+
+
+@dataclass(frozen=True)
+class TimePoint:
+    """A memory-bound kernel moving ``size_bytes`` (read + written) took ``time_us``."""
+
+    size_bytes: int
+    time_us: float
+
+
+@dataclass(frozen=True)
+class AttentionPoint:
+    """SDPA at this precision, query = key length and head size reached ``efficiency`` of the dense peak
+    (after wave quantization over batch x heads x query tiles)."""
+
+    precision: str
+    seq_len: int
+    head_dim: int
+    efficiency: float
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """Kernels one layer of each kind becomes under a backend family, and the nets it was learned from."""
+
+    family: str
+    kernels_per_layer: dict[str, float]
+    learned_from: tuple[str, ...] = ()
+
+
+@dataclass
+class Calibration:
+    gpu: GpuFingerprint
+    created: str = ""
+    torch_version: str = ""
+    tile_m: int = 128
+    tile_n: int = 128
+    attention_tile: int = 128  # query rows per attention block
+    gemm_efficiency: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> class -> fraction
+    conv_efficiency: dict[str, dict[str, float]] = field(default_factory=dict)
+    memory_curve: list[TimePoint] = field(default_factory=list)
+    attention: list[AttentionPoint] = field(default_factory=list)
+    launch_us: dict[str, float] = field(default_factory=dict)  # backend family -> host us per kernel
+    kernel_gap_us: float = 0.0
+    graph_replay_us: float = 0.0
+    fusion: dict[str, Fusion] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    schema: str = SCHEMA
+
+
+def to_dict(cal: Calibration) -> dict[str, Any]:
+    doc = dataclasses.asdict(cal)
+    return {"schema": doc.pop("schema"), **doc}
+
+
+def from_dict(doc: Any, where: str = "calibration") -> Calibration:
+    """The Calibration a JSON document holds; refuses another schema version, naming both."""
+    if not isinstance(doc, dict):
+        raise ModelcostError(f"{where}: not a calibration (a JSON object is expected)")
+    schema = doc.get("schema")
+    if schema != SCHEMA:
+        raise ModelcostError(f"{where}: calibration schema {schema!r}, this modelcost reads {SCHEMA!r}; "
+                             "run 'modelcost calibrate' again on that GPU")
+    try:
+        fusion = {k: Fusion(v["family"], dict(v["kernels_per_layer"]), tuple(v.get("learned_from", ())))
+                  for k, v in doc.get("fusion", {}).items()}
+        return Calibration(
+            gpu=GpuFingerprint(**doc["gpu"]), created=doc.get("created", ""),
+            torch_version=doc.get("torch_version", ""), tile_m=int(doc["tile_m"]), tile_n=int(doc["tile_n"]),
+            attention_tile=int(doc.get("attention_tile", 128)),
+            gemm_efficiency={p: dict(t) for p, t in doc["gemm_efficiency"].items()},
+            conv_efficiency={p: dict(t) for p, t in doc["conv_efficiency"].items()},
+            memory_curve=[TimePoint(**p) for p in doc["memory_curve"]],
+            attention=[AttentionPoint(**p) for p in doc["attention"]],
+            launch_us={k: float(v) for k, v in doc["launch_us"].items()}, kernel_gap_us=float(doc["kernel_gap_us"]),
+            graph_replay_us=float(doc["graph_replay_us"]), fusion=fusion,
+            elapsed_s=float(doc.get("elapsed_s", 0.0)), notes=list(doc.get("notes", [])))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelcostError(f"{where}: a {SCHEMA} file with a missing or malformed key ({exc})") from None
+
+
+def folder(cache_dir: str | Path | None = None) -> Path:
+    from modelcost.core.env import cache_root
+
+    return Path(cache_dir or cache_root()) / FOLDER
+
+
+def slug(gpu_name: str) -> str:
+    return re.sub(r"[^a-z0-9._-]+", "-", gpu_name.lower()).strip("-") or "gpu"
+
+
+def path_for(gpu_name: str, cache_dir: str | Path | None = None) -> Path:
+    return folder(cache_dir) / f"{slug(gpu_name)}.json"
+
+
+def save(cal: Calibration, cache_dir: str | Path | None = None) -> Path:
+    """Write ``cal`` atomically into the cache and record it in the cache's manifest."""
+    from modelcost.core import owned
+    from modelcost.core.env import cache_root
+
+    root = Path(cache_dir or cache_root())
+    data = (json.dumps(to_dict(cal), indent=2) + "\n").encode("utf-8")
+    return owned.write(root, path_for(cal.gpu.name, root), data)
+
+
+def load(path: str | Path) -> Calibration:
+    """The calibration in ``path``; one line naming the file when it cannot be read or is of another schema."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ModelcostError(f"calibration {path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise ModelcostError(f"calibration {path}: not JSON ({exc})") from None
+    return from_dict(doc, f"calibration {path}")
+
+
+def load_all(cache_dir: str | Path | None = None) -> list[Calibration]:
+    """Every readable calibration of this schema in the cache (others are skipped: ``calibrate`` rewrites them)."""
+    found = []
+    base = folder(cache_dir)
+    for path in sorted(base.glob("*.json")) if base.is_dir() else []:
+        try:
+            found.append(load(path))
+        except ModelcostError:
+            continue
+    return found
