@@ -25,7 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from modelcost.analysis import torch_ops
-from modelcost.analysis.data_oracle import DataOracle, UnansweredQuestion, example_values
+from modelcost.analysis.data_oracle import DataOracle, UnansweredQuestion, aten_leaves, example_values
 from modelcost.analysis.layer_repeat import LayerPlan
 from modelcost.analysis.summary import ParamTensor, build_report, param_and_storage_stats, peak_live_bytes
 from modelcost.core.env import env_flag
@@ -55,6 +55,11 @@ class _Layer:
 
 def _tensors(value: Any) -> list[torch.Tensor]:
     return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+
+
+def _op_tensors(value: Any) -> list[torch.Tensor]:
+    """The tensors of an aten op's arguments or results (nested tuples, lists and dicts only: cheaper)."""
+    return [t for t in aten_leaves(value) if isinstance(t, torch.Tensor)]
 
 
 def _storage_key(t: torch.Tensor) -> int | None:
@@ -121,8 +126,8 @@ class _Recorder:
 
     # ops ---------------------------------------------------------------------------------------------
     def record(self, op: str, status: str, cost: torch_ops.OpCost | None, inputs: Any, outputs: Any) -> None:
-        outs = _tensors(outputs)
-        self._track_memory(_tensors(inputs), outs)
+        outs = _op_tensors(outputs)
+        self._track_memory(_op_tensors(inputs), outs)
         if status == "zero_cost":
             self.zero_cost[op] += 1
         elif status == "uncounted":
