@@ -39,8 +39,8 @@ def _real() -> dict:
     for point in report.points:
         point.prefill.experts_read = ExpertReads(16, 4.0, 80)
         point.decode.experts_read = ExpertReads(1, 2.0, 40)
-    if report.repeated_layers is None:  # llama-tiny's two layers are both counted: fill the object
-        report.repeated_layers = RepeatedLayers(2, 1, [LayerKind("LlamaDecoderLayer", 0, 2)])
+    if report.repeated_layers is None:  # fill the object (llama-tiny repeats its layer 0 for layer 1 today)
+        report.repeated_layers = RepeatedLayers(2, 2, 1, [LayerKind("LlamaDecoderLayer", 0, 2)])
     report.assumptions.append(DataAssumption("aten._local_scalar_dense", "m.py:1 (forward)", "example_inputs",
                                              ["input input_ids"], "True"))  # llama-tiny asks none: fill the list
     return json.loads(json.dumps(to_document(report)))

@@ -12,19 +12,22 @@ signature of everything a layer's forward can depend on besides its inputs -
 * the kind of KV-cache layer the model's cache holds for it (a sliding window and its width) and its entry of
   the config's ``layer_types``.
 
-The counter then runs the first m layers only (``prefix_only``): the shortest prefix holding two layers of
-every kind that has two or more (one of a kind that has one). A prefix, not a pick of layers, because models
-look up ``config.layer_types[i]`` by the position i in the list. While they run, a ``Tally`` per layer notes
-what ran inside it (op counters, activation bytes); ``expand`` then adds to the recorder, for every layer past
-the prefix, the entries and tallies of the last counted layer of its kind, renamed. Every figure of the report
-is then the whole model's: MACs, FLOPs, per-layer entries, op counts, activation bytes, modules called. The
-peak of live activations is the prefix's: identical layers run the same live set, and what outlives a layer
-(masks, RoPE tables, the residual stream) lives through every layer in both runs.
+The counter then runs the first m layers only (``prefix_only``): in the plan's first count, the shortest
+prefix holding two layers of every kind that has two or more (one of a kind that has one), which must count
+alike; in every later count, the shortest prefix holding one of each kind. A prefix, not a pick of layers,
+because models look up ``config.layer_types[i]`` by the position i in the list. While they run, a ``Tally``
+per layer notes what ran inside it (op counters, activation bytes); ``expand`` then adds to the recorder, for
+every layer past the prefix, the entries and tallies of the last counted layer of its kind, renamed. Every
+figure of the report is then the whole model's: MACs, FLOPs, per-layer entries, op counts, activation bytes,
+modules called. The peak of live activations is the prefix's: identical layers run the same live set, and what
+outlives a layer (masks, RoPE tables, the residual stream) lives through every layer in both runs.
 
-Checked on every count, else ``LayersDiffer`` says why and the caller counts every layer (``analysis.llm``):
-the two counted layers of a kind ran the same ops with the same costs and outputs (a layer that reads its index
-at run time would differ); no layer asked the data oracle a value (its cost could rest on made-up values);
-every counted layer ran once; and the forward did not fail with the shorter list.
+Checked at run time, else ``LayersDiffer`` says why and the caller counts every layer (``analysis.llm``):
+in the first count, the two counted layers of a kind ran the same ops with the same costs and outputs (a layer
+that reads its index at run time would differ); in every count, no layer asked the data oracle a value (its
+cost could rest on made-up values), every counted layer ran once, and the forward did not fail with the shorter
+list. Layer 0 is always counted and a stand-in is always a later layer, so code that singles out the first
+layer never spreads to the others.
 """
 
 from __future__ import annotations
@@ -138,21 +141,38 @@ class LayerPlan:
     attr: str
     scope: str  # the list's name in the counted module ("model.model.layers")
     layers: int  # n
-    counted: int  # m: layers 0 .. m - 1 run
-    stand_in: dict[int, int]  # layer j >= m -> the counted layer of its kind
-    pairs: list[tuple[int, int]]  # two counted layers of one kind, compared on every count
+    members: list[list[int]]  # the layers of each kind, in order
     kinds: list[LayerKind]
+    compared: bool = False  # a count ran two layers of every kind with two or more, and they agreed
     refused: str | None = None  # why the layers were counted one by one after all
     tallies: dict[str, Tally] = field(default_factory=dict)  # of the count running now, by layer name
 
+    def _prefix(self, per_kind: int) -> int:
+        return 1 + max(m[min(per_kind, len(m)) - 1] for m in self.members)
+
+    @property
+    def counted(self) -> int:
+        """m: the count now runs layers 0 .. m - 1 (two of each kind until they were compared, then one)."""
+        return self._prefix(1 if self.compared else 2)
+
+    def _stand_ins(self) -> tuple[dict[int, int], list[tuple[int, int]]]:
+        """Layer j >= m -> the last counted layer of its kind; and the pairs of counted layers of one kind."""
+        m, stand_in, pairs = self.counted, {}, []
+        for members in self.members:
+            inside = [i for i in members if i < m]
+            stand_in.update({j: inside[-1] for j in members if j >= m})
+            pairs += [(inside[0], inside[1])] if len(inside) > 1 and not self.compared else []
+        return stand_in, pairs
+
     def summary(self) -> RepeatedLayers:
-        return RepeatedLayers(self.layers, self.counted, list(self.kinds))
+        return RepeatedLayers(self.layers, self._prefix(2), self._prefix(1), list(self.kinds))
 
     def note(self) -> str:
         kinds = "; ".join(f"{k.layers} x {k.module} (from layer {k.first})" for k in self.kinds)
-        return (f"decoder layers: {self.layers} of {len(self.kinds)} kind(s) ({kinds}); each forward counted the "
-                f"first {self.counted} and repeated the last counted layer of each kind for the others (the layers of "
-                "a kind have the same modules, shapes, settings and cache layer; the two counted ones agree)")
+        return (f"decoder layers: {self.layers} of {len(self.kinds)} kind(s) ({kinds}); the first counted forward ran "
+                f"layers 0-{self._prefix(2) - 1} (two of each kind: they counted alike), the others layers "
+                f"0-{self._prefix(1) - 1}; each other layer is the last counted layer of its kind, repeated (the "
+                "layers of a kind have the same modules, shapes, settings and cache layer)")
 
     def _name(self, i: int) -> str:
         return f"{self.scope}.{i}"
@@ -181,15 +201,16 @@ class LayerPlan:
             if tally.runs != 1 or tally.asked:
                 why = f"ran {tally.runs} times" if tally.runs != 1 else "asked tensor values (data oracle)"
                 raise LayersDiffer(f"decoder layer {i} {why}")
+        stand_in, pairs = self._stand_ins()
         entries = {i: self._entries(rec, i) for i in range(self.counted)}
-        for a, b in self.pairs:
+        for a, b in pairs:
             if entries[a] != entries[b] or not self.tallies[self._name(a)].same(self.tallies[self._name(b)]):
                 raise LayersDiffer(f"decoder layers {a} and {b} are alike in structure but did not count alike")
         called = {i: [n[len(self._name(i)):] for n in rec.called if _under(n, self._name(i))]
-                  for i in set(self.stand_in.values())}  # modules that ran in each stand-in, named relative to it
+                  for i in set(stand_in.values())}  # modules that ran in each stand-in, named relative to it
         copies = []
         for j in range(self.counted, self.layers):
-            src = self.stand_in[j]
+            src = stand_in[j]
             tally = self.tallies[self._name(src)]
             copies += [dataclasses.replace(e, name=self._name(j) + e.name, output_shapes=list(e.output_shapes))
                        for e in entries[src]]
@@ -200,6 +221,7 @@ class LayerPlan:
         items = list(rec.layers.items())  # the copies go after the counted layers' entries, in execution order
         at = 1 + max((k for k, (name, _) in enumerate(items) if _under(name, self.scope)), default=len(items) - 1)
         rec.layers = dict(items[:at] + [(c.name, c) for c in copies] + items[at:])
+        self.compared = True
 
     def _entries(self, rec: Any, i: int) -> list[Any]:
         """Layer i's recorder entries, named relative to the layer ('.mlp.experts')."""
@@ -207,14 +229,16 @@ class LayerPlan:
         return [dataclasses.replace(e, name=e.name[len(inside):]) for name, e in rec.layers.items()
                 if _under(name, inside)]
 
-    def pad_cache(self, cache: Any) -> None:
-        """Fill the cache slots of the layers that did not run with their stand-in's (the same tensors)."""
+    def pad_cache(self, cache: Any, counted: int) -> None:
+        """Fill the cache slots of the layers past the ``counted`` that ran with their stand-in's (the same
+        tensors)."""
+        stand_in = {j: max(i for i in m if i < counted) for m in self.members for j in m if j >= counted}
         if isinstance(cache, list):
-            cache += [cache[self.stand_in[j]] for j in range(len(cache), self.layers)]
+            cache += [cache[stand_in[j]] for j in range(len(cache), self.layers)]
             return
         layers = cache.layers
-        for j in range(self.counted, self.layers):
-            slot = copy.copy(layers[self.stand_in[j]])
+        for j in range(counted, self.layers):
+            slot = copy.copy(layers[stand_in[j]])
             if j < len(layers):
                 layers[j] = slot
             else:
@@ -246,14 +270,8 @@ def plan(module: Any, cache: Any, config: Any, step_scope: str) -> LayerPlan | N
     for i, layer in enumerate(decoder):
         sig = signature(layer, i, slots[i] if i < len(slots) else None, types[i] if i < len(types) else None)
         kinds.setdefault(("unique", i) if sig is None else sig, []).append(i)
-    counted = 1 + max(members[min(1, len(members) - 1)] for members in kinds.values())
-    if counted >= len(decoder):
+    members = list(kinds.values())
+    if 1 + max(m[0] for m in members) >= len(decoder):  # one of each kind is every layer: nothing to repeat
         return None
-    stand_in, pairs, summary = {}, [], []
-    for members in kinds.values():
-        inside = [i for i in members if i < counted]
-        stand_in.update({j: inside[-1] for j in members if j >= counted})
-        pairs += [(inside[0], inside[1])] if len(inside) > 1 else []
-        summary.append(LayerKind(type(decoder[members[0]]).__name__, members[0], len(members)))
-    return LayerPlan(holder, path.rpartition(".")[2], f"{step_scope}{path}", len(decoder), counted, stand_in, pairs,
-                     summary)
+    summary = [LayerKind(type(decoder[m[0]]).__name__, m[0], len(m)) for m in members]
+    return LayerPlan(holder, path.rpartition(".")[2], f"{step_scope}{path}", len(decoder), members, summary)

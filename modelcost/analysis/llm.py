@@ -66,13 +66,13 @@ def count_step(lm: CausalLM, batch: int, new_tokens: int, make_cache: Callable[[
 
     ids = torch.empty(batch, new_tokens, dtype=torch.long, device="meta")
     if layers is not None and layers.refused is None:
-        cache = make_cache()
+        cache, counted = make_cache(), layers.counted
         try:
             report = analyze_module(_step_module(lm, cache, last_only), [ids], name=lm.name, repeat=layers)
         except LayersDiffer as exc:
             layers.refused = str(exc)
         else:
-            layers.pad_cache(cache)
+            layers.pad_cache(cache, counted)
             return report, cache
     cache = make_cache()
     return analyze_module(_step_module(lm, cache, last_only), [ids], name=lm.name), cache

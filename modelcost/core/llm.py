@@ -232,10 +232,12 @@ class LayerKind:
 
 @dataclass
 class RepeatedLayers:
-    """How the decoder was counted: the first ``counted`` layers ran in each counted forward, and each other layer
-    is the last counted layer of its kind, repeated."""
+    """How the decoder was counted: the first counted forward ran layers 0 .. ``counted_first`` - 1 (two of each
+    kind, compared), every later one layers 0 .. ``counted`` - 1 (one of each kind); each other layer is the
+    last counted layer of its kind, repeated."""
 
     layers: int  # the model's decoder layers
+    counted_first: int
     counted: int
     kinds: list[LayerKind] = field(default_factory=list)
 
