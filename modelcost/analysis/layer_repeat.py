@@ -169,10 +169,13 @@ class LayerPlan:
 
     def note(self) -> str:
         kinds = "; ".join(f"{k.layers} x {k.module} (from layer {k.first})" for k in self.kinds)
+        def span(m: int) -> str:
+            return "layer 0" if m == 1 else f"layers 0-{m - 1}"
+
         return (f"decoder layers: {self.layers} of {len(self.kinds)} kind(s) ({kinds}); the first counted forward ran "
-                f"layers 0-{self._prefix(2) - 1} (two of each kind: they counted alike), the others layers "
-                f"0-{self._prefix(1) - 1}; each other layer is the last counted layer of its kind, repeated (the "
-                "layers of a kind have the same modules, shapes, settings and cache layer)")
+                f"{span(self._prefix(2))} (two of each kind: they counted alike), the others {span(self._prefix(1))}; "
+                "each other layer is the last counted layer of its kind, repeated (the layers of a kind have the same "
+                "modules, shapes, settings and cache layer)")
 
     def _name(self, i: int) -> str:
         return f"{self.scope}.{i}"
