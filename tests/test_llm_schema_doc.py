@@ -11,7 +11,7 @@ from pathlib import Path
 
 from modelcost import api
 from modelcost.analysis.llm_bounds import place_measured
-from modelcost.core.llm import ExpertReads, MoeSpec, Routing
+from modelcost.core.llm import ExpertReads, LayerKind, MoeSpec, RepeatedLayers, Routing
 from modelcost.core.assumptions import DataAssumption
 from modelcost.hardware.specs import spec_from_table
 from modelcost.report.llm import to_document
@@ -39,6 +39,8 @@ def _real() -> dict:
     for point in report.points:
         point.prefill.experts_read = ExpertReads(16, 4.0, 80)
         point.decode.experts_read = ExpertReads(1, 2.0, 40)
+    if report.repeated_layers is None:  # fill the object (llama-tiny repeats its layer 0 for layer 1 today)
+        report.repeated_layers = RepeatedLayers(2, 2, 1, [LayerKind("LlamaDecoderLayer", 0, 2)])
     report.assumptions.append(DataAssumption("aten._local_scalar_dense", "m.py:1 (forward)", "example_inputs",
                                              ["input input_ids"], "True"))  # llama-tiny asks none: fill the list
     return json.loads(json.dumps(to_document(report)))

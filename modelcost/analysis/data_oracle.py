@@ -77,7 +77,17 @@ class _Twin:
 
 
 def _is_meta(t: Any) -> bool:
-    return isinstance(t, torch.Tensor) and t.device.type == "meta"
+    return isinstance(t, torch.Tensor) and t.is_meta
+
+
+def aten_leaves(value: Any) -> list[Any]:
+    """The leaves of an aten op's arguments or results (tensors, numbers, ...: nested tuples, lists and dicts
+    flattened), as ``tree_flatten`` gives them, without its per-node bookkeeping: the oracle looks at every op."""
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in aten_leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in aten_leaves(v)]
+    return [value]
 
 
 def _storage_key(t: torch.Tensor) -> int | None:
@@ -177,21 +187,21 @@ class DataOracle(TorchDispatchMode):
             out = func(*args, **kwargs)
         except (RuntimeError, NotImplementedError) as exc:
             asked = func._overloadpacket.__name__ in QUESTIONS
-            if not asked or not any(map(_is_meta, tree_flatten((args, kwargs))[0])):
+            if not asked or not any(map(_is_meta, aten_leaves((args, kwargs)))):
                 raise
             return self._answer(func, args, kwargs, exc)
-        if any(map(_is_meta, tree_flatten(out)[0])):
-            self._shadow(func, args, kwargs, out)
+        outs = [out] if isinstance(out, torch.Tensor) else [t for t in aten_leaves(out) if isinstance(t, torch.Tensor)]
+        if any(t.is_meta for t in outs):
+            self._shadow(func, args, kwargs, out, outs)
         return out
 
-    def _shadow(self, func: Any, args: tuple, kwargs: dict, out: Any) -> None:
-        """Twins for the meta outputs of an op whose inputs have them (or may be made up at the frontier)."""
-        outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        if func._overloadpacket.__name__ in NOT_QUESTIONS or not all(_is_meta(t) and t.numel() <= self.limit
+    def _shadow(self, func: Any, args: tuple, kwargs: dict, out: Any, outs: list[torch.Tensor]) -> None:
+        """Twins for the meta outputs ``outs`` of an op whose inputs have them (or may be made up at the frontier)."""
+        if func._overloadpacket.__name__ in NOT_QUESTIONS or not all(t.is_meta and t.numel() <= self.limit
                                                                      for t in outs):
             self._forget_writes(func, args, kwargs)
             return
-        inputs = [t for t in tree_flatten((args, kwargs))[0] if _is_meta(t)]
+        inputs = [t for t in aten_leaves((args, kwargs)) if _is_meta(t)]
         missing = [t for t in inputs if t not in self.twins]
         if missing and self._frontier(inputs, outs):
             name = str(func._overloadpacket)
@@ -271,7 +281,7 @@ class DataOracle(TorchDispatchMode):
                 positions.append(ix)
         out = func(x, positions, *args[2:], **kwargs)
         self._record("aten.index", list(masks.values()), out)
-        self._shadow(func, (x, positions), kwargs, out)
+        self._shadow(func, (x, positions), kwargs, out, [out])
         return out
 
     def _make_up_missing(self, inputs: list[torch.Tensor], op: str, exc: BaseException) -> None:

@@ -25,7 +25,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from modelcost.analysis import torch_ops
-from modelcost.analysis.data_oracle import DataOracle, UnansweredQuestion, example_values
+from modelcost.analysis.data_oracle import DataOracle, UnansweredQuestion, aten_leaves, example_values
+from modelcost.analysis.layer_repeat import LayerPlan
 from modelcost.analysis.summary import ParamTensor, build_report, param_and_storage_stats, peak_live_bytes
 from modelcost.core.env import env_flag
 from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
@@ -54,6 +55,11 @@ class _Layer:
 
 def _tensors(value: Any) -> list[torch.Tensor]:
     return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+
+
+def _op_tensors(value: Any) -> list[torch.Tensor]:
+    """The tensors of an aten op's arguments or results (nested tuples, lists and dicts only: cheaper)."""
+    return [t for t in aten_leaves(value) if isinstance(t, torch.Tensor)]
 
 
 def _storage_key(t: torch.Tensor) -> int | None:
@@ -89,12 +95,15 @@ class _Recorder:
         self.steps: list[tuple[list[tuple[int, int]], list[int]]] = []
         self.activation_bytes = 0
         self.in_composite = 0
+        self.scopes: dict[str, Any] = {}  # module name -> its tally (begin / end), ``layer_repeat.LayerPlan``
 
     # module scopes -----------------------------------------------------------------------------------
     def enter(self, module: torch.nn.Module) -> None:
         name = self.module_names.get(id(module), f"<{type(module).__name__}>")
         leaf = id(module) in self.leaves
         self.called.add(name)
+        if name in self.scopes:
+            self.scopes[name].begin(self)
         name = name or (type(module).__name__ if leaf else "")  # a root without children is one layer
         self.stack.append((name, leaf))
         if leaf and name not in self.layers:
@@ -107,6 +116,8 @@ class _Recorder:
         if not self.stack:
             return
         name, leaf = self.stack.pop()
+        if name in self.scopes:
+            self.scopes[name].end(self)
         if leaf:
             layer = self.layers[name]
             for t in _tensors(output):
@@ -115,8 +126,8 @@ class _Recorder:
 
     # ops ---------------------------------------------------------------------------------------------
     def record(self, op: str, status: str, cost: torch_ops.OpCost | None, inputs: Any, outputs: Any) -> None:
-        outs = _tensors(outputs)
-        self._track_memory(_tensors(inputs), outs)
+        outs = _op_tensors(outputs)
+        self._track_memory(_op_tensors(inputs), outs)
         if status == "zero_cost":
             self.zero_cost[op] += 1
         elif status == "uncounted":
@@ -299,11 +310,12 @@ def analyze_torch(loaded: LoadedTorch) -> CostReport:
 
 
 def analyze_module(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapping[str, torch.Tensor],
-                   name: str = "module") -> CostReport:
+                   name: str = "module", repeat: LayerPlan | None = None) -> CostReport:
     """Count an ``nn.Module`` you already have, on the inputs you give (meta tensors cost no memory; real
     ones run for real; a value the model asks of a meta tensor is answered from made-up input values:
     ``data_oracle``). A sequence binds positionally and its inputs are named after ``forward``'s arguments;
-    a mapping {argument name: tensor} binds by keyword."""
+    a mapping {argument name: tensor} binds by keyword. ``repeat``: run only the first decoder layers and
+    repeat them for the others (``layer_repeat``; raises ``LayersDiffer`` when they cannot stand for them)."""
     if isinstance(inputs, Mapping):
         named = list(inputs.items())
     else:
@@ -314,11 +326,11 @@ def analyze_module(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Map
                          keyword_inputs=isinstance(inputs, Mapping))
     tensors = tuple(t for _, t in named)
     device = tensors[0].device.type if tensors else "cpu"
-    return _analyze(loaded, tensors, device=device)
+    return _analyze(loaded, tensors, device=device, repeat=repeat)
 
 
 def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str,
-             values: Sequence[torch.Tensor] | None = None) -> CostReport:
+             values: Sequence[torch.Tensor] | None = None, repeat: LayerPlan | None = None) -> CostReport:
     module = loaded.module
     names: dict[int, str] = {}
     for name, m in module.named_modules(remove_duplicate=False):
@@ -336,12 +348,16 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str,
     oracle = DataOracle()
     for i, (spec, t) in enumerate(zip(loaded.inputs, inputs, strict=False)):
         oracle.seed(spec.name, t, values[i] if values is not None else None)
+    layers = repeat.prefix_only(rec, oracle) if repeat is not None else contextlib.nullcontext()
     with torch.no_grad(), torch.device(device), _module_hooks(rec), _CompositeMode(rec), oracle, _CountingMode(rec):
         try:
-            out = loaded.call(module, inputs)
+            with layers:
+                out = loaded.call(module, inputs)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's model failed: report what ran, say why
             failure = _forward_failure(loaded, exc)
             problems.append(f"{loaded.source}: {failure}")
+    if repeat is not None:
+        repeat.expand(rec, failure)
     keep = [k for k in map(_storage_key, _tensors(out)) if k is not None]
     layers = [layer.to_cost() for layer in rec.layers.values()]
     pstats, sstats = param_and_storage_stats(params, shared, buffers)

@@ -222,6 +222,27 @@ class GenerationResult:
 
 
 @dataclass
+class LayerKind:
+    """Decoder layers of one kind: the same modules, shapes, settings and cache layer (``analysis.layer_repeat``)."""
+
+    module: str  # the layer's class ("MixtralDecoderLayer")
+    first: int  # index of its first layer
+    layers: int  # how many layers are of this kind
+
+
+@dataclass
+class RepeatedLayers:
+    """How the decoder was counted: the first counted forward ran layers 0 .. ``counted_first`` - 1 (two of each
+    kind, compared), every later one layers 0 .. ``counted`` - 1 (one of each kind); each other layer is the
+    last counted layer of its kind, repeated."""
+
+    layers: int  # the model's decoder layers
+    counted_first: int
+    counted: int
+    kinds: list[LayerKind] = field(default_factory=list)
+
+
+@dataclass
 class LlmReport:
     model: str
     source: str
@@ -248,3 +269,4 @@ class LlmReport:
     config_defaults: dict[str, int | bool | list[int]] = field(default_factory=dict)
     mla: MlaShape | None = None  # multi-head latent attention; None for other attention
     assumptions: list[DataAssumption] = field(default_factory=list)  # values asked on meta, over every counted forward
+    repeated_layers: RepeatedLayers | None = None  # None: every decoder layer was counted

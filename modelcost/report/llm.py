@@ -32,7 +32,7 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
     return {**{k: plain[k] for k in ("model", "source", "config_defaults", "dtype", "params", "params_active", "moe",
                                      "weights_bytes", "weights_bytes_by_dtype", "weights_read_bytes", "attention",
                                      "attn_implementation", "hidden_state_bytes", "complete", "incomplete_reasons",
-                                     "mla")},
+                                     "mla", "repeated_layers")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
             "notes": plain["notes"], "problems": plain["problems"], "assumptions": plain["assumptions"]}
 

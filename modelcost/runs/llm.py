@@ -31,10 +31,13 @@ def llm(
     from modelcost.loaders.llm_loader import load_causal_lm
     from modelcost.runs.gpu import gpu_spec, this_gpu
 
+    from modelcost.bench.memory import long_lived_frozen
+
     lm = load_causal_lm(source, dtype, attn_implementation)
     try:
-        report = analyze_llm(lm, list(prompt_lens), list(gen_lens), list(batch_sizes), kv_dtype, attention,
-                             routing)
+        with long_lived_frozen():  # the collector skips torch, transformers and the model while counting
+            report = analyze_llm(lm, list(prompt_lens), list(gen_lens), list(batch_sizes), kv_dtype, attention,
+                                 routing)
     except ValueError as exc:
         raise ModelcostError(str(exc)) from exc
     gpu = gpu_spec(target_gpu) if isinstance(target_gpu, str) else target_gpu or this_gpu(required=False)
