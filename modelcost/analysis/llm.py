@@ -97,10 +97,14 @@ def _embedding_row_bytes(module: Any) -> int:
 
 
 def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch_sizes: list[int],
-                kv_dtype: str | None = None, attention: str = "full", routing: str | None = None) -> LlmReport:
+                kv_dtype: str | None = None, attention: str = "full", routing: str | None = None,
+                layer_counts: dict[tuple[int, int, int], tuple[CostReport, CostReport | None]] | None = None,
+                ) -> LlmReport:
     """Static cost of every (batch, prompt, gen) point; weights and KV sizes for the model in its dtype.
     ``attention``: which prefill query/key pairs are counted ("full" | "causal", see CAUSAL_NOTE); ``routing``
-    (``--routing``): the expert distribution a mixture of experts' reads assume (``llm_moe``)."""
+    (``--routing``): the expert distribution a mixture of experts' reads assume (``llm_moe``). ``layer_counts``,
+    when given, receives the per-layer counts of each point's prefill and first decode step, keyed by (batch,
+    prompt, gen): what the latency predictor (analysis/predict_llm.py) needs and the report does not keep."""
     if attention not in CAUSAL_NOTE:
         raise ValueError(f"--attention {attention}: choose one of {', '.join(CAUSAL_NOTE)}")
     lm.check_lengths(prompt_lens, gen_lens, batch_sizes)
@@ -131,11 +135,13 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
         for b in batch_sizes:
             for p in prompt_lens:
                 for g in gen_lens:
-                    report.points.append(_point(lm, report, b, p, g, kv_dtype))
+                    report.points.append(_point(lm, report, b, p, g, kv_dtype, layer_counts))
     return report
 
 
-def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, kv_dtype: str) -> GenerationPoint:
+def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, kv_dtype: str,
+           layer_counts: dict[tuple[int, int, int], tuple[CostReport, CostReport | None]] | None = None,
+           ) -> GenerationPoint:
     cache = lm.new_cache()
     pre = count_step(lm, batch, prompt, cache, last_only=True)
     _merge(report, pre, "prefill")  # a prefill that failed on meta stops here: no cache to decode from
@@ -155,7 +161,9 @@ def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, k
     prefill = PrefillCost(batch * prompt, pre_macs, pre_flops, pre_bytes, pre_flops / pre_bytes, logits,
                           pre.memory.peak_activation_bytes, pre_experts)
     dec_read, dec_experts = llm_moe.weights_read(report.moe, read, batch)
-    decode = _decode(lm, report, cache, batch, prompt, gen, kv, windows, dec_read)
+    decode, first_step = _decode(lm, report, cache, batch, prompt, gen, kv, windows, dec_read)
+    if layer_counts is not None:
+        layer_counts[(batch, prompt, gen)] = (pre, first_step)
     decode.experts_read = dec_experts if decode.steps else None
     peak = report.weights_bytes + kv.bytes_at(prompt + gen) * batch + pre.memory.peak_activation_bytes
     point = GenerationPoint(batch, prompt, gen, kv, prefill, decode, peak)
@@ -164,15 +172,18 @@ def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, k
 
 
 def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: int, gen: int, kv: KvCache,
-            windows: list[int | None], read: int) -> DecodeCost:
+            windows: list[int | None], read: int) -> tuple[DecodeCost, CostReport | None]:
+    """The decode steps' cost, and the per-layer count of the first step (None: no decode step)."""
     steps = gen - 1
     if steps <= 0:
-        return DecodeCost(0, [], 0, 0, 0, 0)
+        return DecodeCost(0, [], 0, 0, 0, 0), None
     first, last = prompt + 1, prompt + steps
     nodes, checks = win.decode_contexts(first, last, windows)
     counted: dict[int, DecodeTokenCost] = {}
+    first: CostReport | None = None
     for ctx in sorted(nodes + checks):
         cost = count_step(lm, batch, 1, cache_like(lm, template, ctx - 1))
+        first = first or cost
         _merge(report, cost, "decode")
         nbytes = read + batch * kv.bytes_at(ctx)
         counted[ctx] = DecodeTokenCost(ctx - prompt + 1, ctx, cost.compute.macs, cost.compute.flops, nbytes,
@@ -184,7 +195,7 @@ def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: 
             report.problems.append(f"decode cost is not piecewise linear in context length (step at {ctx} "
                                    "positions); the totals interpolate between the counted steps")
     return DecodeCost(steps, [counted[k] for k in sorted(counted)], win.series_total(macs), win.series_total(flops),
-                      win.series_total({ctx: counted[ctx].bytes for ctx in nodes}), win.last_slope(macs))
+                      win.series_total({ctx: counted[ctx].bytes for ctx in nodes}), win.last_slope(macs)), first
 
 
 def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:
