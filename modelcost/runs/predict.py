@@ -81,3 +81,31 @@ def attach_llm_predictions(report: Any, layer_counts: dict[tuple[int, int, int],
                 report.predictions.append(with_measurements(pred, report.benchmarks) if i == 0 and
                                           gpu.source == "nvml" else pred)
     return report
+
+
+def attach_train_predictions(report: Any, loaded: Any, statics: dict[str, Any], configs: Sequence[tuple[str, str, int]],
+                             target_gpu: str | GpuSpec | None, found: list[Any]) -> Any:
+    """``report.predictions`` (a TrainingReport's): the step time of each (precision, variant, batch) on this GPU,
+    beside its measurement, and on ``target_gpu``; ``statics``: the training counts of each precision."""
+    from modelcost.analysis.predict_train import predict_step, with_measurement
+    from modelcost.analysis.predict_transfer import calibration_for
+    from modelcost.analysis.torch_counter import analyze_torch
+
+    gpus = target_gpus(None, target_gpu)
+    if not gpus:
+        report.notes.append(NO_GPU_NOTE)
+        return report
+    forward = analyze_torch(loaded)  # the per-layer forward the step's kernels are modelled from
+    for i, gpu in enumerate(gpus):
+        cal, source = calibration_for(gpu, found)
+        for precision, variant, batch in configs:
+            try:
+                pred = predict_step(forward, statics[precision], cal, precision, variant, batch, calibrated_on=source)
+            except ModelcostError as exc:
+                report.notes.append(f"predict: {precision} {variant} batch {batch} on {cal.gpu.name}: {exc}")
+                continue
+            if pred.transferred:
+                pred.notes.append(cal.notes[-1])
+            report.predictions.append(with_measurement(pred, report.benchmarks) if i == 0 and gpu.source == "nvml"
+                                      else pred)
+    return report
