@@ -109,3 +109,16 @@ def attach_train_predictions(report: Any, loaded: Any, statics: dict[str, Any], 
             report.predictions.append(with_measurement(pred, report.benchmarks) if i == 0 and gpu.source == "nvml"
                                       else pred)
     return report
+
+
+def calibration_here() -> Any | None:
+    """The cache's calibration of this machine's GPU (NVML), None when there is no GPU or it was never
+    calibrated: what a sweep keeps beside its results (sweep/db.py, table calibrations)."""
+    from modelcost.analysis.predict_transfer import canonical_name
+    from modelcost.core.calibration import load_all
+
+    here = this_gpu(required=False)
+    if here is None or here.source != "nvml":
+        return None
+    name = canonical_name(here.name)
+    return next((cal for cal in load_all() if canonical_name(cal.gpu.name) == name), None)
