@@ -122,3 +122,35 @@ def calibration_here() -> Any | None:
         return None
     name = canonical_name(here.name)
     return next((cal for cal in load_all() if canonical_name(cal.gpu.name) == name), None)
+
+
+def prescreen_plan(report: RunReport, plan: Any, batches: Sequence[int], found: list[Any], constraints: Any,
+                   objective: str) -> None:
+    """``recommend --predict``: predict every (backend, precision, batch) of ``plan`` on this GPU and mark those
+    that cannot win (decide/prescreen.py) as not to be measured (``plan.prescreened``: their rows, status
+    "screened", the prediction in the reason); the notes say what was skipped, or why nothing was."""
+    from modelcost.analysis.predict import predict
+    from modelcost.analysis.predict_transfer import calibration_for
+    from modelcost.core.types import BenchResult
+    from modelcost.decide.prescreen import prescreen
+
+    here = target_gpus(report.gpu, None)
+    if not here or report.cost is None or not report.cost.compute.complete:
+        why = "no GPU here to predict for" if not here else "no complete static counts to predict from"
+        report.notes.append(f"pre-screen (--predict): every config measured: {why}")
+        return
+    cal, source = calibration_for(here[0], found)
+    preds, unpredicted = [], []
+    for backend, precision in plan.runnable:
+        for batch in batches:
+            try:
+                preds.append(predict(report.cost, cal, backend, precision, batch, calibrated_on=source))
+            except ModelcostError:
+                unpredicted.append(f"{backend} {precision} batch {batch}")
+    skip, notes = prescreen(preds, constraints, objective)
+    report.notes += notes
+    if unpredicted:
+        report.notes.append(f"pre-screen (--predict): measured without a prediction (no model for them): "
+                            f"{', '.join(unpredicted)}")
+    plan.prescreened = {key: BenchResult(*key, "screened", reason=f"not measured (pre-screen, --predict): {why}")
+                        for key, why in skip.items()}
