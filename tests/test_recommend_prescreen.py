@@ -14,7 +14,7 @@ from modelcost.decide.prescreen import prescreen
 from modelcost.decide.recommend import Constraints
 from modelcost.hardware.specs import spec_from_table
 from tests.test_bench_runner import fast_config, tiny_model
-from tests.test_predict import GELU, GEMM, cost_of, synthetic
+from tests.test_predict import GELU, cost_of, synthetic
 
 
 def pred(backend: str, batch: int, latency_ms: float, p90: float | None = 10.0) -> LatencyPrediction:
