@@ -152,5 +152,5 @@ def prescreen_plan(report: RunReport, plan: Any, batches: Sequence[int], found: 
     if unpredicted:
         report.notes.append(f"pre-screen (--predict): measured without a prediction (no model for them): "
                             f"{', '.join(unpredicted)}")
-    plan.prescreened = {key: BenchResult(*key, "screened", reason=f"not measured (pre-screen, --predict): {why}")
+    plan.prescreened = {key: BenchResult(*key, "screened", reason=f"pre-screen (--predict): {why}")
                         for key, why in skip.items()}
