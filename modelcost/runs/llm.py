@@ -53,6 +53,9 @@ def llm(
         _measure(lm, report, backends, prompt_lens, gen_lens, batch_sizes, dtype, device, runs, warmup, repeats)
     if predict:
         prediction.attach_llm_predictions(report, counts, target_gpu, found, backends)
+        if tp != 1:
+            report.notes.append(f"predict: TTFT and TPOT are predicted on one GPU (as the measured runs use one); "
+                                f"--tp {tp} splits the bounds only")
     return report
 
 
