@@ -126,6 +126,14 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     prepare_cache(args)
+    from modelcost.core.errors import ModelcostError
+    from modelcost.runs.predict import calibrations
+
+    try:
+        found = calibrations()  # none: every case would fail alike; say it once
+    except ModelcostError as exc:
+        sys.exit(f"predict_validate_llm: {exc} (or pass --calibrate / --calibration FILE)")
+    print("calibrations: " + ", ".join(f"{c.gpu.name} ({c.created})" for c in found), flush=True)
     config = args.out / "llama-3.2-1b-shaped" / "config.json"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(json.dumps(LLAMA_3_2_1B, indent=2) + "\n")
