@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from modelcost.analysis.predict import ErrorEntry
 from modelcost.analysis.predict_llm import predict_point, with_measurements
 from modelcost.core import calibration as calib
+from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, GenerationPoint, GenerationResult, KvCache, PrefillCost
 from modelcost.core.types import LayerCost
 from modelcost.hardware.specs import spec_from_table
@@ -77,6 +78,14 @@ def test_prefill_eager_in_every_backend() -> None:
     for backend in ("hf-eager", "hf-static-compile"):
         ttft = predicted(backend).ttft
         assert ttft.latency_ms == pytest.approx(129.961696e-3) and ttft.kernels == 6
+
+
+def test_eager_attention_is_refused_not_predicted_without_its_cache_reads() -> None:
+    # eager attention is two matmuls whose K / V operand predict.layer_bytes does not see: no SDPA layer, no
+    # place for the KV-cache reads; refused rather than predicted too fast
+    with pytest.raises(ModelcostError, match="no attention layer the predictor knows"):
+        predict_point(cost_of(Q_PREFILL, HEAD), cost_of(Q_DECODE, HEAD), point(), synthetic(), "hf-eager", "fp16",
+                      table=[])
 
 
 def test_each_phase_has_its_own_validated_error_or_none() -> None:

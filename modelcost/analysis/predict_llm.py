@@ -131,6 +131,10 @@ def predict_point(prefill: CostReport, decode: CostReport | None, point: Generat
         if not cost.compute.complete:
             why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
             raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
+    if point.kv_cache.bytes_per_token and not _attention_layers(decode):
+        raise ModelcostError("the decode step has no attention layer the predictor knows (scaled_dot_product_"
+                             "attention), so its KV-cache reads have no place: --attn-implementation sdpa, where "
+                             "the model has it")
     pre_model, dec_model, cache = LLM_BACKENDS[backend]
     calibrated_on = calibrated_on or cal.gpu.name
     table = validation_table() if table is None else table
