@@ -11,14 +11,15 @@ from pathlib import Path
 
 from modelcost import api
 from modelcost.analysis.llm_bounds import place_measured
-from modelcost.core.llm import ExpertReads, LayerKind, MoeSpec, RepeatedLayers, Routing
+from modelcost.core.llm import ExpertReads, LayerKind, LlmPrediction, MoeSpec, RepeatedLayers, Routing
+from modelcost.core.types import LatencyPrediction
 from modelcost.core.assumptions import DataAssumption
 from modelcost.hardware.specs import spec_from_table
 from modelcost.report.llm import to_document
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "REPORT_SCHEMA.md"
 ROW = re.compile(r"^\| (llm[\w.\[\]]*) \| (.*?[^\\]) \|")  # the type column may hold an escaped \|
-LEAF_TYPES = ("map", "stats", "list[string]")
+LEAF_TYPES = ("map", "stats", "list[string]", "latency prediction")
 
 
 def _documented() -> dict[str, str]:
@@ -43,6 +44,8 @@ def _real() -> dict:
         report.repeated_layers = RepeatedLayers(2, 2, 1, [LayerKind("LlamaDecoderLayer", 0, 2)])
     report.assumptions.append(DataAssumption("aten._local_scalar_dense", "m.py:1 (forward)", "example_inputs",
                                              ["input input_ids"], "True"))  # llama-tiny asks none: fill the list
+    report.predictions.append(LlmPrediction(16, 5, *(LatencyPrediction("H100 SXM", "hf-eager", "fp32", 1, 1.0, 1.0,
+                                                                       0.0, 10, "H100 SXM") for _ in range(2))))
     return json.loads(json.dumps(to_document(report)))
 
 

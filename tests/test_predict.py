@@ -211,3 +211,11 @@ def test_predict_on_a_target_gpu_from_the_cli(monkeypatch: pytest.MonkeyPatch, t
     assert all(p["gpu"] == "H100 SXM" and p["latency_ms"] > 0 and p["measured_ms"] is None for p in preds)
     assert all(p["error_basis"].startswith("error unknown") for p in preds)
     assert "predicted latency (--predict)" in result.output and "unknown" in result.output  # the terminal's table
+
+
+def test_a_lookup_reads_only_its_rows() -> None:
+    # An embedding of 128,256 x 2,048 gathering one row: it reads that row and writes it, 2 x 2,048 x 2 B =
+    # 8,192 B -> 2 + 0.008192 us on the synthetic curve, not the 525 MB table (~527 us).
+    emb = LayerCost("embed", "Embedding", params=128_256 * 2048, output_shapes=[(1, 1, 2048)], status="zero_cost")
+    [est] = estimate_layers(cost_of(emb), synthetic(), "fp16", 1)
+    assert est.kind == "lookup" and est.memory_ms == pytest.approx(2.008192e-3)

@@ -155,6 +155,7 @@ def _fill_what_a_cpu_run_leaves_out(doc: dict[str, Any]) -> dict[str, Any]:
     doc["comparison"] = comparison_to_dict(cmp)
     doc["training"] = _training_on_the_cpu()
     doc["predictions"] = _a_prediction(cost, measured)
+    doc["training"]["predictions"] = doc["predictions"]  # train --predict: the same LatencyPrediction type
     # An ONNX model asks no values on meta: the assumptions of a PyTorch model that reads one (.item())
     asked = api.analyze_static(f"{ROOT / 'tests' / 'fixtures' / 'asks_values.py'}:length_slice").assumptions
     assert asked

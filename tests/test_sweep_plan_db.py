@@ -156,9 +156,41 @@ def test_schema_doc_lists_every_column_and_only_those(tmp_path) -> None:
         elif table and (c := re.match(r"\| `(\w+)` \|", line)):
             documented[table].add(c.group(1))
     con = sqlite3.connect(ResultsDB(tmp_path / "r.sqlite").path)
-    tables = ("runs", "results", "meta", "noise_baseline")
+    tables = ("runs", "results", "meta", "noise_baseline", "calibrations")
     actual = {t: {row[1] for row in con.execute(f"PRAGMA table_info({t})")} for t in tables}
     assert documented == actual
+
+
+def test_db_keeps_the_calibration_a_sweep_ran_with(tmp_path) -> None:
+    from modelcost.core import calibration as calib
+    from tests.test_predict import synthetic
+
+    path = tmp_path / "r.sqlite"
+    db = ResultsDB(path)
+    run = db.start_run(label="a", engine="local", workers=1)
+    cal = synthetic("H100 SXM")
+    assert db.save_calibration(cal, run) is True
+    assert db.save_calibration(cal, run + 1) is False  # the same calibration again: kept once, with its first run
+    db.close()
+    rows = ResultsDB(path, create=False).calibrations()
+    # keyed by the GPU's fingerprint (name + SMs, clock, bandwidth, L2) and the calibration's schema version
+    assert [(r["gpu_name"], r["fingerprint"], r["schema"], r["run_id"]) for r in rows] == [
+        ("H100 SXM", "H100 SXM|100sm-1000mhz-1000gbps-l2?", calib.SCHEMA, run)]
+    assert calib.from_dict(rows[0]["calibration"]) == cal  # the whole file, read back as it was
+
+
+def test_a_database_from_before_calibrations_still_reads(tmp_path) -> None:
+    path = tmp_path / "old.sqlite"
+    ResultsDB(path).close()
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE calibrations")  # a modelcost.sweep/2 file written before the table existed
+    con.commit()
+    con.close()
+    assert ResultsDB(path, create=False).calibrations() == []  # a reader adds nothing
+    assert "calibrations" not in {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
+    db = ResultsDB(path)  # the sweep's writer adds the table; the schema stays version 2
+    assert db.calibrations() == [] and db.schema == SCHEMA == "modelcost.sweep/2"
+    db.close()
 
 
 def test_block_medians_split_the_samples_in_timing_order() -> None:
@@ -194,3 +226,19 @@ def test_gpu_workers_get_disjoint_cpu_blocks_and_one_gpu_each(monkeypatch: pytes
     assert identity.visible_gpus() == [gpus[1]]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,7,0")  # CUDA stops at the first entry it cannot resolve
     assert identity.visible_gpus() == [gpus[1]]
+
+
+def test_a_sweep_on_a_calibrated_gpu_keeps_its_calibration(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from modelcost.sweep.run import _keep_calibration
+    from tests.test_predict import synthetic
+
+    db = ResultsDB(tmp_path / "r.sqlite")
+    run = db.start_run(label="a", engine="local", workers=1)
+    notes: list[str] = []
+    monkeypatch.setattr("modelcost.runs.predict.calibration_here", lambda: None)
+    _keep_calibration(db, run, notes)  # a GPU never calibrated: nothing kept, nothing said
+    assert db.calibrations() == [] and notes == []
+    monkeypatch.setattr("modelcost.runs.predict.calibration_here", lambda: synthetic("H100 SXM"))
+    _keep_calibration(db, run, notes)
+    _keep_calibration(db, run, notes)  # the next pass / resume: already kept, said once
+    assert len(db.calibrations()) == 1 and notes == ["the calibration of H100 SXM (undated) is kept in the database"]

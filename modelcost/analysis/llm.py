@@ -114,12 +114,17 @@ def _embedding_row_bytes(module: Any) -> int:
 
 def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch_sizes: list[int],
                 kv_dtype: str | None = None, attention: str = "full", routing: str | None = None,
-                repeat_layers: bool = True) -> LlmReport:
+                repeat_layers: bool = True,
+                layer_counts: dict[tuple[int, int, int], tuple[CostReport, CostReport | None]] | None = None,
+                ) -> LlmReport:
     """Static cost of every (batch, prompt, gen) point; weights and KV sizes for the model in its dtype.
     ``attention``: which prefill query/key pairs are counted ("full" | "causal", see CAUSAL_NOTE); ``routing``
     (``--routing``): the expert distribution a mixture of experts' reads assume (``llm_moe``);
     ``repeat_layers``: count one decoder layer of each kind and repeat it for the others where they are
-    provably alike (``layer_repeat``; the same figures, in a fraction of the time), else every layer."""
+    provably alike (``layer_repeat``; the same figures, in a fraction of the time), else every layer.
+    ``layer_counts``, when given, receives the per-layer counts of each point's prefill and first decode step,
+    keyed by (batch, prompt, gen): what the latency predictor (analysis/predict_llm.py) needs and the report
+    does not keep."""
     if attention not in CAUSAL_NOTE:
         raise ValueError(f"--attention {attention}: choose one of {', '.join(CAUSAL_NOTE)}")
     lm.check_lengths(prompt_lens, gen_lens, batch_sizes)
@@ -151,7 +156,7 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
         for b in batch_sizes:
             for p in prompt_lens:
                 for g in gen_lens:
-                    report.points.append(_point(lm, report, b, p, g, kv_dtype, layers))
+                    report.points.append(_point(lm, report, b, p, g, kv_dtype, layers, layer_counts))
     if layers is not None and layers.refused is None:
         report.repeated_layers = layers.summary()
         report.notes.append(layers.note())
@@ -161,7 +166,9 @@ def analyze_llm(lm: CausalLM, prompt_lens: list[int], gen_lens: list[int], batch
 
 
 def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, kv_dtype: str,
-           layers: LayerPlan | None) -> GenerationPoint:
+           layers: LayerPlan | None,
+           layer_counts: dict[tuple[int, int, int], tuple[CostReport, CostReport | None]] | None = None,
+           ) -> GenerationPoint:
     pre, cache = count_step(lm, batch, prompt, lm.new_cache, True, layers)
     _merge(report, pre, "prefill")  # a prefill that failed on meta stops here: no cache to decode from
     kv, problems = win.kv_cache(cache, batch, prompt, gen, kv_dtype, KV_BYTES[kv_dtype])
@@ -180,7 +187,9 @@ def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, k
     prefill = PrefillCost(batch * prompt, pre_macs, pre_flops, pre_bytes, pre_flops / pre_bytes, logits,
                           pre.memory.peak_activation_bytes, pre_experts)
     dec_read, dec_experts = llm_moe.weights_read(report.moe, read, batch)
-    decode = _decode(lm, report, cache, batch, prompt, gen, kv, windows, dec_read, layers)
+    decode, first_step = _decode(lm, report, cache, batch, prompt, gen, kv, windows, dec_read, layers)
+    if layer_counts is not None:
+        layer_counts[(batch, prompt, gen)] = (pre, first_step)
     decode.experts_read = dec_experts if decode.steps else None
     peak = report.weights_bytes + kv.bytes_at(prompt + gen) * batch + pre.memory.peak_activation_bytes
     point = GenerationPoint(batch, prompt, gen, kv, prefill, decode, peak)
@@ -189,15 +198,19 @@ def _point(lm: CausalLM, report: LlmReport, batch: int, prompt: int, gen: int, k
 
 
 def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: int, gen: int, kv: KvCache,
-            windows: list[int | None], read: int, layers: LayerPlan | None) -> DecodeCost:
+            windows: list[int | None], read: int, layers: LayerPlan | None,
+            ) -> tuple[DecodeCost, CostReport | None]:
+    """The decode steps' cost, and the per-layer count of the first step (None: no decode step)."""
     steps = gen - 1
     if steps <= 0:
-        return DecodeCost(0, [], 0, 0, 0, 0)
+        return DecodeCost(0, [], 0, 0, 0, 0), None
     first, last = prompt + 1, prompt + steps
     nodes, checks = win.decode_contexts(first, last, windows)
     counted: dict[int, DecodeTokenCost] = {}
+    first: CostReport | None = None
     for ctx in sorted(nodes + checks):
         cost, _ = count_step(lm, batch, 1, lambda ctx=ctx: cache_like(lm, template, ctx - 1), True, layers)
+        first = first or cost
         _merge(report, cost, "decode")
         nbytes = read + batch * kv.bytes_at(ctx)
         counted[ctx] = DecodeTokenCost(ctx - prompt + 1, ctx, cost.compute.macs, cost.compute.flops, nbytes,
@@ -209,7 +222,7 @@ def _decode(lm: CausalLM, report: LlmReport, template: Any, batch: int, prompt: 
             report.problems.append(f"decode cost is not piecewise linear in context length (step at {ctx} "
                                    "positions); the totals interpolate between the counted steps")
     return DecodeCost(steps, [counted[k] for k in sorted(counted)], win.series_total(macs), win.series_total(flops),
-                      win.series_total({ctx: counted[ctx].bytes for ctx in nodes}), win.last_slope(macs))
+                      win.series_total({ctx: counted[ctx].bytes for ctx in nodes}), win.last_slope(macs)), first
 
 
 def _merge(report: LlmReport, cost: CostReport, phase: str) -> None:

@@ -167,13 +167,16 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
 
 def layer_bytes(layer: LayerCost, kind: str, elem: float, scale: float) -> float:
     """Bytes a layer's kernels move at ``elem`` bytes per element: weights + inputs + outputs (inputs of a
-    conv, norm or elementwise layer taken as large as its output; of a binary op, two of them)."""
+    conv, norm or elementwise layer taken as large as its output; of a binary op, two of them); a lookup reads
+    only the rows it gathers."""
     out = _out_elements(layer, scale)
     if kind == "gemm":
         m, n, k = gemm_dims(layer, scale)
         return (layer.params + m * k + out) * elem
     if kind == "attention":
         return 4 * out * elem  # q, k, v read (self-attention: each as large as the output) + the output written
+    if kind == "lookup":
+        return 2 * out * elem  # the rows gathered (as many as the output holds) read and written, not the table
     inputs = 2 * out if layer.op.lower().rsplit(".", 1)[-1] in BINARY_OPS else out
     return (layer.params + inputs + out) * elem
 

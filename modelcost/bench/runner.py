@@ -11,6 +11,7 @@ they finish, so an interrupted run keeps what it measured.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,9 @@ class Plan:
     runnable: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[BenchResult] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # "backend precision" not in the default sweep (registry)
+    # (backend, precision, batch) -> its row, for configs a caller's pre-screen leaves unmeasured (recommend
+    # --predict: runs/predict.prescreen_plan)
+    prescreened: dict[tuple[str, str, int], BenchResult] = field(default_factory=dict)
 
     def left_out_note(self) -> str | None:
         """The run note naming what the default sweep did not run, and how to run it."""
@@ -208,7 +212,12 @@ class Sweep:
         return repr([(s.name, tuple(s.shape), s.dtype) for s in self.model.specs(batch)])
 
     def _beaten_earlier(self, backend: str, precision: str, batch: int) -> BenchResult | None:
-        """bench.screening_record: the row of this config if it needs no measurement in this run, else None."""
+        """The row of this config if it needs no measurement in this run (the caller's pre-screen, or
+        bench.screening_record against an earlier run's figures), else None."""
+        pre = self.plan.prescreened.get((backend, precision, batch))
+        if pre is not None:
+            return dataclasses.replace(pre, device=self.device_info.name, notes=list(pre.notes),
+                                       extra=dataclasses.replace(pre.extra))
         if self.record is None:
             return None
         earlier = self.record.earlier(backend, precision, batch, self._inputs(batch))
@@ -225,8 +234,8 @@ class Sweep:
         batches = list(self.batch_sizes)
         beaten = [self._beaten_earlier(backend, precision, batch) for batch in batches]
         if beaten and all(beaten):  # nothing of it to measure: not even prepared
-            trace(f"{backend} {precision}: every batch beaten by more than {screening_record.REUSE_FACTOR:g}x by "
-                  "this run against an earlier run's figures; not measured")
+            trace(f"{backend} {precision}: every batch pre-screened or beaten by more than "
+                  f"{screening_record.REUSE_FACTOR:g}x against an earlier run's figures; not measured")
             for batch, row in zip(batches, beaten, strict=True):
                 self.results.append(row)  # type: ignore[arg-type]
                 self._advance(f"{backend} {precision} batch {batch}")
@@ -251,7 +260,8 @@ class Sweep:
                 # not beaten before it was prepared: this config's batches measured since may beat it now
                 row = beaten[i] or self._beaten_earlier(backend, precision, batch)
                 if row is not None:
-                    trace(f"{backend} {precision} b{batch}: beaten against an earlier run's figures; not measured")
+                    trace(f"{backend} {precision} b{batch}: pre-screened or beaten against an earlier run's figures; "
+                          "not measured")
                     self.results.append(row)
                     self._advance(f"{backend} {precision} batch {batch}")
                     continue
@@ -309,8 +319,6 @@ class Sweep:
     def _screen_then_measure(self, session: Any, result: BenchResult, arrays: list[Any],
                              baseline: int | None) -> BenchResult:
         """bench.screening: the short measurement; the full one only if the config can still matter."""
-        import dataclasses
-
         blank = dataclasses.replace(result, notes=list(result.notes), extra=dataclasses.replace(result.extra))
         accuracy = self._measure(session, result, arrays, baseline, screening_config(self.config))
         seen = [r for r in self.results if r.latency_ms is not None and r.status in ("ok", "screened")]

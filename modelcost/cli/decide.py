@@ -196,6 +196,10 @@ def recommend(
     out: OutOpt = None,
     json_path: o.JsonPath = None,
     trust_pickle: o.TrustPickle = False,
+    predict: Annotated[bool, typer.Option("--predict", help=(
+        "Predict every candidate first from this GPU's calibration ('modelcost calibrate') and measure only those "
+        "that may still win within the predictor's validated error; the skipped ones are listed with their "
+        "prediction. With the error unknown, everything is measured."))] = False,
     timing: dict[str, Any] | None = None,
 ) -> None:
     """Benchmark MODEL, then pick the backend + precision + batch size that meets the constraints best, say why,
@@ -229,7 +233,7 @@ def recommend(
         options = dataclasses.replace(options, batch_sizes=tuple(only) if only else None)
         run, rec, folder = api.recommend(
             model, constraints=constraints, objective=objective, out=str(out) if out else None,
-            write=report or out is not None, command=o.command_line("recommend"), options=options)
+            write=report or out is not None, command=o.command_line("recommend"), options=options, predict=predict)
         samples_line = publish_samples(staged_csv, samples_csv)
     print_recommendation(rec, folder)
     if json_path is not None:

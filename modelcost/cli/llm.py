@@ -57,6 +57,7 @@ def llm(
     routing: Annotated[str | None, typer.Option(
         help="Mixture of experts: how tokens pick experts, for the weight bytes a step reads: uniform (default), "
              "zipf:S, or a .json of measured shares per expert (one list, or one per MoE layer).")] = None,
+    predict: o.Predict = False,
     allow_partial: o.AllowPartial = False,
     json_path: o.JsonPath = None,
     out: o.OutDir = None,
@@ -74,7 +75,7 @@ def llm(
                      target_gpu=target_gpu, measure=not static,
                      backends=[b.strip() for b in backends.split(",") if b.strip()] if backends else None,
                      runs=runs, warmup=warmup, repeats=repeats, attention=attention,
-                     attn_implementation=attn_implementation, tp=tp, routing=routing)
+                     attn_implementation=attn_implementation, tp=tp, routing=routing, predict=predict)
     print_llm(report, stdout_console(200))
     _write(report, json_path, out)
     if report.problems:

@@ -47,6 +47,7 @@ def train(
     batch_sizes: BatchSizes = None,
     variants: Variants = "eager",
     device: o.Device = "auto",
+    predict: o.Predict = False,
     json_path: o.JsonPath = None,
     report: o.Report = False,
     out: o.OutDir = None,
@@ -68,7 +69,8 @@ def train(
                          memory_margin=margin, checkpointing=checkpointing)
     memory = int(memory_gb * 2**30) if memory_gb else None
     common = {"batch_size": batch_size, "input_shapes": input_shape, "trust_pickle": trust_pickle,
-              "attn_implementation": attn_implementation, "target_gpu": target_gpu, "memory_bytes": memory}
+              "attn_implementation": attn_implementation, "target_gpu": target_gpu, "memory_bytes": memory,
+              "predict": predict}
     from modelcost.core.text import utc_timestamp
     from modelcost.core.types import RunReport
 

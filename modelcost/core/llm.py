@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from modelcost.core.assumptions import DataAssumption
-from modelcost.core.types import LatencyStats
+from modelcost.core.types import LatencyPrediction, LatencyStats
 
 
 @dataclass(frozen=True)
@@ -243,6 +243,17 @@ class RepeatedLayers:
 
 
 @dataclass
+class LlmPrediction:
+    """Predicted TTFT and TPOT of one generation point under one backend (``llm --predict``,
+    analysis/predict_llm.py); each phase carries its own expected error and, when measured, the measured median."""
+
+    prompt_len: int
+    gen_len: int
+    ttft: LatencyPrediction  # the prefill forward + argmax
+    tpot: LatencyPrediction  # one decode step + argmax, at the context the backend's cache attends on average
+
+
+@dataclass
 class LlmReport:
     model: str
     source: str
@@ -270,3 +281,4 @@ class LlmReport:
     mla: MlaShape | None = None  # multi-head latent attention; None for other attention
     assumptions: list[DataAssumption] = field(default_factory=list)  # values asked on meta, over every counted forward
     repeated_layers: RepeatedLayers | None = None  # None: every decoder layer was counted
+    predictions: list[LlmPrediction] = field(default_factory=list)  # --predict (analysis/predict_llm.py)

@@ -8,8 +8,12 @@ ops); byte sizes end in ``_bytes``; times in ``_ms``. JSON: the ``training`` key
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from modelcost.core.assumptions import DataAssumption
+
+if TYPE_CHECKING:  # core.types imports this module
+    from modelcost.core.types import LatencyPrediction
 
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
 TRAIN_PRECISIONS = ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16")
@@ -115,3 +119,4 @@ class TrainingReport:
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # the step failed on meta: figures are partial (exit 1)
     assumptions: list[DataAssumption] = field(default_factory=list)  # values the model asked on meta
+    predictions: list[LatencyPrediction] = field(default_factory=list)  # --predict (analysis/predict_train.py)

@@ -5,7 +5,35 @@ from __future__ import annotations
 
 from typing import Any
 
+from modelcost.core.llm import LlmPrediction
 from modelcost.core.types import LatencyPrediction
+
+
+def _expected(p: LatencyPrediction) -> str:
+    if p.expected_error_pct is None or p.expected_error_p90_pct is None:
+        return "unknown"
+    return f"{p.expected_error_pct:.0f}% (p90 {p.expected_error_p90_pct:.0f}%)"
+
+
+def _measured(p: LatencyPrediction) -> tuple[str, str]:
+    return ("" if p.measured_ms is None else f"{p.measured_ms:.3f}",
+            "" if p.error_pct is None else f"{p.error_pct:+.0f}%")
+
+
+def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
+    """``llm --predict``: TTFT and TPOT predicted per GPU x backend x point, measured beside, expected error."""
+    from rich.table import Table
+
+    table = Table(title="predicted generation latency (--predict)")
+    for col in ("GPU", "backend", "batch", "prompt", "gen", "phase", "predicted ms", "measured ms", "error",
+                "expected error"):
+        table.add_column(col, justify="left" if col in ("GPU", "backend", "phase") else "right")
+    for pred in preds:
+        for phase, p in (("TTFT", pred.ttft), ("TPOT", pred.tpot)):
+            gpu = f"{p.gpu} (from {p.calibrated_on})" if p.transferred else p.gpu
+            table.add_row(gpu, p.backend, str(p.batch_size), str(pred.prompt_len), str(pred.gen_len), phase,
+                          f"{p.latency_ms:.3f}", *_measured(p), _expected(p))
+    return table
 
 
 def predictions_table(preds: list[LatencyPrediction]) -> Any:
@@ -16,9 +44,6 @@ def predictions_table(preds: list[LatencyPrediction]) -> Any:
         table.add_column(col, justify="right" if col.endswith(("ms", "batch", "error")) else "left")
     for p in preds:
         gpu = f"{p.gpu} (from {p.calibrated_on})" if p.transferred else p.gpu
-        expected = (f"{p.expected_error_pct:.0f}% (p90 {p.expected_error_p90_pct:.0f}%)"
-                    if p.expected_error_pct is not None and p.expected_error_p90_pct is not None else "unknown")
-        table.add_row(gpu, p.backend, p.precision, str(p.batch_size), f"{p.latency_ms:.3f}",
-                      "" if p.measured_ms is None else f"{p.measured_ms:.3f}",
-                      "" if p.error_pct is None else f"{p.error_pct:+.0f}%", expected)
+        table.add_row(gpu, p.backend, p.precision, str(p.batch_size), f"{p.latency_ms:.3f}", *_measured(p),
+                      _expected(p))
     return table

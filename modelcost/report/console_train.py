@@ -32,6 +32,10 @@ def print_training(t: TrainingReport, console: Console | None = None) -> None:
         for timing in sorted({r.timing for r in t.benchmarks if r.timing}):
             console.print(f"[dim]{escape(timing)}[/]")
         console.print(_rich(bench_table(t)))
+    if t.predictions:
+        from modelcost.report.console_predict import predictions_table
+
+        console.print(predictions_table(t.predictions))
     for note in t.notes:
         console.print(f"[dim]note: {escape(note)}[/]")
     for assumed in t.assumptions:

@@ -34,7 +34,8 @@ def llm_to_dict(report: LlmReport) -> dict[str, Any]:
                                      "attn_implementation", "hidden_state_bytes", "complete", "incomplete_reasons",
                                      "mla", "repeated_layers")},
             **head, "points": points, "benchmarks": plain["benchmarks"], "uncounted": plain["uncounted"],
-            "notes": plain["notes"], "problems": plain["problems"], "assumptions": plain["assumptions"]}
+            "notes": plain["notes"], "problems": plain["problems"], "assumptions": plain["assumptions"],
+            "predictions": plain["predictions"]}
 
 
 def to_document(report: LlmReport, created: str = "", command: str = "llm") -> dict[str, Any]:
@@ -220,6 +221,10 @@ def print_llm(report: LlmReport, console: Console) -> None:
     if report.benchmarks:
         console.print(bench_table(report.benchmarks))
         console.print(f"[dim]timing:[/] {report.benchmarks[0].timing}")
+    if report.predictions:
+        from modelcost.report.console_predict import llm_predictions_table
+
+        console.print(llm_predictions_table(report.predictions))
     if not report.complete:
         console.print(f"[bold yellow]{escape(partial_line(report.uncounted, report.incomplete_reasons))}[/]")
     for note in report.notes:

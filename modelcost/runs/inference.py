@@ -44,7 +44,8 @@ def run(source: Any, options: RunOptions | None = None, on_stage: OnStage | None
     """The whole run (see the module doc). ``source``: anything ``load`` takes, or a ``LoadedModel`` (not closed
     here). ``run``: a RunReport to fill (results land in it as they finish, so a caller keeps them on error)."""
     options = options or RunOptions()
-    found = predict.calibrations() if options.predict else []  # before any work: none is one line, now
+    # before any work: none is one line, now
+    found = predict.calibrations() if options.predict or options.prescreen else []
     report = run if run is not None else RunReport(command=options.command, created=utc_timestamp())
     tell = on_stage or (lambda stage, r: None)
     model = source if isinstance(source, LoadedModel) else load(source, options)
@@ -55,7 +56,7 @@ def run(source: Any, options: RunOptions | None = None, on_stage: OnStage | None
         trace("static analysis done")
         tell("static", report)
         if not options.static_only:
-            _benchmarks(model, options, report, tell)
+            _benchmarks(model, options, report, tell, found)
         if not report.complete:
             return report
         trace("benchmarks done")
@@ -136,13 +137,16 @@ def _compile_ahead(model: LoadedModel, options: RunOptions, plan: Any, batches: 
     return ahead
 
 
-def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell: OnStage) -> None:
+def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell: OnStage,
+                found: list[Any] | None = None) -> None:
     from modelcost.bench.cache import run_started, usage_note
     from modelcost.bench.runner import run_benchmarks
 
     started = run_started()
     try:
         batches, screen, plan = sweep_plan(model, options, report)
+        if options.prescreen is not None:
+            predict.prescreen_plan(report, plan, batches, found or [], *options.prescreen)
         _, report.device = run_benchmarks(model.bench_model(), batch_sizes=batches, config=options.bench,
                                           results=report.benchmarks, progress=options.live_bar,
                                           screen=screen, rejects=options.rejects, plan=plan)

@@ -17,6 +17,7 @@ def llm(
     target_gpu: str | GpuSpec | None = None, measure: bool = False, backends: Sequence[str] | None = None,
     runs: int = 3, warmup: int = 1, device: str | None = None, repeats: int = 1,
     attention: str = "full", attn_implementation: str | None = None, tp: int = 1, routing: str | None = None,
+    predict: bool = False,
 ) -> Any:
     """What generating text with the causal LM ``source`` costs (``core.llm.LlmReport``): counted prefill and
     decode on the meta device for every batch x prompt x gen point, bounds against ``target_gpu`` (a table name)
@@ -24,20 +25,23 @@ def llm(
     placed against them. ``attention``: the prefill query/key pairs counted ("full" or "causal");
     ``attn_implementation``: "sdpa" or "eager" for a transformers model (default: SDPA where it has one);
     ``routing`` (uniform, zipf:S or a .json of shares per expert): the expert distribution that a mixture of
-    experts' bytes assume."""
+    experts' bytes assume. ``predict``: also TTFT and TPOT predicted from this GPU's calibration (and on
+    ``target_gpu``, transferred), beside the measured ones (``report.predictions``)."""
     from modelcost.analysis.llm import analyze_llm
     from modelcost.analysis.llm_bounds import add_bounds
     from modelcost.core.errors import ModelcostError
     from modelcost.loaders.llm_loader import load_causal_lm
+    from modelcost.runs import predict as prediction
+    from modelcost.bench.memory import long_lived_frozen
     from modelcost.runs.gpu import gpu_spec, this_gpu
 
-    from modelcost.bench.memory import long_lived_frozen
-
+    found = prediction.calibrations() if predict else []  # before any work: none is one line, now
     lm = load_causal_lm(source, dtype, attn_implementation)
+    counts: dict[tuple[int, int, int], Any] = {}
     try:
         with long_lived_frozen():  # the collector skips torch, transformers and the model while counting
             report = analyze_llm(lm, list(prompt_lens), list(gen_lens), list(batch_sizes), kv_dtype, attention,
-                                 routing)
+                                 routing, layer_counts=counts if predict else None)
     except ValueError as exc:
         raise ModelcostError(str(exc)) from exc
     gpu = gpu_spec(target_gpu) if isinstance(target_gpu, str) else target_gpu or this_gpu(required=False)
@@ -49,6 +53,11 @@ def llm(
         report.notes.append("no GPU here and no --target-gpu: bounds left out")
     if measure:
         _measure(lm, report, backends, prompt_lens, gen_lens, batch_sizes, dtype, device, runs, warmup, repeats)
+    if predict:
+        prediction.attach_llm_predictions(report, counts, target_gpu, found, backends)
+        if tp != 1:
+            report.notes.append(f"predict: TTFT and TPOT are predicted on one GPU (as the measured runs use one); "
+                                f"--tp {tp} splits the bounds only")
     return report
 
 

@@ -18,14 +18,17 @@ def recommend(
     source: Any, *, constraints: Any = None, objective: str = "throughput", backends: Sequence[str] | None = None,
     precisions: Sequence[str] | None = None, batch_sizes: Sequence[int] | None = None, input_shapes: Shapes = None,
     trust_pickle: bool = False, config: BenchConfig | None = None, out: str | None = None, write: bool = False,
-    command: str = "recommend", options: RunOptions | None = None,
+    command: str = "recommend", options: RunOptions | None = None, predict: bool = False,
 ) -> tuple[Any, Any, Any]:
     """Benchmark ``source`` and pick the backend + precision + batch size that meets ``constraints``
     (``modelcost.decide.recommend.Constraints``) best. Returns (RunReport, Recommendation, folder or None).
     Ctrl-C ends the sweep early: the recommendation is made from what finished, marked incomplete.
     ``options`` (the ``RunOptions`` analyze / bench take) replaces backends, precisions, batch_sizes,
     input_shapes, trust_pickle and config. The batch sizes: ``batch_sizes``, else the constraint's, else
-    ``RECOMMEND_BATCHES`` (on a GPU, unless ``options.batch_search`` is "off", batch 1 and the saturating one)."""
+    ``RECOMMEND_BATCHES`` (on a GPU, unless ``options.batch_search`` is "off", batch 1 and the saturating one).
+    ``predict``: every candidate predicted first from this GPU's calibration, and only those that may still win
+    within the predictor's validated error measured (decide/prescreen.py); each one skipped is a "screened" row
+    whose reason holds its prediction; with an unknown error everything is measured, and the notes say so."""
     from modelcost.decide.recommend import Constraints, screening_rejects
     from modelcost.decide.recommend import recommend as pick
     from modelcost.runs.inference import run as run_inference
@@ -39,7 +42,8 @@ def recommend(
                               batch_sizes=tuple(batch_sizes) if batch_sizes else None)
     batches = options.batch_sizes or constraints.batch_sizes or RECOMMEND_BATCHES
     options = dataclasses.replace(options, command=options.command or command, batch_sizes=tuple(batches),
-                                  static_required=False, rejects=screening_rejects(constraints))
+                                  static_required=False, rejects=screening_rejects(constraints),
+                                  prescreen=(constraints, objective) if predict else options.prescreen)
     report = run_inference(source, options)
     rec = pick(report.benchmarks, constraints, objective)
     write = write or out is not None

@@ -58,11 +58,16 @@ def memory_target(target_gpu: str | None, memory_bytes: int | None) -> tuple[int
 
 def train_static(source: str, *, batch_size: int | None = None, input_shapes: Any = None, trust_pickle: bool = False,
                  config: TrainConfig | None = None, target_gpu: str | None = None,
-                 memory_bytes: int | None = None, attn_implementation: str | None = None) -> TrainingReport:
+                 memory_bytes: int | None = None, attn_implementation: str | None = None,
+                 predict: bool = False) -> TrainingReport:
+    """The static training analysis; ``predict``: also the step time predicted from the calibration of this GPU
+    (and of ``target_gpu``) for both variants at the analysed batch."""
     from modelcost.analysis.training import analyze_training, fit_max_batch
+    from modelcost.runs import predict as prediction
 
     config = config or TrainConfig()
     check_precisions([config.precision])
+    found = prediction.calibrations() if predict else []  # before any work: none is one line, now
     loaded = load(source, batch_size, input_shapes, trust_pickle, attn_implementation)
     report = analyze_training(loaded, loaded.batch_size or 1, config)
     memory, what = memory_target(target_gpu, memory_bytes)
@@ -70,6 +75,9 @@ def train_static(source: str, *, batch_size: int | None = None, input_shapes: An
         fit_max_batch(report, memory, what or "the target", config.memory_margin)
     else:
         report.notes.append("largest batch not computed: no GPU here and no --target-gpu / memory given")
+    if predict:
+        configs = [(config.precision, variant, report.batch_size) for variant in ("eager", "compile")]
+        prediction.attach_train_predictions(report, loaded, {config.precision: report}, configs, target_gpu, found)
     return report
 
 
@@ -77,9 +85,11 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
           config: TrainConfig | None = None, precisions: Sequence[str] = ("fp32",), batch_sizes: Sequence[int] = (),
           variants: Sequence[str] = ("eager",), device: str = "auto", bench_config: Any = None,
           target_gpu: str | None = None, memory_bytes: int | None = None, on_message: Any = None,
-          attn_implementation: str | None = None) -> TrainingReport:
+          attn_implementation: str | None = None, predict: bool = False) -> TrainingReport:
     """The static analysis at the first precision, then every (precision, variant) swept over the batch sizes
-    (stopping at out-of-memory), each with its own predicted peak and the MFU against this GPU's spec peak."""
+    (stopping at out-of-memory), each with its own predicted peak and the MFU against this GPU's spec peak;
+    ``predict``: each measured step's predicted time beside it (runs/predict.attach_train_predictions)."""
+    from modelcost.runs import predict as prediction
     import dataclasses
 
     from modelcost.bench.training import VARIANTS, sweep
@@ -87,6 +97,7 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
 
     config = config or TrainConfig()
     precisions = check_precisions(precisions)
+    found = prediction.calibrations() if predict else []  # before any work: none is one line, now
     device = _device(device)
     config = dataclasses.replace(config, kernels="cpu" if device == "cpu" else "cuda")  # the step it will measure
     for v in variants:
@@ -100,8 +111,10 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
     loaded = load(source, batch_size, input_shapes, trust_pickle, attn_implementation)
     gpu = this_gpu(required=False) if device == "cuda" else None
     sizes = list(batch_sizes) or [report.batch_size]
+    statics: dict[str, TrainingReport] = {}
     for precision in precisions:
         static = report if precision == report.precision else _static_at(loaded, report.batch_size, config, precision)
+        statics[precision] = static
         setup = step_setup(loaded, static, gpu, precision)
         for variant in variants:
             if on_message is not None:
@@ -112,6 +125,10 @@ def train(source: str, *, batch_size: int | None = None, input_shapes: Any = Non
                 ran = [r.batch_size for r in results if r.status == "ok"]
                 report.notes.append(f"{precision} {variant}: out of memory at batch {results[-1].batch_size}; the "
                                     f"largest batch that ran: {max(ran) if ran else 'none'}")
+    if predict:
+        configs = [(r.precision, r.variant, r.batch_size) for r in report.benchmarks if r.status == "ok"]
+        prediction.attach_train_predictions(report, loaded, statics, configs or [
+            (p, v, b) for p in precisions for v in variants for b in sizes], target_gpu, found)
     return report
 
 

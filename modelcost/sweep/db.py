@@ -69,6 +69,19 @@ NOISE_KEY = ("model_name", "backend", "precision", "batch_size", "device_name")
 _NOISE_DDL = (f"CREATE TABLE IF NOT EXISTS noise_baseline ({', '.join(f'{n} {t}' for n, t in NOISE_COLUMNS)}, "
               f"PRIMARY KEY ({', '.join(NOISE_KEY)}))")
 
+# (name, SQL type) of a GPU calibration (core/calibration.py) a sweep ran beside: the whole file, kept once per
+# (fingerprint, schema, created). A table added within version 2: a file without it reads as holding none, and the
+# sweep's writer adds it (an older modelcost reading the file ignores it).
+CALIBRATION_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("gpu_name", "TEXT NOT NULL"), ("fingerprint", "TEXT NOT NULL"), ("schema", "TEXT NOT NULL"),
+    ("created", "TEXT NOT NULL"), ("run_id", "INTEGER"), ("calibration_json", "TEXT NOT NULL"),
+    ("recorded", "TEXT NOT NULL"),
+)
+CALIBRATION_KEY = ("fingerprint", "schema", "created")
+_CALIBRATION_DDL = (f"CREATE TABLE IF NOT EXISTS calibrations "
+                    f"({', '.join(f'{n} {t}' for n, t in CALIBRATION_COLUMNS)}, "
+                    f"PRIMARY KEY ({', '.join(CALIBRATION_KEY)}))")
+
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs ({", ".join(f"{n} {t}" for n, t in RUN_COLUMN_TYPES)});
@@ -76,6 +89,7 @@ CREATE TABLE IF NOT EXISTS results ({", ".join(f"{n} {t}" for n, t in RESULT_COL
 CREATE INDEX IF NOT EXISTS results_resume ON results (config_key, device_name, versions_key, status);
 CREATE INDEX IF NOT EXISTS results_run ON results (run_id);
 {_NOISE_DDL};
+{_CALIBRATION_DDL};
 """
 
 
@@ -121,6 +135,9 @@ class ResultsDB:
             self.schema = found
             if create and found != SCHEMA:
                 self._upgrade()
+            if create:
+                with self.conn:
+                    self.conn.execute(_CALIBRATION_DDL)
             return
         if tables:
             raise ModelcostError(f"{self.path} is an SQLite file but not a modelcost results database")
@@ -287,6 +304,35 @@ class ResultsDB:
         for r in rows:
             self._typed(r, NOISE_COLUMNS, f"the noise baseline of {r.get('model_name')!r}")
             r["runs"] = self._json(r["runs"], "runs of the noise baseline") or []
+        return rows
+
+
+    # -- calibrations -------------------------------------------------------------------------------------
+    def save_calibration(self, cal: Any, run_id: int | None) -> bool:
+        """Keep ``cal`` (a core.calibration.Calibration) with the run that first ran beside it; False when this
+        very calibration (same GPU fingerprint, schema and creation time) is already kept."""
+        from modelcost.core.calibration import to_dict
+
+        row = {"gpu_name": cal.gpu.name, "fingerprint": f"{cal.gpu.name}|{cal.gpu.key()}", "schema": cal.schema,
+               "created": cal.created or "", "run_id": run_id, "calibration_json": json.dumps(to_dict(cal)),
+               "recorded": utc_timestamp()}
+        names = [n for n, _ in CALIBRATION_COLUMNS]
+        with self._sql("keep the calibration"), self.conn:
+            cur = self.conn.execute(f"INSERT OR IGNORE INTO calibrations ({', '.join(names)}) VALUES "
+                                    f"({', '.join('?' * len(names))})", [row[n] for n in names])
+        return cur.rowcount == 1
+
+    def calibrations(self) -> list[dict[str, Any]]:
+        """The kept calibrations, oldest first, each with ``calibration`` (the file's JSON document); [] in a file
+        written before the table existed."""
+        with self._sql("read its calibrations"):
+            tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if "calibrations" not in tables:
+                return []
+            rows = [dict(r) for r in self.conn.execute("SELECT * FROM calibrations ORDER BY recorded, rowid")]
+        for r in rows:
+            self._typed(r, CALIBRATION_COLUMNS, f"the calibration of {r.get('gpu_name')!r}")
+            r["calibration"] = self._json(r.pop("calibration_json"), f"the calibration of {r['gpu_name']!r}")
         return rows
 
 

@@ -70,6 +70,8 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
                           plan_path=plan.path, plan_toml=plan.text, host=platform.node(),
                           configs_planned=len(configs), notes=notes, repeats=repeats)
     summary = SweepSummary(run_id=run_id, planned=len(configs) * repeats, notes=notes)
+    if ray is None and visible_gpus():
+        _keep_calibration(db, run_id, summary.notes)
     emit = on_event or (lambda *_: None)
     emit("start", configs, summary)
     skipped: dict[str, str] = {}
@@ -115,6 +117,19 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
         finally:
             db.close()
     return summary
+
+
+def _keep_calibration(db: ResultsDB, run_id: int, notes: list[str]) -> None:
+    """Keep this GPU's calibration (the cache's, what --predict uses) in the database beside the run's results."""
+    from modelcost.runs.predict import calibration_here
+
+    try:
+        cal = calibration_here()
+    except ModelcostError as exc:  # NVML or the cache could not be read: the sweep goes on without it
+        notes.append(f"calibration not kept: {exc}")
+        return
+    if cal is not None and db.save_calibration(cal, run_id):
+        notes.append(f"the calibration of {cal.gpu.name} ({cal.created or 'undated'}) is kept in the database")
 
 
 def _done_by(counts: dict[tuple[str, str, str], int], k: int) -> set[tuple[str, str, str]]:

@@ -1,0 +1,168 @@
+"""Validate the generation predictor (issue 28, bar "Generation": Llama-3.2-1B-shaped decode TPOT and TTFT at
+batch 1 and 8 under hf-static-compile, within 10%): the committed script behind the ``<backend>/ttft`` and
+``<backend>/tpot`` rows of modelcost/analysis/predict_errors.json.
+
+The model is built offline from a transformers LlamaConfig with Llama-3.2-1B's published hyperparameters
+(hidden 2048, 16 layers, 32 heads, 8 KV heads, intermediate 8192, vocabulary 128256, tied embeddings, RoPE theta
+500000), random weights in bf16. Each batch is one case: modelcost's own ``llm`` path (api.llm with
+measure=True and predict=True: the same loop ``modelcost llm`` times, bench/generation.py), so the prediction
+and the measurement are of the same point. A case that fails is recorded with its error and the next one runs;
+<out>/llm_cases.jsonl gets every phase as its case finishes and the tables are rewritten after each case, so a
+run cut short keeps what it measured. About 2 minutes per case on an H100 (the compiled decode step's
+coordinate-descent tuning is most of it); --budget-s stops starting cases.
+
+    # on the GPU, after 'modelcost calibrate' (or with --calibrate / --calibration FILE)
+    python benchmarks/predict_validate_llm.py --out benchmarks/results/predict
+    python benchmarks/predict_validate_llm.py --out benchmarks/results/predict --write-table  # + the table rows
+
+Outputs: <out>/llm_cases.jsonl (one line per phase: model, GPU, calibrated_on, backend "<backend>/ttft" or
+"/tpot", precision, batch, predicted, measured, error %), <out>/predict_validation_llm.json and .md (predicted
+vs measured per case, and per GPU x calibration x backend/phase x precision: median / p90 / worst |error|).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+MODEL = "llama-3.2-1b-shaped"
+LLAMA_3_2_1B = {  # published hyperparameters (meta-llama/Llama-3.2-1B config.json); weights random
+    "model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 2048, "intermediate_size": 8192,
+    "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64,
+    "vocab_size": 128256, "tie_word_embeddings": True, "max_position_embeddings": 131072, "rope_theta": 500000.0,
+    "rms_norm_eps": 1e-5, "hidden_act": "silu", "attention_bias": False, "mlp_bias": False,
+    "bos_token_id": 128000, "eos_token_id": 128001, "torch_dtype": "bfloat16",
+}
+
+
+def parse() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ROOT / "benchmarks" / "results" / "predict")))
+    p.add_argument("--batches", default="1,8")
+    p.add_argument("--backends", default="hf-static-compile", help="comma list (hf-eager also predicts)")
+    p.add_argument("--prompt-len", type=int, default=512)
+    p.add_argument("--gen-len", type=int, default=128)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--calibrate", action="store_true", help="calibrate this GPU first (into the cache)")
+    p.add_argument("--calibration", type=Path, help="a calibration file to predict from (copied into the cache)")
+    p.add_argument("--cache-dir", type=Path, help="MODELCOST_CACHE_DIR for this run (an empty one for transfer)")
+    p.add_argument("--target-gpu", help="also predict for this table GPU (no measurement: a dry run on a CPU)")
+    p.add_argument("--budget-s", type=float, default=420.0, help="stop starting cases after this many seconds")
+    p.add_argument("--write-table", action="store_true", help="merge the summary into predict_errors.json")
+    return p.parse_args()
+
+
+def prepare_cache(args: argparse.Namespace) -> None:
+    if args.cache_dir:
+        os.environ["MODELCOST_CACHE_DIR"] = str(args.cache_dir)
+    from modelcost.core import calibration
+
+    if args.calibration:
+        cal = calibration.load(args.calibration)
+        calibration.save(cal)
+        print(f"calibration of {cal.gpu.name} put in {calibration.folder()}", flush=True)
+    if args.calibrate:
+        from modelcost import api
+
+        cal, path = api.calibrate(on_message=lambda what: print(f"  calibrate: {what}", flush=True))
+        print(f"calibrated {cal.gpu.name} in {cal.elapsed_s:.0f} s -> {path}", flush=True)
+
+
+def run_case(config: Path, batch: int, args: argparse.Namespace) -> list[dict]:
+    """Predicted vs measured TTFT and TPOT of one batch: one row per backend and phase."""
+    from modelcost import api
+
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    report = api.llm(str(config), prompt_lens=[args.prompt_len], gen_lens=[args.gen_len], batch_sizes=[batch],
+                     dtype="bf16", measure=True, backends=backends, runs=args.runs, warmup=1, predict=True,
+                     target_gpu=args.target_gpu)
+    rows = []
+    for pred in report.predictions:
+        for phase, p in (("ttft", pred.ttft), ("tpot", pred.tpot)):
+            rows.append({"model": MODEL, "gpu": p.gpu, "calibrated_on": p.calibrated_on,
+                         "backend": f"{p.backend}/{phase}", "precision": p.precision, "batch": p.batch_size,
+                         "prompt_len": pred.prompt_len, "gen_len": pred.gen_len, "predicted_ms": p.latency_ms,
+                         "measured_ms": p.measured_ms, "error_pct": p.error_pct, "kernels": p.kernels,
+                         "overhead_ms": p.overhead_ms})
+    rows += [{"model": MODEL, "batch": batch, "note": f"{r.backend}: {r.status} {r.reason or ''} "
+              f"{r.unstable or ''}".strip()} for r in report.benchmarks if r.status != "ok" or r.unstable]
+    rows += [{"model": MODEL, "batch": batch, "note": n} for n in report.notes if n.startswith("predict")]
+    return rows
+
+
+def write_tables(out: Path, cases: list[dict]) -> dict:
+    from predict_validate import summarise
+
+    summary = summarise(cases)  # rows without a measurement (another GPU, a failed run) have no error_pct
+    summary["produced_by"] = "benchmarks/predict_validate_llm.py"
+    summary["cases"] = [c for c in cases if "predicted_ms" in c]
+    (out / "predict_validation_llm.json").write_text(json.dumps(summary, indent=2) + "\n")
+    lines = [f"# Generation predictor: {MODEL}, bf16, predicted vs measured", "",
+             "| GPU | calibrated on | backend/phase | batch | P | G | predicted ms | measured ms | error % |",
+             "|---" * 9 + "|"]
+    for c in summary["cases"]:
+        measured = "-" if c["measured_ms"] is None else f"{c['measured_ms']:.3f}"
+        error = "-" if c["error_pct"] is None else f"{c['error_pct']:+.1f}"
+        lines.append(f"| {c['gpu']} | {c['calibrated_on']} | {c['backend']} | {c['batch']} | {c['prompt_len']} | "
+                     f"{c['gen_len']} | {c['predicted_ms']:.3f} | {measured} | {error} |")
+    lines += ["", "| GPU | calibrated on | backend/phase | precision | cases | median % | p90 % | worst % |",
+              "|---" * 8 + "|"]
+    lines += [f"| {e['gpu']} | {e['calibrated_on']} | {e['backend']} | {e['precision']} | {e['cases']} | "
+              f"{e['median_pct']} | {e['p90_pct']} | {e['worst_pct']} |" for e in summary["entries"]]
+    lines += ["", "## Failures and notes", ""] + [f"- {json.dumps(f)}" for f in summary["failures"]]
+    (out / "predict_validation_llm.md").write_text("\n".join(lines) + "\n")
+    return summary
+
+
+def main() -> None:
+    args = parse()
+    args.out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    prepare_cache(args)
+    from modelcost.core.errors import ModelcostError
+    from modelcost.runs.predict import calibrations
+
+    try:
+        found = calibrations()  # none: every case would fail alike; say it once
+    except ModelcostError as exc:
+        sys.exit(f"predict_validate_llm: {exc} (or pass --calibrate / --calibration FILE)")
+    print("calibrations: " + ", ".join(f"{c.gpu.name} ({c.created})" for c in found), flush=True)
+    config = args.out / "llama-3.2-1b-shaped" / "config.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps(LLAMA_3_2_1B, indent=2) + "\n")
+    cases_file = args.out / "llm_cases.jsonl"
+    for batch in [int(b) for b in args.batches.split(",")]:
+        if time.perf_counter() - t0 > args.budget_s:
+            print(f"budget {args.budget_s:.0f} s spent: batch {batch} and later not run", flush=True)
+            break
+        t1 = time.perf_counter()
+        try:
+            rows = run_case(config, batch, args)
+        except Exception as exc:  # noqa: BLE001 - a case that fails is recorded; the next one runs
+            rows = [{"model": MODEL, "batch": batch, "error": f"{type(exc).__name__}: {exc}"[:500],
+                     "trace": traceback.format_exc()[-1500:]}]
+        with cases_file.open("a") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
+        cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
+        summary = write_tables(args.out, cases)
+        for r in rows:
+            print(json.dumps(r), flush=True)
+        print(f"batch {batch}: {len(rows)} rows in {time.perf_counter() - t1:.0f} s; entries {summary['entries']}",
+              flush=True)
+    cases = [json.loads(line) for line in cases_file.read_text().splitlines()] if cases_file.exists() else []
+    summary = write_tables(args.out, cases)
+    if args.write_table:
+        from predict_validate import merge_table
+
+        merge_table(summary)
+
+
+if __name__ == "__main__":
+    main()

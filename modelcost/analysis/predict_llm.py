@@ -1,0 +1,166 @@
+"""Predicted TTFT and TPOT of text generation (``llm --predict``, issue 28) from the per-layer counts of one
+prefill and one decode step (analysis/llm.py) and a GPU's calibration (analysis/predict.py models a forward).
+
+Per backend (``LLM_BACKENDS``: how modelcost's own generation loop, bench/generation.py, runs it):
+
+* TTFT = the prefill forward over (B, P) + the KV-cache writes of its P positions + the argmax over the logits,
+  under the prefill's backend model (every hf backend runs the prefill eagerly, kernels issued by the host);
+* TPOT = one decode step: its GEMMs (M = B rows: memory-bound on the weights at small batches, which the
+  calibrated GEMM and memory figures both see), its attention taken as memory-bound on the KV cache it reads,
+  the cache update and the argmax, under the decode's backend model (hf-static-compile: compiled and replayed
+  as one CUDA graph). The context a step attends: a static cache (hf-static*) is preallocated to P + G
+  positions and SDPA reads all of them under a mask, so every step reads P + G; a dynamic cache (hf-eager)
+  holds P + t - 1 at step t, P + G / 2 on average over the G - 1 steps, and its update (torch.cat) copies the
+  whole layer cache each step (read and written).
+
+Each phase's expected error is the validation row of ``<backend>/ttft`` or ``<backend>/tpot`` (written by
+benchmarks/predict_validate_llm.py), or "error unknown" - never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from modelcost.analysis.predict import (
+    ErrorEntry,
+    LayerEstimate,
+    estimate_layers,
+    expected_error,
+    forward_ms,
+    layer_kind,
+    memory_us,
+    validation_table,
+)
+from modelcost.analysis.roofline import ELEMENT_BYTES, peak_key
+from modelcost.core.calibration import Calibration
+from modelcost.core.errors import ModelcostError
+from modelcost.core.llm import GenerationPoint, GenerationResult, LlmPrediction
+from modelcost.core.types import CostReport, LatencyPrediction
+
+# backend -> (the forward model of its prefill, of its decode step (analysis/predict.BACKEND_FAMILIES), cache)
+LLM_BACKENDS: dict[str, tuple[str, str, str]] = {
+    "hf-eager": ("torch-eager", "torch-eager", "dynamic"),
+    "hf-static": ("torch-eager", "torch-eager", "static"),
+    "hf-static-compile": ("torch-eager", "hf-static-compile", "static"),
+}
+DEFAULT_BACKENDS = ("hf-eager", "hf-static-compile")
+
+
+def _attention_layers(cost: CostReport) -> int:
+    return sum(1 for layer in cost.layers if layer_kind(layer) == "attention")
+
+
+def _logits_elements(cost: CostReport) -> float:
+    """Elements of the logits the argmax reads: the output of the last matmul layer (the LM head)."""
+    heads = [layer for layer in cost.layers if layer_kind(layer) == "gemm" and layer.output_shapes]
+    if not heads:
+        return 0.0
+    total = 1.0
+    for d in heads[-1].output_shapes[0]:
+        total *= int(d)
+    return total
+
+
+def _cache_kernels(cal: Calibration, layers: int, moved_bytes: float) -> list[LayerEstimate]:
+    """The K and V update of every attention layer: two memory-bound kernels per layer sharing ``moved_bytes``."""
+    each = memory_us(cal, moved_bytes / max(2 * layers, 1)) / 1e3
+    return [LayerEstimate(f"kv-update.{i}", "elementwise", 0.0, each) for i in range(2 * layers)]
+
+
+def _argmax(cal: Calibration, cost: CostReport, elem: float, scale: float) -> LayerEstimate:
+    return LayerEstimate("argmax", "norm", 0.0, memory_us(cal, _logits_elements(cost) * scale * elem) / 1e3)
+
+
+def prefill_layers(cost: CostReport, point: GenerationPoint, cal: Calibration, precision: str) -> list[LayerEstimate]:
+    """The prefill's kernels: its layers at the point's batch, the cache writes of P positions, the argmax."""
+    elem = ELEMENT_BYTES.get(peak_key(precision), 2.0)
+    scale = point.batch_size / (cost.batch_size or point.batch_size)
+    written = point.batch_size * point.kv_cache.bytes_at(point.prompt_len)
+    return [*estimate_layers(cost, cal, precision, point.batch_size),
+            *_cache_kernels(cal, _attention_layers(cost), 2.0 * written),  # each new K / V read and written once
+            _argmax(cal, cost, elem, scale)]
+
+
+def decode_context(point: GenerationPoint, cache: str) -> float:
+    """Positions one decode step's attention reads, on average over the G - 1 steps (module doc)."""
+    if cache == "static":
+        return float(point.prompt_len + point.gen_len)
+    return point.prompt_len + point.gen_len / 2
+
+
+def decode_layers(cost: CostReport, point: GenerationPoint, cal: Calibration, precision: str,
+                  cache: str) -> list[LayerEstimate]:
+    """One decode step's kernels: the GEMMs and small layers as counted, attention as the KV-cache read of the
+    context it attends, the cache update (dynamic: a copy of the whole cache; static: the new position), the
+    argmax."""
+    elem = ELEMENT_BYTES.get(peak_key(precision), 2.0)
+    scale = point.batch_size / (cost.batch_size or point.batch_size)
+    attn = _attention_layers(cost)
+    ctx = decode_context(point, cache)
+    kv_read = point.batch_size * point.kv_cache.bytes_at(round(ctx))
+    per_layer_read_us = memory_us(cal, kv_read / max(attn, 1))
+    out = []
+    for est in estimate_layers(cost, cal, precision, point.batch_size):
+        if est.kind == "attention":
+            est = LayerEstimate(est.name, "attention", 0.0, per_layer_read_us / 1e3)
+        out.append(est)
+    new_token = point.batch_size * point.kv_cache.bytes_per_token
+    moved = 2.0 * kv_read if cache == "dynamic" else 2.0 * new_token
+    return [*out, *_cache_kernels(cal, attn, moved), _argmax(cal, cost, elem, scale)]
+
+
+def _prediction(cal: Calibration, backend: str, precision: str, batch: int, phase: str, timed: tuple[float, float, int],
+                calibrated_on: str, table: Sequence[ErrorEntry]) -> LatencyPrediction:
+    kernel_ms, overhead_ms, kernels = timed
+    median, p90, basis = expected_error(table, cal.gpu.name, calibrated_on, f"{backend}/{phase}", precision)
+    return LatencyPrediction(gpu=cal.gpu.name, backend=backend, precision=precision, batch_size=batch,
+                             latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
+                             kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != cal.gpu.name,
+                             expected_error_pct=median, expected_error_p90_pct=p90, error_basis=basis)
+
+
+def predict_point(prefill: CostReport, decode: CostReport | None, point: GenerationPoint, cal: Calibration,
+                  backend: str, precision: str, *, calibrated_on: str | None = None,
+                  table: Sequence[ErrorEntry] | None = None) -> LlmPrediction:
+    """TTFT and TPOT of ``point`` under ``backend`` on ``cal``'s GPU (module doc)."""
+    if backend not in LLM_BACKENDS:
+        raise ModelcostError(f"backend {backend!r}: no generation prediction model (known: {', '.join(LLM_BACKENDS)})")
+    if decode is None:
+        raise ModelcostError(f"--gen-len {point.gen_len}: no decode step to predict a TPOT for")
+    for cost in (prefill, decode):
+        if not cost.compute.complete:
+            why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
+            raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
+    if point.kv_cache.bytes_per_token and not _attention_layers(decode):
+        raise ModelcostError("the decode step has no attention layer the predictor knows (scaled_dot_product_"
+                             "attention), so its KV-cache reads have no place: --attn-implementation sdpa, where "
+                             "the model has it")
+    pre_model, dec_model, cache = LLM_BACKENDS[backend]
+    calibrated_on = calibrated_on or cal.gpu.name
+    table = validation_table() if table is None else table
+    ttft = forward_ms(prefill_layers(prefill, point, cal, precision), cal, pre_model)
+    tpot = forward_ms(decode_layers(decode, point, cal, precision, cache), cal, dec_model)
+    return LlmPrediction(point.prompt_len, point.gen_len,
+                         _prediction(cal, backend, precision, point.batch_size, "ttft", ttft, calibrated_on, table),
+                         _prediction(cal, backend, precision, point.batch_size, "tpot", tpot, calibrated_on, table))
+
+
+def _median(values: list[float]) -> float | None:
+    values = sorted(values)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def with_measurements(pred: LlmPrediction, results: Sequence[GenerationResult]) -> LlmPrediction:
+    """``pred`` with the measured median TTFT and TPOT of the same backend, precision, batch and lengths (the
+    median over repeats) and the signed error of each phase."""
+    same = [r for r in results if r.status == "ok" and (r.backend, r.precision, r.batch_size, r.prompt_len, r.gen_len)
+            == (pred.ttft.backend, pred.ttft.precision, pred.ttft.batch_size, pred.prompt_len, pred.gen_len)]
+    for phase, values in ((pred.ttft, [r.ttft_ms for r in same]), (pred.tpot, [r.tpot_ms for r in same])):
+        measured = _median([v for v in values if v is not None and v > 0])
+        if measured is not None:
+            phase.measured_ms = measured
+            phase.error_pct = (phase.latency_ms - measured) / measured * 100
+    return pred
