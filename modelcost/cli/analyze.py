@@ -56,7 +56,8 @@ def analyze(
             attn_implementation=attn_implementation,
             bench=config, target_gpu=target_gpu, profile_layers=profile_layers, live_bar=True,
             screen=flow.screen_mode(screen), exhaustive=exhaustive, predict=predict)
-        printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers)
+        printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers,
+                               benchmarking=not static)
         run = flow.new_run(options)
         outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,
                    "staged_csv": staged_csv, "roofline_plot": roofline_plot}
