@@ -39,7 +39,8 @@ def recommend(
                               batch_sizes=tuple(batch_sizes) if batch_sizes else None)
     batches = options.batch_sizes or constraints.batch_sizes or RECOMMEND_BATCHES
     options = dataclasses.replace(options, command=options.command or command, batch_sizes=tuple(batches),
-                                  static_required=False, rejects=screening_rejects(constraints))
+                                  static_required=False, rejects=screening_rejects(constraints),
+                                  pick=lambda results: pick(results, constraints, objective))
     report = run_inference(source, options)
     rec = pick(report.benchmarks, constraints, objective)
     write = write or out is not None
