@@ -75,7 +75,8 @@ def _finalists_repeat_their_own_figure(request: pytest.FixtureRequest, monkeypat
     def own_figure(model: object, report: object, options: object, sweep_s: float, **kw: object) -> None:
         p50 = {(r.backend, r.precision, r.batch_size): r.latency_ms.p50
                for r in report.benchmarks if r.latency_ms is not None}  # type: ignore[attr-defined]
-        real(model, report, options, sweep_s, measure=lambda *config: p50[config], clock=lambda: 0.0)
+        real(model, report, options, sweep_s, measure=lambda *config: p50[config], clock=lambda: 0.0,
+             on_start=kw.get("on_start"))  # type: ignore[arg-type]
 
     monkeypatch.setattr(finalists, "repeat_finalists", own_figure)
 

@@ -54,21 +54,22 @@ def fresh_session(model: BenchModel, config: BenchConfig) -> MeasureOne:
 def repeat(configs: Sequence[Config], rounds: int, budget_s: float, measure: MeasureOne,
            expected_s: dict[Config, float] | None = None, clock: Callable[[], float] = time.monotonic) -> Repeats:
     """Up to ``rounds`` more sessions of every config in ``configs``, interleaved (round by round), while they fit
-    in ``budget_s``: a session is started only when the time spent plus what that config's last session took
-    (``expected_s`` before its first) stays within the budget; the first that does not ends the repeats ("budget
-    spent"). Ctrl-C ends them too ("interrupted"): what was measured is kept and the interrupt is re-raised by
-    the caller. A config whose session raises is not repeated again (``failed``)."""
+    in ``budget_s``. Only whole rounds are started, so every finalist gets as many sessions as the others (a
+    between-session spread known for one finalist only would widen its interval alone): a round starts when the
+    time spent plus what each config's last session took (``expected_s`` before its first) stays within the
+    budget; the first that does not ends the repeats ("budget spent"). Ctrl-C ends them too ("interrupted"): what
+    was measured is kept and the interrupt is re-raised by the caller. A config whose session raises is not
+    repeated again (``failed``)."""
     out = Repeats(p50s_ms={c: [] for c in configs})
     cost = dict(expected_s or {})
     start = clock()
     try:
         for _ in range(rounds):
-            for config in configs:
-                if config in out.failed:
-                    continue
-                if clock() - start + cost.get(config, 0.0) > budget_s:
-                    out.stopped = "budget spent"
-                    return out
+            left = [c for c in configs if c not in out.failed]
+            if clock() - start + sum(cost.get(c, 0.0) for c in left) > budget_s:
+                out.stopped = "budget spent"
+                return out
+            for config in left:
                 began = clock()
                 try:
                     out.p50s_ms[config].append(measure(*config))

@@ -42,7 +42,7 @@ class FinalistRepeats:
     # None: every repeat ran; else one of REPEAT_SKIPS, why some or all did not: "off" (--finalist-repeats 0),
     # "one config" (fewer than two configs measured), "no pick" (none meets the constraints), "no doubt" (the
     # pick leads beyond the noise floor),
-    # "interrupted" (Ctrl-C), "budget spent" (the next repeat would not fit), "no budget" (--finalist-share 0)
+    # "interrupted" (Ctrl-C), "budget spent" (the next round would not fit), "no budget" (--finalist-share 0)
     skipped: str | None = None
     failed: list[str] = dataclasses.field(default_factory=list)  # 'label: why' of a repeat that raised
 

@@ -57,11 +57,13 @@ def _overlap(a: tuple[float, float], b: tuple[float, float] | None) -> bool:
 
 
 def repeat_finalists(model: Any, report: RunReport, options: Any, sweep_s: float, *,
-                     measure: remeasure.MeasureOne | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                     measure: remeasure.MeasureOne | None = None, clock: Callable[[], float] = time.monotonic,
+                     on_start: Callable[[], None] | None = None) -> None:
     """Measure the finalists of ``report.benchmarks`` again (see the module doc) and record it in
     ``report.finalist_repeats``. ``sweep_s``: how long the sweep took (the budget is a share of it). ``measure`` /
-    ``clock``: injected by tests (default: a fresh session of ``model``, ``time.monotonic``). Ctrl-C during the
-    repeats keeps what they measured, records "interrupted" and is raised again."""
+    ``clock``: injected by tests (default: a fresh session of ``model``, ``time.monotonic``). ``on_start``: called
+    when the repeats are about to start (the CLI says so). Ctrl-C during the repeats keeps what they measured,
+    records "interrupted" and is raised again."""
     from modelcost.decide.recommend import run_pick
 
     config = options.bench
@@ -79,6 +81,8 @@ def repeat_finalists(model: Any, report: RunReport, options: Any, sweep_s: float
         return
     keys = [(r.backend, r.precision, r.batch_size) for r in chosen]
     expected = {k: (r.extra.timed_s or 0.0) + (r.build_s or 0.0) for k, r in zip(keys, chosen, strict=True)}
+    if on_start is not None:
+        on_start()
     got = remeasure.repeat(keys, config.finalist_repeats, record.budget_s,
                            measure or remeasure.fresh_session(model, config), expected, clock)
     for key, r in zip(keys, chosen, strict=True):

@@ -19,8 +19,9 @@
     what-if       the lower-bound latency on ``options.target_gpu`` (``run.what_if``)
 
 ``on_stage(stage, run)`` is called after each stage that ran, with the stage's name above ("static",
-"benchmarks", "roofline", "layers", "what-if") and the run so far, and with "interrupted" when Ctrl-C stopped
-the benchmarks; the CLI prints each part as it arrives. Nothing here prints or writes files.
+"benchmarks", "roofline", "layers", "what-if") and the run so far, with "finalists" when the finalists' repeats
+start (``run.finalist_repeats`` names them), and with "interrupted" when Ctrl-C stopped the benchmarks; the CLI
+prints each part as it arrives. Nothing here prints or writes files.
 """
 
 from __future__ import annotations
@@ -151,7 +152,8 @@ def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell
         _, report.device = run_benchmarks(model.bench_model(), batch_sizes=batches, config=options.bench,
                                           results=report.benchmarks, progress=options.live_bar,
                                           screen=screen, rejects=options.rejects, plan=plan)
-        repeat_finalists(model.bench_model(), report, options, time.monotonic() - swept)
+        repeat_finalists(model.bench_model(), report, options, time.monotonic() - swept,
+                         on_start=lambda: tell("finalists", report))
         trace(f"finalists: {report.finalist_repeats}")
     except KeyboardInterrupt:
         report.mark_interrupted()
