@@ -53,13 +53,21 @@ def test_each_round_visits_every_finalist_once_never_back_to_back() -> None:
 
 
 def test_a_session_that_would_not_fit_the_budget_is_not_started() -> None:
-    # 10 s a session, 35 s allowed: A at 0 (0 + 10 <= 35), B at 10 (20), C at 20 (30), then A again at 30 would end
-    # at 40 > 35: stopped, one session each
+    # 10 s a session, 35 s allowed: round 1 needs 0 + 3 x 10 = 30 <= 35 and runs; round 2 would end at 30 + 30 = 60
+    # > 35: stopped, one session each
     t = FakeTime(cost_s=10.0)
     got = bench_finalists.repeat([A, B, C], 2, budget_s=35, measure=t.measure(),
                                  expected_s={A: 10.0, B: 10.0, C: 10.0}, clock=t.clock)
     assert [len(got.p50s_ms[c]) for c in (A, B, C)] == [1, 1, 1]
     assert got.stopped == "budget spent" and got.spent_s == 30.0
+
+
+def test_only_whole_rounds_start_so_every_finalist_gets_as_many_sessions() -> None:
+    # 10 s a session, 45 s allowed: round 1 (30 s) runs; round 2 needs 30 + 30 = 60 > 45 and does not start,
+    # though A's second session alone (30 + 10 = 40) would fit
+    t = FakeTime(cost_s=10.0)
+    got = bench_finalists.repeat([A, B, C], 2, budget_s=45, measure=t.measure(), clock=t.clock)
+    assert [len(got.p50s_ms[c]) for c in (A, B, C)] == [1, 1, 1] and got.stopped == "budget spent"
 
 
 def test_ctrl_c_keeps_what_was_measured_and_a_failure_ends_only_that_config() -> None:
@@ -179,7 +187,9 @@ def test_analyze_repeats_its_finalists_and_the_report_says_so(monkeypatch: pytes
     monkeypatch.setattr(bench_finalists, "fresh_session", lambda model, config: lambda *c: 1.0)
     options = RunOptions(backends=("torch-cpu",), batch_sizes=(1, 2), example_inputs=torch.randn(1, 8),
                          bench=BenchConfig(device="cpu", finalist_share=10.0, **QUICK))
-    run = api.run(tiny(), options)
+    stages: list[str] = []
+    run = api.run(tiny(), options, on_stage=lambda stage, r: stages.append(stage))
+    assert stages[:3] == ["static", "finalists", "benchmarks"]  # the CLI says the repeats start (cli/flow.py)
     rec = run.finalist_repeats
     assert rec is not None and rec.skipped is None and rec.sessions_added == [2, 2]
     doc = run_to_dict(run)
@@ -188,3 +198,14 @@ def test_analyze_repeats_its_finalists_and_the_report_says_so(monkeypatch: pytes
     assert all(len(p) == 3 and p[1:] == [1.0, 1.0] for p in p50s)
     assert all(r["extra"]["between_run_ci95_rel"] is not None for r in doc["benchmarks"])
     json.dumps(doc)
+
+
+def test_a_tentative_pick_is_never_called_sure() -> None:
+    # Every config unstable (a busy machine): decide picks tentatively from what was measured (its caveats), and the
+    # found block said "sure: ahead of ... beyond the timing noise (+0.1% IPS)" all the same
+    a, b = res("ort-cpu", 1.0), res("torch-cpu", 1.001)
+    a.unstable = b.unstable = ["a busy machine: other processes took 60% of the CPUs"]
+    rec = run_pick([a, b])
+    assert rec is not None and rec.caveats
+    line = pick_line(rec)
+    assert "sure" not in line and "tentative, not reliable: unstable timings (a busy machine" in line

@@ -90,7 +90,9 @@ def pick_line(rec: Recommendation | None) -> str:
     basis = f"best {rec.objective}, {limits}"
     if rec.best is None:
         return f"pick ({basis}): none; {rec.reasons[0] if rec.reasons else 'nothing meets the constraints'}"
-    if rec.tie:
+    if rec.caveats:  # decide's tentative pick: nothing could be ranked reliably, so nothing is "sure"
+        sure = f"tentative, not reliable: {'; '.join(rec.caveats)}"
+    elif rec.tie:
         others = ", ".join(config_label(r) for r in rec.tie[1:])
         noise = ("the noise between sessions" if any(r.extra.between_run_ci95_rel is not None for r in rec.tie)
                  else "the timing noise")
