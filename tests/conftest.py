@@ -61,6 +61,26 @@ def _real_stability_checks(request: pytest.FixtureRequest, monkeypatch: pytest.M
         monkeypatch.setattr(stability, "instability", _REAL_INSTABILITY[0])
 
 
+@pytest.fixture(autouse=True)
+def _finalists_repeat_their_own_figure(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The finalists' repeats (runs/finalists.py) of every run a test makes take no time and read back each
+    finalist's own sweep p50 (a between-session spread of 0), so no pick depends on how busy the machine is;
+    tests marked ``@pytest.mark.finalists`` time them for real."""
+    if request.node.get_closest_marker("finalists") is not None:
+        return
+    from modelcost.runs import finalists
+
+    real = finalists.repeat_finalists
+
+    def own_figure(model: object, report: object, options: object, sweep_s: float, **kw: object) -> None:
+        p50 = {(r.backend, r.precision, r.batch_size): r.latency_ms.p50
+               for r in report.benchmarks if r.latency_ms is not None}  # type: ignore[attr-defined]
+        real(model, report, options, sweep_s, measure=lambda *config: p50[config], clock=lambda: 0.0,
+             on_start=kw.get("on_start"))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(finalists, "repeat_finalists", own_figure)
+
+
 @pytest.fixture()
 def stable_children(monkeypatch: pytest.MonkeyPatch) -> None:
     """Child processes (a sweep's configs) count their timings as stable too (fixtures/stable_children)."""

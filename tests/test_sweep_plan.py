@@ -126,6 +126,11 @@ def test_timing_device_is_refused_each_config_runs_on_its_backends_device() -> N
     assert "unknown key(s) device in [timing]" in _refused("[timing]\ndevice = 'cpu'\n" + MODEL)
 
 
+def test_the_finalists_options_are_refused_a_sweep_repeats_with_repeats() -> None:
+    # analyze / bench / recommend repeat their finalists (runs/finalists.py); a sweep's child never does
+    assert "unknown key(s) finalist_repeats in [timing]" in _refused("[timing]\nfinalist_repeats = 3\n" + MODEL)
+
+
 def test_models_written_as_one_table_is_told_to_use_double_brackets() -> None:
     message = _refused("[models]\nsource = 'm.onnx'\n")
     assert message == ("plan: models: expected [[models]] tables, one per model; [models] is a single table (write "

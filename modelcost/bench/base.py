@@ -90,6 +90,15 @@ class BenchConfig:
         "now beats by more than 2x on latency and throughput against that config's own figures of an earlier run "
         "(same model, GPU, software and settings, within 7 days); the row says so and quotes them.",
         flag="--fresh", inverted=True))
+    # The finalists of an analyze / bench / recommend run (runs/finalists.py): the configs the pick is in doubt
+    # between are measured again in fresh sessions, interleaved, for the noise between sessions
+    finalist_repeats: int = field(default=2, metadata=option(
+        "Sessions more for each finalist (the configs the pick is in doubt between), each in a fresh session, "
+        "interleaved with the other finalists: the pick then treats differences inside the noise between sessions "
+        "as ties. 0: no repeats.", min=0, max=10))
+    finalist_share: float = field(default=0.5, metadata=option(
+        "Time budget of the finalists' repeats, as a share of the time the sweep took (0.5: at most half as long "
+        "again); repeats that would not fit are left out, and the report says so.", min=0, max=10))
     samples_csv: Path | None = None  # NVML samples of every timed run, nvidia-smi field names
     sample_interval_s: float = 0.02
     cache_dir: Path = field(default_factory=default_cache_dir)
@@ -119,7 +128,7 @@ def timing_problem(values: Mapping[str, Any], name: Callable[[str], str] = cli_o
     if graphs not in COMPILE_GRAPHS:
         return f"{name('compile_graphs')} {graphs!r}: use one of {', '.join(COMPILE_GRAPHS)}"
     for key, low, strict in (("min_time_s", 0, False), ("max_time_s", 0, True), ("min_iters", 1, False),
-                             ("warmup", 1, False)):
+                             ("warmup", 1, False), ("finalist_repeats", 0, False), ("finalist_share", 0, False)):
         if values[key] < low or (strict and values[key] == low):
             return f"{name(key)} must be {'>' if strict else '>='} {low}, not {values[key]}"
     if values["max_time_s"] < values["min_time_s"]:

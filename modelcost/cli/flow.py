@@ -114,6 +114,10 @@ class Printer:
 
             # progress, not the answer: the answer (counts included) is printed whole when the run ends
             stderr_console().print(f"{counted_line(run.cost)}; benchmarking next", markup=False, style="dim")
+        elif stage == "finalists" and run.finalist_repeats is not None:  # runs/finalists.py
+            rec = run.finalist_repeats
+            stderr_console().print(f"measuring the finalists again in fresh sessions ({', '.join(rec.finalists)}; "
+                                   f"at most {rec.budget_s:.0f} s) ...", markup=False, style="dim")
         elif stage == "interrupted":
             stderr_console().print("[yellow]interrupted[/]: reporting the benchmarks that finished")
             self.answer(run)

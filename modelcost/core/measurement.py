@@ -25,6 +25,28 @@ class EarlierRun:
     beaten_by_more_than: float  # the factor a config measured now beat these figures by, on both axes
 
 
+# Why the finalists were not (all) repeated; None in ``FinalistRepeats.skipped``: every repeat ran
+REPEAT_SKIPS = ("off", "one config", "no pick", "no doubt", "interrupted", "budget spent", "no budget")
+
+
+@dataclass
+class FinalistRepeats:
+    """The finalists of an analyze / bench / recommend run measured again (runs/finalists.py, bench/finalists.py):
+    the configs the pick was in doubt between, each timed in ``sessions_added`` more fresh sessions, interleaved."""
+
+    finalists: list[str] = dataclasses.field(default_factory=list)  # config labels, best-ranked first
+    sessions_planned: int = 0  # repeats asked for per finalist (--finalist-repeats)
+    sessions_added: list[int] = dataclasses.field(default_factory=list)  # per finalist, in ``finalists`` order
+    budget_s: float = 0.0  # the time allowed (--finalist-share x the sweep's time)
+    spent_s: float = 0.0
+    # None: every repeat ran; else one of REPEAT_SKIPS, why some or all did not: "off" (--finalist-repeats 0),
+    # "one config" (fewer than two configs measured), "no pick" (none meets the constraints), "no doubt" (the
+    # pick leads beyond the noise floor),
+    # "interrupted" (Ctrl-C), "budget spent" (the next round would not fit), "no budget" (--finalist-share 0)
+    skipped: str | None = None
+    failed: list[str] = dataclasses.field(default_factory=list)  # 'label: why' of a repeat that raised
+
+
 @dataclass
 class MeasurementInfo:
     """Details of how a result's figures were taken; None: not part of this result."""
@@ -37,8 +59,11 @@ class MeasurementInfo:
     warmup_settled: bool | None = None
     # half-width of the median's 95% interval / the median; inf (null in JSON): too few samples for one
     median_ci95_rel: float | None = None
-    # the same between runs (a sweep's config measured in several runs: sweep/results.py); never in a report
+    # the same between runs: a sweep's config measured in several runs (sweep/results.py), or a finalist of an
+    # analyze / bench / recommend run measured again in fresh sessions (runs/finalists.py)
     between_run_ci95_rel: float | None = None
+    # a finalist: the p50 of each session that timed it, the sweep's own first, then its repeats in time order
+    session_p50s_ms: list[float] | None = None
     stop_reason: str | None = None
     timed_s: float | None = None
     clock: str | None = None  # "cuda-events" | "perf_counter"

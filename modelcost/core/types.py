@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from modelcost.core.assumptions import DataAssumption
-from modelcost.core.measurement import MeasurementInfo
+from modelcost.core.measurement import FinalistRepeats, MeasurementInfo
 from modelcost.core.training import TrainingReport
 
 Dim = int | str  # a concrete size, or the name of a symbolic dimension
@@ -307,6 +307,7 @@ class RunReport:
     # Run facts that code reads (the notes say them to a reader; nothing reads a note back):
     interrupted_by: str | None = None  # "the user (Ctrl-C)", "SIGTERM": set by ``mark_interrupted`` only
     no_roofline_reason: str | None = None  # why no config was placed on the roofline (runs/gpu.py)
+    finalist_repeats: FinalistRepeats | None = None  # the finalists measured again (runs/finalists.py)
 
     def mark_interrupted(self, by: str = INTERRUPTED_BY_USER) -> None:
         """The one way a run is marked interrupted: ``complete`` False, ``interrupted_by`` and the one note that

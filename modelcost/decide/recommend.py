@@ -22,7 +22,8 @@ Definitions, used everywhere the recommendation is shown:
   (drop 0); a reduced-precision config without them fails the constraint ("not measured").
 - ties: two configs tie when the 95% intervals of the objective overlap (throughput, or the latency statistic,
   each +- a relative 95% half-width: the larger of the median's from the timing loop and, for a config measured
-  in several runs, the between-run one (``extra.between_run_ci95_rel``, decide/noise.py), so a difference
+  in several runs or sessions (``sweep --repeats``; a finalist of analyze / bench / recommend measured again,
+  runs/finalists.py), the between-run one (``extra.between_run_ci95_rel``, decide/noise.py), so a difference
   inside the noise between runs is a tie; a tail percentile gets the median's relative width, a lower bound of
   its own). Among the configs that tie with the fastest, the pick is decided by,
   in this order: accuracy vs the FP32 reference (accuracy drop, then max abs error), peak GPU memory, simplicity
@@ -291,9 +292,13 @@ def _rel(value: object) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
-def objective_interval(r: BenchResult, objective: str, stat: str) -> tuple[float, float] | None:
-    """The 95% interval of ``r``'s objective figure (see the module docstring), or None when unknown."""
+def objective_interval(r: BenchResult, objective: str, stat: str,
+                       floor_rel: float = 0.0) -> tuple[float, float] | None:
+    """The 95% interval of ``r``'s objective figure (see the module docstring), or None when unknown.
+    ``floor_rel``: at least this relative half-width (runs/finalists.py: the noise a single session cannot see)."""
     rel = ci_rel(r)
+    if floor_rel > 0:
+        rel = max(rel or 0.0, floor_rel)
     value = (r.throughput_ips if objective == "throughput" else latency_of(r, stat))
     if rel is None or value is None:
         return None

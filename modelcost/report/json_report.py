@@ -49,6 +49,7 @@ def run_to_dict(run: RunReport) -> dict[str, Any]:
     doc["device"] = to_plain(run.device)
     doc["run_notes"] = list(run.notes)
     doc["predictions"] = to_plain(run.predictions)
+    doc["finalist_repeats"] = to_plain(run.finalist_repeats)
     if run.training is not None:
         doc["training"] = to_plain(run.training)
     return doc

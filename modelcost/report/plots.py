@@ -7,7 +7,7 @@ to draw: a plot never shows a figure that was not measured.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from modelcost.core.decisions import Comparison
@@ -18,19 +18,55 @@ _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
            "#bcbd22"]
 
 
-def _figure(width_in: float, height_in: float) -> Any:
+def figure(width_in: float, height_in: float) -> Any:
+    """A figure on its own Agg canvas. No layout engine: a constrained (or tight) layout draws every figure twice,
+    once to measure and once to render, which was most of a report folder's CPU time; ``_place`` sets the margins
+    from the labels' measured widths instead."""
     require("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width_in, height_in), dpi=110, layout="constrained")
+    fig = Figure(figsize=(width_in, height_in), dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+DPI = 110
+_PAD_IN = 0.12  # between the figure's edge and what is drawn
+_TICKS_IN = 0.28  # one row of tick labels (10 pt) with its ticks
+_AXIS_LABEL_IN = 0.25  # an axis label (10 pt) and its padding
+_TITLE_IN = 0.33  # a title (12 pt) and its padding
+_LEGEND_ROW_IN = 0.24  # one row of a legend (7-8 pt) below the axes
+
+
+def text_width_in(fig: Any, texts: Sequence[str], size_pt: float) -> float:
+    """The widest of ``texts`` at ``size_pt`` in inches, from the Agg renderer's font metrics (no drawing)."""
+    from matplotlib.font_manager import FontProperties
+
+    if not texts:
+        return 0.0
+    renderer, prop = fig.canvas.get_renderer(), FontProperties(size=size_pt)
+    return max(renderer.get_text_width_height_descent(t, prop, ismath=False)[0] for t in texts) / fig.dpi
+
+
+def _place(fig: Any, y_labels: Sequence[str], y_size_pt: float = 10.0, *, y_axis_label: bool = False,
+           x_axis_label: bool = True, title: bool = True, legend_rows_below: int = 0, columns: int = 1) -> None:
+    """The margins a layout engine would find, set by hand: the widest y tick label (``y_labels`` at
+    ``y_size_pt``), the axis labels, the title and a legend of ``legend_rows_below`` rows under the axes;
+    ``columns`` side-by-side axes sharing the y labels get the gap of a tick row between them."""
+    width_in, height_in = fig.get_size_inches()
+    left = _PAD_IN + text_width_in(fig, y_labels, y_size_pt) + 0.1 + (_AXIS_LABEL_IN if y_axis_label else 0.0)
+    bottom = _PAD_IN + _TICKS_IN + (_AXIS_LABEL_IN if x_axis_label else 0.0) + _LEGEND_ROW_IN * legend_rows_below
+    top = _PAD_IN + (_TITLE_IN if title else 0.0)
+    right = _PAD_IN + 0.2  # the last x tick label reaches past the axes by half its width
+    fig.subplots_adjust(left=left / width_in, right=1 - right / width_in, bottom=min(0.45, bottom / height_in),
+                        top=max(0.55, 1 - top / height_in), wspace=0.3 / max(1, columns - 1) if columns > 1 else 0.2)
 
 
 def _png(fig: Any) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
+    """The figure as PNG; zlib level 1 (PIL's default 6 took a sixth of a plot's time for files ~10% smaller)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
+    fig.savefig(buf, format="png", metadata={"Software": None}, pil_kwargs={"compress_level": 1})
     return buf.getvalue()
 
 
@@ -55,7 +91,7 @@ def throughput_vs_batch(results: list[BenchResult]) -> bytes | None:
     series: dict[str, list[BenchResult]] = {}
     for r in ok:
         series.setdefault(_series_name(r), []).append(r)
-    fig = _figure(7.5, 4.5)
+    fig = figure(7.5, 4.5)
     ax = fig.add_subplot()
     for i, (name, rs) in enumerate(sorted(series.items())):
         rs.sort(key=lambda r: r.batch_size)
@@ -71,6 +107,8 @@ def throughput_vs_batch(results: list[BenchResult]) -> bytes | None:
     ax.set_title("Throughput vs batch size (batch / median latency)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+    top = max(r.throughput_ips or 0.0 for r in ok)
+    _place(fig, [f"{top * 1.1:.0f}"], y_axis_label=True)  # the widest tick label: about the axis' top
     return _png(fig)
 
 
@@ -79,7 +117,7 @@ def latency_percentiles(results: list[BenchResult]) -> bytes | None:
     if not ok:
         return None
     ok.sort(key=lambda r: (_series_name(r), r.batch_size))
-    fig = _figure(7.5, 1.6 + 0.32 * len(ok))
+    fig = figure(7.5, 1.6 + 0.32 * len(ok))
     ax = fig.add_subplot()
     ys = list(range(len(ok)))
     lat = [r.latency_ms for r in ok]
@@ -94,7 +132,8 @@ def latency_percentiles(results: list[BenchResult]) -> bytes | None:
     ax.set_xlabel("latency (ms)")
     ax.set_title("Latency percentiles per config")
     ax.grid(True, axis="x", alpha=0.3)
-    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, ncols=5, loc="outside lower center")
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, ncols=5, loc="lower center", frameon=False)
+    _place(fig, [_label(r) for r in ok], 8, legend_rows_below=1)
     return _png(fig)
 
 
@@ -107,7 +146,7 @@ def ops_breakdown(cost: CostReport, top: int = 12) -> bytes | None:
     for lc in cost.layers:
         params[lc.op] = params.get(lc.op, 0) + lc.params
     ops = sorted(flops, key=lambda o: -flops[o])[:top]
-    fig = _figure(8.5, 1.0 + 0.3 * len(ops))
+    fig = figure(8.5, 1.0 + 0.3 * len(ops))
     ax1, ax2 = fig.subplots(1, 2, sharey=True)
     ax1.barh(ops, [flops[o] / 1e9 for o in ops], color="#1f77b4")
     ax1.set_xlabel("GFLOPs")
@@ -118,6 +157,7 @@ def ops_breakdown(cost: CostReport, top: int = 12) -> bytes | None:
     ax1.invert_yaxis()
     for ax in (ax1, ax2):
         ax.grid(True, axis="x", alpha=0.3)
+    _place(fig, ops, columns=2)
     return _png(fig)
 
 
@@ -127,7 +167,7 @@ def layers_breakdown(cost: CostReport, top: int = 20) -> bytes | None:
     if not layers:
         return None
     names = [lc.name if len(lc.name) <= 40 else "..." + lc.name[-37:] for lc in layers]
-    fig = _figure(9.0, 1.0 + 0.28 * len(layers))
+    fig = figure(9.0, 1.0 + 0.28 * len(layers))
     ax1, ax2 = fig.subplots(1, 2, sharey=True)
     ax1.barh(names, [lc.flops / 1e6 for lc in layers], color="#1f77b4")
     ax1.set_xlabel("MFLOPs")
@@ -139,6 +179,7 @@ def layers_breakdown(cost: CostReport, top: int = 20) -> bytes | None:
     for ax in (ax1, ax2):
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(True, axis="x", alpha=0.3)
+    _place(fig, names, 7, columns=2)
     return _png(fig)
 
 
@@ -148,7 +189,7 @@ def memory_by_config(results: list[BenchResult], cost: CostReport | None = None)
     if not ok:
         return None
     ok.sort(key=lambda r: (_series_name(r), r.batch_size))
-    fig = _figure(7.5, 1.2 + 0.3 * len(ok))
+    fig = figure(7.5, 1.2 + 0.3 * len(ok))
     ax = fig.add_subplot()
     ax.barh([_label(r) for r in ok], [r.gpu_memory_peak_bytes / 2**20 for r in ok], color="#9467bd")
     if cost is not None and cost.memory.weight_bytes:
@@ -160,6 +201,7 @@ def memory_by_config(results: list[BenchResult], cost: CostReport | None = None)
     ax.set_xlabel("peak GPU memory (MiB)")
     ax.set_title("Memory by config (measured peak)")
     ax.grid(True, axis="x", alpha=0.3)
+    _place(fig, [_label(r) for r in ok], 8)
     return _png(fig)
 
 
@@ -168,7 +210,7 @@ def speedup_intervals(cmp: Comparison) -> bytes | None:
     if not cmp.speed:
         return None
     rows = cmp.speed
-    fig = _figure(7.5, 1.2 + 0.35 * len(rows))
+    fig = figure(7.5, 1.2 + 0.35 * len(rows))
     ax = fig.add_subplot()
     ys = list(range(len(rows)))
     for y, s in zip(ys, rows):
@@ -181,6 +223,7 @@ def speedup_intervals(cmp: Comparison) -> bytes | None:
     ax.set_xlabel("speedup = base latency / candidate latency (95% CI)")
     ax.set_title(f"{cmp.candidate.name} vs {cmp.base.name}")
     ax.grid(True, axis="x", alpha=0.3)
+    _place(fig, [f"{s.backend} b{s.batch_size}" for s in rows], 8)
     return _png(fig)
 
 
@@ -231,7 +274,7 @@ def spread_across_runs(spreads_pct: list[tuple[str, float]]) -> bytes | None:
     if not spreads_pct:
         return None
     items = sorted(spreads_pct, key=lambda kv: kv[1])
-    fig = _figure(7.5, max(2.5, 0.22 * len(items) + 1.2))
+    fig = figure(7.5, max(2.5, 0.22 * len(items) + 1.2))
     ax = fig.add_subplot()
     ax.barh(range(len(items)), [v for _, v in items], color=[_COLORS[0] if v <= 5 else _COLORS[1] for _, v in items])
     ax.set_yticks(range(len(items)), [name for name, _ in items], fontsize=7)
@@ -241,4 +284,5 @@ def spread_across_runs(spreads_pct: list[tuple[str, float]]) -> bytes | None:
     ax.set_title("Noise between runs, per config")
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=8)
+    _place(fig, [name for name, _ in items], 7)
     return _png(fig)

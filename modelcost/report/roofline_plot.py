@@ -66,8 +66,7 @@ def _points(ax: object, points: Sequence[BenchResult]) -> None:
 def plot_roofline(gpu: GpuSpec, results: Sequence[BenchResult], path: str | Path, title: str | None = None) -> Path:
     """Write the roofline of ``results`` (those with a roofline point) against ``gpu`` to ``path``."""
     require("matplotlib")
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from modelcost.report.plots import figure
 
     points = [r for r in results if r.roofline is not None]
     keys = [k for k in dict.fromkeys(r.roofline.peak_key for r in points) if k in gpu.peak_tflops]  # type: ignore[union-attr]
@@ -78,8 +77,7 @@ def plot_roofline(gpu: GpuSpec, results: Sequence[BenchResult], path: str | Path
     ridges = [gpu.peak_tflops[k] / (gpu.bandwidth_gbps / 1e3) for k in keys]
     lo = min(xs + ridges) / 20
     hi = max(xs + ridges) * 20
-    fig = Figure(figsize=(9, 6), dpi=120)
-    FigureCanvasAgg(fig)
+    fig = figure(9, 6)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -92,7 +90,24 @@ def plot_roofline(gpu: GpuSpec, results: Sequence[BenchResult], path: str | Path
     ax.set_title(title or default_title, fontsize=10)
     ax.grid(True, which="both", ls=":", lw=0.5)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    _place(fig, ax)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(str(path), format="svg" if path.suffix.lower() == ".svg" else "png", bbox_inches="tight")
+    svg = path.suffix.lower() == ".svg"
+    fig.savefig(str(path), format="svg" if svg else "png", dpi=120,
+                **({} if svg else {"pil_kwargs": {"compress_level": 1}}))
     return path
+
+
+def _place(fig: object, ax: object) -> None:
+    """Room for the legend right of the axes, set by hand (``bbox_inches="tight"`` drew the figure twice, see
+    ``plots.figure``): the figure widens by the legend's width (its longest label at 7 pt, the marker and padding)
+    and the axes keep the 9 x 6 inches' margins for their log-scale tick labels, axis labels and title."""
+    from modelcost.report.plots import text_width_in
+
+    _, labels = ax.get_legend_handles_labels()  # type: ignore[attr-defined]
+    legend_in = text_width_in(fig, labels, 7) + 0.75
+    width_in, height_in = 9.0 + legend_in, 6.0
+    fig.set_size_inches(width_in, height_in)  # type: ignore[attr-defined]
+    fig.subplots_adjust(left=0.85 / width_in, right=1 - (legend_in + 0.1) / width_in,  # type: ignore[attr-defined]
+                        bottom=0.7 / height_in, top=1 - 0.45 / height_in)

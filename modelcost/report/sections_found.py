@@ -7,6 +7,7 @@ console, the Markdown and the HTML all show these same blocks."""
 from __future__ import annotations
 
 from modelcost.core.decisions import Recommendation
+from modelcost.core.measurement import FinalistRepeats
 from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, CostReport, RunReport
 from modelcost.core.units import binary_bytes, number, si
@@ -22,7 +23,7 @@ def found_blocks(run: RunReport, recommendation: Recommendation | None = None, *
         return []
     lines = [counted_line(run.cost)] if counts and run.cost is not None else []
     ok = [r for r in run.benchmarks if r.status == "ok" and r.latency_ms is not None]
-    lines += [fastest_line(ok), throughput_line(ok), pick_line(recommendation)]
+    lines += [fastest_line(ok), throughput_line(ok), pick_line(recommendation), repeats_line(run.finalist_repeats)]
     lines.append(measured_line(run.benchmarks))
     if run.cost is not None and not run.cost.compute.complete:
         lines.append(partial_counts_line(run.cost))
@@ -89,9 +90,13 @@ def pick_line(rec: Recommendation | None) -> str:
     basis = f"best {rec.objective}, {limits}"
     if rec.best is None:
         return f"pick ({basis}): none; {rec.reasons[0] if rec.reasons else 'nothing meets the constraints'}"
-    if rec.tie:
+    if rec.caveats:  # decide's tentative pick: nothing could be ranked reliably, so nothing is "sure"
+        sure = f"tentative, not reliable: {'; '.join(rec.caveats)}"
+    elif rec.tie:
         others = ", ".join(config_label(r) for r in rec.tie[1:])
-        sure = f"tied within the timing noise with {others}; chosen on {rec.tie_rule}"
+        noise = ("the noise between sessions" if any(r.extra.between_run_ci95_rel is not None for r in rec.tie)
+                 else "the timing noise")
+        sure = f"tied within {noise} with {others}; chosen on {rec.tie_rule}"
     elif len(rec.feasible) > 1:
         nxt = rec.feasible[1]
         sure = f"sure: ahead of {config_label(nxt)} beyond the timing noise"
@@ -99,7 +104,40 @@ def pick_line(rec: Recommendation | None) -> str:
             sure += f" (+{(rec.best.throughput_ips / nxt.throughput_ips - 1) * 100:.1f}% IPS)"
     else:
         sure = "the only config that qualifies"
-    return f"pick ({basis}): {config_label(rec.best)}; {sure}"
+    return f"pick ({basis}): {config_label(rec.best)}; {sure}{_sessions(rec.best)}"
+
+
+def _sessions(r: BenchResult) -> str:
+    """'; p50 over 3 sessions 1.02 / 1.05 / 0.99 ms: ±6.1% between sessions, ±0.8% within one' for a finalist
+    measured again (runs/finalists.py), else ''."""
+    p50s, between, within = r.extra.session_p50s_ms, r.extra.between_run_ci95_rel, r.extra.median_ci95_rel
+    if not p50s or len(p50s) < 2:
+        return ""
+    spread = f": ±{between * 100:.1f}% between sessions" if between is not None else ""
+    if spread and within is not None:
+        spread += f", ±{within * 100:.1f}% within one"
+    return f"; p50 over {len(p50s)} sessions {' / '.join(number(p) for p in p50s)} ms{spread}"
+
+
+def repeats_line(rec: FinalistRepeats | None) -> str:
+    """Whether the finalists were measured again, and if not, or not all, why (``RunReport.finalist_repeats``)."""
+    if rec is None or rec.skipped in ("off", "one config", "no pick"):
+        return ""
+    names = ", ".join(rec.finalists)
+    if rec.skipped == "no doubt":
+        return "finalists not measured again: the pick leads every other config beyond the noise floor"
+    if rec.skipped == "no budget":
+        return "finalists not measured again: --finalist-share 0 leaves no time for it"
+    added = ", ".join(f"{n}" for n in rec.sessions_added)
+    done = (f"finalists measured again in fresh sessions, interleaved: {names} ({added} more of "
+            f"{rec.sessions_planned} each, {rec.spent_s:.1f} s of a {rec.budget_s:.1f} s budget)")
+    if rec.skipped == "budget spent":
+        done += "; the budget was spent before every repeat ran (--finalist-share)"
+    elif rec.skipped == "interrupted":
+        done += "; interrupted (Ctrl-C)"
+    if rec.failed:
+        done += "; failed: " + "; ".join(rec.failed)
+    return done
 
 
 def measured_line(results: list[BenchResult]) -> str:

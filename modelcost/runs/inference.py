@@ -11,19 +11,22 @@
     load          once (``runs.model.load``)
     static        params, storage, MACs/FLOPs, memory on the meta device (``run.cost``); a failure raises when
                   ``options.static_required``, else it becomes a run note
-    benchmarks    every backend x precision x batch size (skipped with ``options.static_only``); Ctrl-C keeps
+    benchmarks    every backend x precision x batch size (skipped with ``options.static_only``), then the
+                  finalists of the pick measured again in fresh sessions (``runs.finalists``); Ctrl-C keeps
                   what finished and marks the run interrupted (``run.interrupted_by``), later stages are skipped
     roofline      this machine's GPU and each GPU result's roofline point (``runs.gpu``)
     layers        per-layer time of the profilable backends (``options.profile_layers``), on the same model
     what-if       the lower-bound latency on ``options.target_gpu`` (``run.what_if``)
 
 ``on_stage(stage, run)`` is called after each stage that ran, with the stage's name above ("static",
-"benchmarks", "roofline", "layers", "what-if") and the run so far, and with "interrupted" when Ctrl-C stopped
-the benchmarks; the CLI prints each part as it arrives. Nothing here prints or writes files.
+"benchmarks", "roofline", "layers", "what-if") and the run so far, with "finalists" when the finalists' repeats
+start (``run.finalist_repeats`` names them), and with "interrupted" when Ctrl-C stopped the benchmarks; the CLI
+prints each part as it arrives. Nothing here prints or writes files.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -142,14 +145,20 @@ def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell
     from modelcost.bench.cache import run_started, usage_note
     from modelcost.bench.runner import run_benchmarks
 
+    from modelcost.runs.finalists import repeat_finalists
+
     started = run_started()
     try:
         batches, screen, plan = sweep_plan(model, options, report)
         if options.prescreen is not None:
             predict.prescreen_plan(report, plan, batches, found or [], *options.prescreen)
+        swept = time.monotonic()
         _, report.device = run_benchmarks(model.bench_model(), batch_sizes=batches, config=options.bench,
                                           results=report.benchmarks, progress=options.live_bar,
                                           screen=screen, rejects=options.rejects, plan=plan)
+        repeat_finalists(model.bench_model(), report, options, time.monotonic() - swept,
+                         on_start=lambda: tell("finalists", report))
+        trace(f"finalists: {report.finalist_repeats}")
     except KeyboardInterrupt:
         report.mark_interrupted()
         _cache_note(report, options, usage_note, started)

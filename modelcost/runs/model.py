@@ -49,6 +49,9 @@ class RunOptions:
     # measurement); bench/screening.py. ``rejects``: a constraint check for screening (recommend).
     screen: str = "gpu"
     rejects: Any = None
+    # The pick the finalists are chosen for (runs/finalists.py): results -> decide's Recommendation or None;
+    # None: ``decide.recommend.run_pick`` (analyze, bench); recommend passes its constraints and objective
+    pick: Any = None
     # Without backends / precisions: False = the registry's default sweep (bench/registry.py), True = every
     # backend at every precision, each measured in full (no screening): --exhaustive
     exhaustive: bool = False

@@ -43,7 +43,8 @@ def recommend(
     batches = options.batch_sizes or constraints.batch_sizes or RECOMMEND_BATCHES
     options = dataclasses.replace(options, command=options.command or command, batch_sizes=tuple(batches),
                                   static_required=False, rejects=screening_rejects(constraints),
-                                  prescreen=(constraints, objective) if predict else options.prescreen)
+                                  prescreen=(constraints, objective) if predict else options.prescreen,
+                                  pick=lambda results: pick(results, constraints, objective))
     report = run_inference(source, options)
     rec = pick(report.benchmarks, constraints, objective)
     write = write or out is not None

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from modelcost.core.errors import ModelcostError
 
 MAX_TIMEOUT_S = 86400.0  # one config's child process: a day is far beyond any model's load, build and timing
-TIMING_LEFT_OUT = ("device", "samples_csv", "cache_dir")  # each config runs on its backend's device; paths are local
+# each config runs on its backend's device; paths are local; a sweep repeats with --repeats, not by finalists
+TIMING_LEFT_OUT = ("device", "samples_csv", "cache_dir", "finalist_repeats", "finalist_share")
 
 
 class _Table(BaseModel):
