@@ -128,9 +128,8 @@ class Printer:
 
         print_run(run, run_pick(run.benchmarks), None, title=f"benchmarks: {self.model}", counts=self.show_cost,
                   top=self.top)
-        for note in run.notes:
-            if note.startswith("cache:"):  # where the exports / engines are kept, and how large
-                stdout_console(160).print(note, markup=False, highlight=False)
+        if run.cache_summary:  # where the exports / engines are kept, and how large
+            stdout_console(160).print(run.cache_summary, markup=False, highlight=False)
 
 
 def new_run(options: Any) -> RunReport:
