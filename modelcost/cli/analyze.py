@@ -48,7 +48,8 @@ def analyze(
     from modelcost.cli import flow
     from modelcost.cli.runner import Outputs, run_command
 
-    printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers)
+    printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers,
+                           benchmarking=not static)
 
     def work(run: RunReport, staged_csv: Path | None) -> RunReport:
         options = flow.run_options(

@@ -104,11 +104,12 @@ class Printer:
     show_cost: bool = True
     top: int | None = 10
     profiling: bool = False
+    benchmarking: bool = True  # False (analyze --static): nothing comes next, so no progress line
 
     def __call__(self, stage: str, run: RunReport) -> None:
         from modelcost.report.console import stderr_console
 
-        if stage == "static" and self.show_cost and run.cost is not None:
+        if stage == "static" and self.show_cost and self.benchmarking and run.cost is not None:
             from modelcost.report.sections_found import counted_line
 
             # progress, not the answer: the answer (counts included) is printed whole when the run ends
