@@ -17,9 +17,9 @@ from modelcost.core.errors import ModelcostError, UnboundDimensionError
 PACKAGE = Path(__file__).resolve().parents[1] / "modelcost"
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 # The ratchet: string literals (docstrings aside) outside modelcost/cli that name a --flag. Issue 26 counted 113
-# at c72d4fa; moving the errors of the loaders, llm_moe, llm_fit, runs/ and a few more to fields made it 72.
+# at c72d4fa; moving the errors of the loaders, llm_moe, llm_fit, runs/, sweep/ and a few more to fields made it 58.
 # Lower it as more move; never raise it.
-MOST_FLAG_STRINGS = 72
+MOST_FLAG_STRINGS = 58
 
 
 def _flag_strings() -> list[str]:
