@@ -51,9 +51,11 @@ def user_errors(fn: F) -> F:
             fail(f"interrupted ({signals.name()})")
             raise typer.Exit(signals.exit_code()) from None
         finally:
+            from modelcost.cli.flags import spell_for
             from modelcost.cli.options import release_out_locks
 
             release_out_locks()
+            spell_for(None)  # the next command in this process (tests, a notebook) spells its own flags
 
     return wrapper  # type: ignore[return-value]
 
@@ -90,10 +92,9 @@ _register_commands()
 
 def _spell_fields_as_flags() -> None:
     # A library error names the option it is about by its field; the CLI's words for it are its flags.
-    from modelcost.cli.flags import flag_for
-    from modelcost.core.errors import spell_fields_with
+    from modelcost.cli.flags import spell_for
 
-    spell_fields_with(flag_for)
+    spell_for(None)
 
 
 _spell_fields_as_flags()

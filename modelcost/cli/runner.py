@@ -96,6 +96,9 @@ def run_command(name: str, outputs: Outputs, work: Work[R], *, render: Callable[
         else:
             write(run, result, staged)
 
+    from modelcost.cli.flags import spell_for
+
+    spell_for(name)  # a library error names a field; the user reads this command's flag for it
     outputs.prepare()
     run = RunReport(command=o.command_line(name), created=utc_timestamp())
     with o.staged_samples(outputs.samples_csv if outputs.sample else None) as staged:
