@@ -133,13 +133,6 @@ class Printer:
             stdout_console(160).print(run.cache_summary, markup=False, highlight=False)
 
 
-def new_run(options: Any) -> RunReport:
-    """The RunReport a command fills: made before the work starts, so an interrupted run still has one."""
-    from modelcost.core.text import utc_timestamp
-
-    return RunReport(command=options.command, created=utc_timestamp())
-
-
 def run_and_print(model: str, options: Any, printer: Printer, run: RunReport | None = None) -> RunReport:
     """``api.run`` with the printer (into ``run`` when given: results land there as they finish); then the
     console answer of the finished run."""
