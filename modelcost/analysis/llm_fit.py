@@ -49,13 +49,13 @@ class TpSplit:
 def tp_split(gpu: GpuSpec, tp: int, layers: int, hidden_state_bytes: int) -> TpSplit:
     """The split of ``tp`` GPUs like ``gpu``; the link comes from the GPU table (``hardware.specs``)."""
     if tp < 1:
-        raise ModelcostError(f"--tp {tp}: expected a number of GPUs >= 1")
+        raise ModelcostError(f"{{tp}} {tp}: expected a number of GPUs >= 1", fields="tp")
     if tp == 1:
         return TpSplit()
     sku = find_sku(gpu.name)
     if sku is None or not sku.link_gbps:
-        raise ModelcostError(f"--tp {tp}: no GPU-to-GPU link bandwidth known for {gpu.name} (the GPU table has "
-                             "none); pass --target-gpu with a GPU of the table")
+        raise ModelcostError(f"{{tp}} {tp}: no GPU-to-GPU link bandwidth known for {gpu.name} (the GPU table has "
+                             "none); pass {target_gpu} with a GPU of the table", fields=("tp", "target_gpu"))
     return TpSplit(tp, sku.link, sku.link_gbps, ALLREDUCES_PER_LAYER * layers * hidden_state_bytes)
 
 

@@ -50,19 +50,21 @@ def parse_routing(text: str | None) -> Routing:
         except ValueError:
             s = -1.0
         if not math.isfinite(s) or s < 0:
-            raise ModelcostError(f"--routing {text}: expected zipf:S with S a number >= 0, e.g. zipf:1.2")
+            raise ModelcostError(f"{{routing}} {text}: expected zipf:S with S a number >= 0, e.g. zipf:1.2",
+                                 fields="routing")
         return Routing("zipf", zipf_exponent=s)
     if text.endswith(".json"):
         return Routing("file", source=text, shares=_read_shares(text))
-    raise ModelcostError(f"--routing {text}: choose uniform, zipf:S (e.g. zipf:1.2) or a .json file of "
-                         "measured shares per expert")
+    raise ModelcostError(f"{{routing}} {text}: choose uniform, zipf:S (e.g. zipf:1.2) or a .json file of "
+                         "measured shares per expert", fields="routing")
 
 
 def _read_shares(path: str) -> list[list[float]]:
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
-        raise ModelcostError(f"--routing {path}: not a readable JSON file ({exc.__class__.__name__}: {exc})") from exc
+        raise ModelcostError(f"{{routing}} {path}: not a readable JSON file ({exc.__class__.__name__}: {exc})",
+                             fields="routing") from exc
     rows = data if data and isinstance(data, list) and all(isinstance(r, list) for r in data) else [data]
     out = []
     for i, row in enumerate(rows):
@@ -187,15 +189,15 @@ def _check_routing(routing: Routing, experts: int, top_k: int, layers: int) -> N
     if routing.kind != "file":
         return
     if len(routing.shares) not in (1, layers):
-        raise ModelcostError(f"--routing {routing.source}: {len(routing.shares)} lists of shares; give one (for every "
-                             f"layer) or one per MoE layer ({layers})")
+        raise ModelcostError(f"{{routing}} {routing.source}: {len(routing.shares)} lists of shares; give one "
+                             f"(for every layer) or one per MoE layer ({layers})", fields="routing")
     for i, row in enumerate(routing.shares):
         if len(row) != experts:
-            raise ModelcostError(f"--routing {routing.source}: list {i} has {len(row)} shares; the model has "
-                                 f"{experts} routed experts per layer")
+            raise ModelcostError(f"{{routing}} {routing.source}: list {i} has {len(row)} shares; the model has "
+                                 f"{experts} routed experts per layer", fields="routing")
         if sum(1 for share in row if share > 0) < top_k:
-            raise ModelcostError(f"--routing {routing.source}: list {i} gives a share to fewer experts than the "
-                                 f"{top_k} each token visits")
+            raise ModelcostError(f"{{routing}} {routing.source}: list {i} gives a share to fewer experts than the "
+                                 f"{top_k} each token visits", fields="routing")
 
 
 def _expert_layers(module: Any, config: Any) -> list[_ExpertLayer]:

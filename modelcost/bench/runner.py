@@ -473,7 +473,7 @@ def run_benchmarks(model: BenchModel, *, backends: Sequence[str] | None = None, 
     config = config or BenchConfig()
     results = results if results is not None else []
     if not batch_sizes or any(int(b) < 1 for b in batch_sizes):
-        raise ModelcostError("batch sizes must be positive integers, e.g. --batch-sizes 1,8,32")
+        raise ModelcostError("batch sizes must be positive integers, e.g. {batch_sizes} 1,8,32", fields="batch_sizes")
     if plan is None:
         plan = make_plan(model, backends, precisions, config, exhaustive)
     if plan.runnable:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -10,6 +11,7 @@ from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
 from modelcost.cli.timing import timing_options
 from modelcost.core.errors import ModelcostError
+from modelcost.core.types import RunReport
 
 
 @app.command()
@@ -44,30 +46,23 @@ def analyze(
     """Count parameters, storage, MACs/FLOPs and memory; without --static, also benchmark every backend and
     place each measured config on the GPU's roofline."""
     from modelcost.cli import flow
+    from modelcost.cli.runner import Outputs, run_command
 
-    o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
-    o.check_out(out, samples_csv)
-    o.lock_out(out)
-    with o.staged_samples(None if static else samples_csv) as staged_csv:
-        config = flow.bench_config(device, staged_csv, timing or {})
+    printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers,
+                           benchmarking=not static)
+
+    def work(run: RunReport, staged_csv: Path | None) -> RunReport:
         options = flow.run_options(
-            o.command_line("analyze"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+            run.command, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size, trust_pickle=trust_pickle, static_only=static,
-            attn_implementation=attn_implementation,
-            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, live_bar=True,
-            screen=flow.screen_mode(screen), exhaustive=exhaustive, predict=predict)
-        printer = flow.Printer(model, show_cost=True, top=None if all_layers else top, profiling=profile_layers,
-                               benchmarking=not static)
-        run = flow.new_run(options)
-        outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,
-                   "staged_csv": staged_csv, "roofline_plot": roofline_plot}
-        with o.interruptible(run, **outputs):
-            flow.run_and_print(model, options, printer, run=run)
-        if not run.complete:  # the pipeline stopped the benchmarks on Ctrl-C / SIGTERM: say which
-            o.mark_interrupted(run)
-        flow.write_outputs(run, **outputs)
-    if not run.complete:
-        flow.exit_status(run)  # interrupted: 130 / 143 before anything else
+            attn_implementation=attn_implementation, bench=flow.bench_config(device, staged_csv, timing or {}),
+            target_gpu=target_gpu, profile_layers=profile_layers, live_bar=True, screen=flow.screen_mode(screen),
+            exhaustive=exhaustive, predict=predict)
+        return flow.run_and_print(model, options, printer, run=run)
+
+    outputs = Outputs(json_path=json_path, report=report, out=out, samples_csv=samples_csv,
+                      roofline_plot=roofline_plot, sample=not static)
+    run = run_command("analyze", outputs, work).run
     assert run.cost is not None
     if run.cost.problems and run.cost.compute.complete:  # a partial result exits 3 (below), whatever else it met
         more = len(run.cost.problems) - 1

@@ -35,13 +35,14 @@ def fail(message: str) -> None:
 
 
 def user_errors(fn: F) -> F:
-    """Turn ModelcostError into one red line and exit code 1 (no traceback); other exceptions keep theirs."""
+    """Turn ModelcostError into one red line and exit code 1 (no traceback); other exceptions keep theirs. The
+    line names the options the error is about by their flags (``cli.flags``)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except ModelcostError as exc:
+        except ModelcostError as exc:  # its fields spelled as flags (``cli.flags``, installed below)
             fail(first_line(exc, with_type=False))
             raise typer.Exit(1) from None
         except KeyboardInterrupt:  # Ctrl-C / SIGTERM where the command keeps nothing: one line, 130 / 143
@@ -50,9 +51,11 @@ def user_errors(fn: F) -> F:
             fail(f"interrupted ({signals.name()})")
             raise typer.Exit(signals.exit_code()) from None
         finally:
+            from modelcost.cli.flags import spell_for
             from modelcost.cli.options import release_out_locks
 
             release_out_locks()
+            spell_for(None)  # the next command in this process (tests, a notebook) spells its own flags
 
     return wrapper  # type: ignore[return-value]
 
@@ -85,6 +88,16 @@ def _register_commands() -> None:
 
 
 _register_commands()
+
+
+def _spell_fields_as_flags() -> None:
+    # A library error names the option it is about by its field; the CLI's words for it are its flags.
+    from modelcost.cli.flags import spell_for
+
+    spell_for(None)
+
+
+_spell_fields_as_flags()
 
 
 def main() -> None:

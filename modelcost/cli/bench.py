@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
 from modelcost.cli.timing import timing_options
+from modelcost.core.types import RunReport
 
 
 @app.command()
@@ -36,28 +38,22 @@ def bench(
 ) -> None:
     """Measure latency, throughput, memory, power and accuracy on every backend x precision x batch size."""
     from modelcost.cli import flow
+    from modelcost.cli.runner import Outputs, run_command
 
-    o.check_writable(files=(json_path, samples_csv, roofline_plot), folders=(out,))
-    o.check_out(out, samples_csv)
-    o.lock_out(out)
-    with o.staged_samples(samples_csv) as staged_csv:
-        config = flow.bench_config(device, staged_csv, timing or {})
+    printer = flow.Printer(model, show_cost=False, profiling=profile_layers)
+
+    def work(run: RunReport, staged_csv: Path | None) -> RunReport:
         # The static analysis (for the roofline) at --batch-size or 1; when it fails the benchmarks still run.
         options = flow.run_options(
-            o.command_line("bench"), backends=backends, precisions=precisions, batch_sizes=batch_sizes,
+            run.command, backends=backends, precisions=precisions, batch_sizes=batch_sizes,
             tuple_shapes=input_shape, batch_size=batch_size or 1, trust_pickle=trust_pickle, static_required=False,
-            bench=config, target_gpu=target_gpu, profile_layers=profile_layers, live_bar=True,
-            screen=flow.screen_mode(screen), exhaustive=exhaustive)
-        run = flow.new_run(options)
-        outputs = {"json_path": json_path, "report": report, "out_dir": out, "samples_csv": samples_csv,
-                   "staged_csv": staged_csv, "roofline_plot": roofline_plot}
-        with o.interruptible(run, **outputs):
-            flow.run_and_print(model, options, flow.Printer(model, show_cost=False, profiling=profile_layers),
-                               run=run)
-        if not run.complete:  # the pipeline stopped the benchmarks on Ctrl-C / SIGTERM: say which
-            o.mark_interrupted(run)
-        flow.write_outputs(run, **outputs)
-    flow.exit_status(run, allow_partial)
+            bench=flow.bench_config(device, staged_csv, timing or {}), target_gpu=target_gpu,
+            profile_layers=profile_layers, live_bar=True, screen=flow.screen_mode(screen), exhaustive=exhaustive)
+        return flow.run_and_print(model, options, printer, run=run)
+
+    outputs = Outputs(json_path=json_path, report=report, out=out, samples_csv=samples_csv,
+                      roofline_plot=roofline_plot)
+    flow.exit_status(run_command("bench", outputs, work).run, allow_partial)
 
 
 @app.command("backends")

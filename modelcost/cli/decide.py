@@ -10,11 +10,12 @@ import typer
 from rich.markup import escape
 
 from modelcost.cli import options as o
-from modelcost.cli import signals
 from modelcost.cli.app import app, user_errors
 from modelcost.cli.timing import timing_options
-from modelcost.cli.options import check_out, check_writable, lock_out, publish_samples, staged_samples, wrote
+from modelcost.cli.options import publish_samples, wrote
+from modelcost.cli.runner import Outputs, run_command
 from modelcost.core.errors import ModelcostError
+from modelcost.core.types import RunReport
 from modelcost.report.console import stderr_console
 from modelcost.report.console_decide import decision_console, print_comparison, print_recommendation
 
@@ -84,23 +85,30 @@ def compare(
 
     if method not in ("t", "bootstrap"):
         raise ModelcostError(f"--method {method!r}: use t or bootstrap")
-    check_writable(folders=(out,))
-    check_out(out)
-    lock_out(out)
-    options = run_options(o.command_line("compare"), backends=backends, batch_sizes=batch_sizes,
-                          tuple_shapes=input_shape, trust_pickle=trust_pickle, bench=_config(device, warmup_max_s),
-                          takes_auto=False)
-    run, cmp, folder = api.compare(
-        base, candidate, rounds=rounds, runs_per_block=runs_per_block, data=str(data) if data else None,
-        method=method, out=str(out) if out else None, write=report or out is not None, on_message=_progress,
-        command=o.command_line("compare"), options=options)
-    print_comparison(cmp, folder)
-    if not run.complete:
-        stderr_console().print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
-                                    markup=True)
-        raise typer.Exit(signals.exit_code())
-    if not cmp.speed:
+    outputs = Outputs(out=out, report=report)
+
+    def work(run: RunReport, staged_csv: Path | None) -> tuple[Any, Any, Any]:
+        options = run_options(run.command, backends=backends, batch_sizes=batch_sizes, tuple_shapes=input_shape,
+                              trust_pickle=trust_pickle, bench=_config(device, warmup_max_s), takes_auto=False)
+        return api.compare(base, candidate, rounds=rounds, runs_per_block=runs_per_block,
+                           data=str(data) if data else None, method=method, out=str(out) if out else None,
+                           write=outputs.wants_folder, on_message=_progress, command=run.command, options=options)
+
+    def render(result: tuple[Any, Any, Any]) -> None:
+        run, cmp, folder = result
+        print_comparison(cmp, folder)
+        if not run.complete:
+            stderr_console().print("[yellow]interrupted[/]: the report holds what finished (marked INCOMPLETE)",
+                                   markup=True)
+
+    done = run_command("compare", outputs, work, render=render, write=_written_by_api,
+                       complete=lambda result: result[0].complete)
+    if not done.result[1].speed:
         raise ModelcostError("no backend could run both models (the reasons are listed above)")
+
+
+def _written_by_api(run: RunReport, result: Any, staged_csv: Path | None) -> None:
+    """compare and quantize: the api writes the report folder of each comparison as it ends."""
 
 
 @app.command()
@@ -133,31 +141,28 @@ def quantize(
     from modelcost.bench.registry import parse_backends
 
     batches = _batches(batch_sizes) or [1]
-    check_writable(folders=(model_dir, out))
-    if not no_compare:  # a report folder per comparison: --out itself, or one per candidate under it
-        from modelcost.api import quantize_report_dirs
+    # a report folder per comparison: --out itself, or one per candidate under it
+    folders = [] if no_compare else api.quantize_report_dirs(model, int8=int8, fp16=fp16, out=out)
+    outputs = Outputs(out=out, report=report, report_dirs=folders, more_folders=(model_dir,))
 
-        for folder in quantize_report_dirs(model, int8=int8, fp16=fp16, out=out):
-            check_out(folder)
-    lock_out(out)
-    made = api.quantize(
-        model, int8=int8, fp16=fp16, calib_data=str(calib_data) if calib_data else None,
-        out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
-        input_shapes=input_shape, backends=parse_backends(backends), batch_sizes=batches, rounds=rounds,
-        runs_per_block=runs_per_block, data=str(data) if data else None, config=_config(device, warmup_max_s),
-        out=str(out) if out else None, write=report or out is not None, on_message=_progress,
-        command=o.command_line("quantize"))
-    incomplete = False
-    for q, result in made:
-        _console().print(f"made {q.path} ({q.precision}); " + "; ".join(q.notes), markup=False)
-        if q.calibration:
-            _console().print(f"calibrated on {q.calibration}", markup=False)
-        if result is not None:
-            run, cmp, folder = result
-            print_comparison(cmp, folder)
-            incomplete |= not run.complete
-    if incomplete:
-        raise typer.Exit(signals.exit_code())
+    def work(run: RunReport, staged_csv: Path | None) -> list[Any]:
+        return api.quantize(
+            model, int8=int8, fp16=fp16, calib_data=str(calib_data) if calib_data else None,
+            out_dir=str(model_dir) if model_dir else None, run_compare=not no_compare, batch_size=batches[0],
+            input_shapes=input_shape, backends=parse_backends(backends), batch_sizes=batches, rounds=rounds,
+            runs_per_block=runs_per_block, data=str(data) if data else None, config=_config(device, warmup_max_s),
+            out=str(out) if out else None, write=outputs.wants_folder, on_message=_progress, command=run.command)
+
+    def render(made: list[Any]) -> None:
+        for q, result in made:
+            _console().print(f"made {q.path} ({q.precision}); " + "; ".join(q.notes), markup=False)
+            if q.calibration:
+                _console().print(f"calibrated on {q.calibration}", markup=False)
+            if result is not None:
+                print_comparison(result[1], result[2])
+
+    run_command("quantize", outputs, work, render=render, write=_written_by_api,
+                complete=lambda made: all(result[0].complete for _, result in made if result is not None))
 
 
 @app.command()
@@ -219,32 +224,33 @@ def recommend(
 
     if min_iters is None:  # enough samples to rank on the latency statistic (core/samples.py)
         min_iters = max(50, min_samples(latency_stat))
-    check_writable(files=(samples_csv, json_path), folders=(out,))
-    check_out(out, samples_csv)
-    lock_out(out)
-    with staged_samples(samples_csv) as staged_csv:
-        config = bench_config(device, staged_csv, timing or {}, min_iters=min_iters)
-        options = run_options(o.command_line("recommend"), backends=backends, precisions=precisions,
-                              tuple_shapes=input_shape,
-                              trust_pickle=trust_pickle, bench=config, screen=screen_mode(screen),
-                              exhaustive=exhaustive, live_bar=True,
+    outputs = Outputs(json_path=json_path, out=out, samples_csv=samples_csv)
+
+    def work(run: RunReport, staged_csv: Path | None) -> tuple[Any, Any]:
+        options = run_options(run.command, backends=backends, precisions=precisions, tuple_shapes=input_shape,
+                              trust_pickle=trust_pickle,
+                              bench=bench_config(device, staged_csv, timing or {}, min_iters=min_iters),
+                              screen=screen_mode(screen), exhaustive=exhaustive, live_bar=True,
                               batch_search="on" if auto else "off" if only else "gpu")
         # without --batch-sizes: api.recommend's default sweep (on a GPU the search: batch 1 + the saturating one)
         options = dataclasses.replace(options, batch_sizes=tuple(only) if only else None)
-        run, rec, folder = api.recommend(
-            model, constraints=constraints, objective=objective, out=str(out) if out else None,
-            write=report or out is not None, command=o.command_line("recommend"), options=options, predict=predict)
-        samples_line = publish_samples(staged_csv, samples_csv)
-    print_recommendation(rec, folder)
-    if json_path is not None:
-        from modelcost.report.folder import write_report_json
+        _, rec, folder = api.recommend(model, constraints=constraints, objective=objective,
+                                       out=str(out) if out else None, write=report or out is not None,
+                                       command=run.command, options=options, run=run,
+                                       predict=predict)
+        return rec, folder
 
-        existed = json_path.exists()
-        write_report_json(run, json_path, recommendation=rec)
-        typer.echo(wrote("JSON report (with the recommendation)", json_path, existed))
-    if samples_line:
-        _console().print(samples_line, markup=False)
-    if not run.complete:
-        raise typer.Exit(signals.exit_code())
-    if rec.best is None:
+    def write(run: RunReport, result: tuple[Any, Any] | None, staged_csv: Path | None) -> None:
+        if json_path is not None:
+            from modelcost.report.folder import write_report_json
+
+            existed = json_path.exists()
+            write_report_json(run, json_path, recommendation=result[0] if result else None)
+            typer.echo(wrote("JSON report (with the recommendation)", json_path, existed))
+        samples_line = publish_samples(staged_csv, samples_csv)
+        if samples_line:
+            _console().print(samples_line, markup=False)
+
+    done = run_command("recommend", outputs, work, render=lambda result: print_recommendation(*result), write=write)
+    if done.result[0].best is None:
         raise typer.Exit(1)

@@ -104,7 +104,7 @@ class Printer:
     show_cost: bool = True
     top: int | None = 10
     profiling: bool = False
-    benchmarking: bool = True  # False (--static): the counts are the whole answer, no progress line before it
+    benchmarking: bool = True  # False (analyze --static): nothing comes next, so no progress line
 
     def __call__(self, stage: str, run: RunReport) -> None:
         from modelcost.report.console import stderr_console
@@ -133,16 +133,8 @@ class Printer:
 
         print_run(run, run_pick(run.benchmarks), None, title=f"benchmarks: {self.model}", counts=self.show_cost,
                   top=self.top)
-        for note in run.notes:
-            if note.startswith("cache:"):  # where the exports / engines are kept, and how large
-                stdout_console(160).print(note, markup=False, highlight=False)
-
-
-def new_run(options: Any) -> RunReport:
-    """The RunReport a command fills: made before the work starts, so an interrupted run still has one."""
-    from modelcost.core.text import utc_timestamp
-
-    return RunReport(command=options.command, created=utc_timestamp())
+        if run.cache_summary:  # where the exports / engines are kept, and how large
+            stdout_console(160).print(run.cache_summary, markup=False, highlight=False)
 
 
 def run_and_print(model: str, options: Any, printer: Printer, run: RunReport | None = None) -> RunReport:

@@ -4,7 +4,7 @@ Wiring and printing only: ``api.llm`` decides and computes, ``report.llm`` rende
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,6 +12,7 @@ from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
 from modelcost.cli.flow import comma_list
 from modelcost.core.errors import ModelcostError
+from modelcost.core.types import RunReport
 
 Ints = Annotated[str, typer.Option(help="One value or a comma list (a sweep).")]
 
@@ -68,16 +69,23 @@ def llm(
     from modelcost.report.console import stdout_console
     from modelcost.report.llm import LLM_FILES, print_llm
 
-    o.check_writable(files=(json_path,), folders=(out,))
-    o.check_out(out, files=list(LLM_FILES))
-    report = api.llm(model, prompt_lens=_ints(prompt_len, "--prompt-len"), gen_lens=_ints(gen_len, "--gen-len"),
-                     batch_sizes=_ints(batch_size, "--batch-size"), dtype=dtype, kv_dtype=kv_dtype,
-                     target_gpu=target_gpu, measure=not static,
-                     backends=[b.strip() for b in backends.split(",") if b.strip()] if backends else None,
-                     runs=runs, warmup=warmup, repeats=repeats, attention=attention,
-                     attn_implementation=attn_implementation, tp=tp, routing=routing, predict=predict)
-    print_llm(report, stdout_console(200))
-    _write(report, json_path, out)
+    from modelcost.cli.runner import Outputs, run_command
+
+    def work(run: RunReport, staged_csv: Path | None) -> Any:
+        return api.llm(model, prompt_lens=_ints(prompt_len, "--prompt-len"), gen_lens=_ints(gen_len, "--gen-len"),
+                       batch_sizes=_ints(batch_size, "--batch-size"), dtype=dtype, kv_dtype=kv_dtype,
+                       target_gpu=target_gpu, measure=not static,
+                       backends=[b.strip() for b in backends.split(",") if b.strip()] if backends else None,
+                       runs=runs, warmup=warmup, repeats=repeats, attention=attention,
+                       attn_implementation=attn_implementation, tp=tp, routing=routing, predict=predict)
+
+    def write(run: RunReport, result: Any, staged_csv: Path | None) -> None:
+        if result is not None:
+            _write(result, run, json_path, out)
+
+    outputs = Outputs(json_path=json_path, out=out, out_files=list(LLM_FILES), sample=False)
+    report = run_command("llm", outputs, work, render=lambda result: print_llm(result, stdout_console(200)),
+                         write=write).result
     if report.problems:
         raise ModelcostError(report.problems[0])
     if report.benchmarks and not any(r.status == "ok" for r in report.benchmarks):
@@ -88,16 +96,13 @@ def llm(
         exit_partial()
 
 
-def _write(report: object, json_path: Path | None, out: Path | None) -> None:
+def _write(report: object, run: RunReport, json_path: Path | None, out: Path | None) -> None:
     import json
 
     from modelcost.report.atomic import atomic_write_text
     from modelcost.report.llm import to_document, write_llm_folder
 
-    from modelcost.core.text import utc_timestamp
-
-    created = utc_timestamp()
-    command = o.command_line("llm")
+    created, command = run.created, run.command
     if json_path is not None:
         existed = json_path.exists()
         atomic_write_text(json_path, json.dumps(to_document(report, created, command), indent=2) + "\n")

@@ -6,9 +6,9 @@ import contextlib
 import math
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -232,17 +232,15 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def interruptible(run: RunReport, **outputs: Any) -> Iterator[None]:
-    """Around a command's work: Ctrl-C or SIGTERM at any point (loading, counting, benchmarking) marks ``run``
-    incomplete, writes what it holds to ``outputs`` (``write_outputs``' keywords) and exits 130 / 143. If the
-    main thread is stuck in native code, the signal watcher writes the same from its thread (cli/signals.py)."""
+def interruptible(run: RunReport, write: Callable[[], None]) -> Iterator[None]:
+    """Around a command's work (``cli.runner.run_command``): Ctrl-C or SIGTERM at any point (loading, counting,
+    benchmarking) marks ``run`` incomplete, ``write``s what it holds and exits 130 / 143. If the main thread is
+    stuck in native code, the signal watcher does the same from its thread (cli/signals.py)."""
     from modelcost.cli import signals
-
-    from modelcost.cli.flow import write_outputs
 
     def flush() -> None:
         mark_interrupted(run)
-        write_outputs(run, **outputs)
+        write()
 
     signals.on_stuck(flush)
     try:
@@ -251,7 +249,7 @@ def interruptible(run: RunReport, **outputs: Any) -> Iterator[None]:
         signals.on_stuck(None)
         mark_interrupted(run)
         _stderr_line(f"[yellow]interrupted[/] ({signals.name()}): writing what was measured, marked incomplete")
-        write_outputs(run, **outputs)
+        write()
         raise typer.Exit(signals.exit_code()) from None
 
 

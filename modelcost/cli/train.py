@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -10,6 +11,7 @@ from modelcost.cli import options as o
 from modelcost.cli.app import app, user_errors
 from modelcost.cli.timing import timing_options
 from modelcost.core.errors import ModelcostError
+from modelcost.core.types import RunReport
 
 Optimizer = Annotated[str, typer.Option(help="sgd, momentum (SGD with momentum), adam or adamw.")]
 TrainPrecisions = Annotated[str, typer.Option(
@@ -56,40 +58,37 @@ def train(
     """Forward / backward (input- and weight-gradient) / optimizer FLOPs, memory by part and the largest batch;
     without --static, measured steps: samples/s, MFU and measured vs predicted peak memory."""
     from modelcost import api
-    from modelcost.cli.flow import bench_config, comma_list, parse_batch_sizes, write_outputs
+    from modelcost.cli.flow import bench_config, comma_list, parse_batch_sizes
+    from modelcost.cli.runner import Outputs, run_command
     from modelcost.core.training import TrainConfig
     from modelcost.report.console_train import print_training
 
     precision_list = comma_list(precisions, "--precisions", "fp32,amp_bf16") or []
     variant_list = comma_list(variants, "--variants", "eager,compile") or []
     sizes = parse_batch_sizes(batch_sizes) or []
-    o.check_writable(files=(json_path,), folders=(out,))
-    o.check_out(out)
     config = TrainConfig(optimizer=optimizer, master_weights=master_weights, input_requires_grad=input_grad,
                          memory_margin=margin, checkpointing=checkpointing)
     memory = int(memory_gb * 2**30) if memory_gb else None
     common = {"batch_size": batch_size, "input_shapes": input_shape, "trust_pickle": trust_pickle,
               "attn_implementation": attn_implementation, "target_gpu": target_gpu, "memory_bytes": memory,
               "predict": predict}
-    from modelcost.core.text import utc_timestamp
-    from modelcost.core.types import RunReport
 
-    run = RunReport(command=o.command_line("train"), created=utc_timestamp())
-    if static:
-        import dataclasses
+    def work(run: RunReport, staged_csv: Path | None) -> Any:
+        if static:
+            import dataclasses
 
-        run.training = api.train_static(model, config=dataclasses.replace(config, precision=precision_list[0]),
-                                        **common)
-    else:
-        bench = bench_config(device, None, timing or {})
-        run.training = api.train(model, config=config, precisions=precision_list, batch_sizes=sizes,
-                                 variants=variant_list, device=device,
-                                 bench_config=bench, on_message=lambda text: typer.echo(f"measuring {text}", err=True),
-                                 **common)
-    print_training(run.training)
-    write_outputs(run, json_path=json_path, report=report, out_dir=out)
-    if run.training.problems:
-        raise ModelcostError(run.training.problems[0])
-    measured = run.training.benchmarks
-    if measured and not any(r.status == "ok" for r in measured):
+            run.training = api.train_static(
+                model, config=dataclasses.replace(config, precision=precision_list[0]), **common)
+        else:
+            run.training = api.train(
+                model, config=config, precisions=precision_list, batch_sizes=sizes, variants=variant_list,
+                device=device, bench_config=bench_config(device, None, timing or {}),
+                on_message=lambda text: typer.echo(f"measuring {text}", err=True), **common)
+        return run.training
+
+    training = run_command("train", Outputs(json_path=json_path, report=report, out=out, sample=False), work,
+                           render=print_training).result
+    if training.problems:
+        raise ModelcostError(training.problems[0])
+    if training.benchmarks and not any(r.status == "ok" for r in training.benchmarks):
         raise ModelcostError("no training configuration could be measured (the reasons are in the table)")

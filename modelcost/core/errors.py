@@ -7,9 +7,58 @@ that tells an out-of-memory error from other failures (the bench's ``oom`` statu
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class ModelcostError(Exception):
-    """Bad input or a missing dependency; the message is one line that says what to do."""
+    """Bad input or a missing dependency; the message is one line that says what to do.
+
+    A message about an option the user set names its field, not its flag: ``fields`` are the RunOptions /
+    BenchConfig / TrainConfig / api keyword names it is about, each written ``{name}`` in the message
+    (``ModelcostError("{batch_sizes} '0': ...", fields="batch_sizes")``). How an option is spelled is not the
+    library's business: ``str()`` spells each field with the spelling the front end installed
+    (``spell_fields_with``: the CLI's flag table, ``cli.flags``), by default ``--name-with-dashes``."""
+
+    def __init__(self, message: str = "", *args: object, fields: str | tuple[str, ...] = ()) -> None:
+        super().__init__(message, *args)
+        self.fields = (fields,) if isinstance(fields, str) else tuple(fields)
+
+    @property
+    def field(self) -> str | None:
+        """The option the message is about first (None: no option)."""
+        return self.fields[0] if self.fields else None
+
+    def said(self, spell: Callable[[str], str]) -> str:
+        """The message with each of its fields spelled by ``spell``."""
+        text = super().__str__()
+        for name in self.fields:
+            text = text.replace("{" + name + "}", spell(name))
+        return text
+
+    def __str__(self) -> str:
+        return self.said(_spelling[0]) if self.fields else super().__str__()
+
+    def __reduce__(self) -> tuple[object, ...]:  # a sweep child's error keeps its fields across the pipe
+        return (_rebuild, (type(self), self.args, self.fields))
+
+
+def _rebuild(cls: type[ModelcostError], args: tuple[object, ...], fields: tuple[str, ...]) -> ModelcostError:
+    exc = cls(*args)
+    exc.fields = fields
+    return exc
+
+
+def dashed(name: str) -> str:
+    """A field's default spelling in a message: batch_sizes -> --batch-sizes."""
+    return "--" + name.replace("_", "-")
+
+
+_spelling: list[Callable[[str], str]] = [dashed]
+
+
+def spell_fields_with(spell: Callable[[str], str]) -> None:
+    """How every ModelcostError spells the fields it names from now on (the CLI installs its flag table)."""
+    _spelling[0] = spell
 
 
 class MissingDependencyError(ModelcostError):

@@ -308,6 +308,7 @@ class RunReport:
     interrupted_by: str | None = None  # "the user (Ctrl-C)", "SIGTERM": set by ``mark_interrupted`` only
     no_roofline_reason: str | None = None  # why no config was placed on the roofline (runs/gpu.py)
     finalist_repeats: FinalistRepeats | None = None  # the finalists measured again (runs/finalists.py)
+    cache_summary: str | None = None  # where the export / engine cache is and how large (runs/inference.py)
 
     def mark_interrupted(self, by: str = INTERRUPTED_BY_USER) -> None:
         """The one way a run is marked interrupted: ``complete`` False, ``interrupted_by`` and the one note that

@@ -231,7 +231,8 @@ def measure_ceilings(
             return apply_measurements(gpu, cached)
     torch = require("torch")
     if not torch.cuda.is_available():
-        raise ModelcostError("--measure needs a CUDA GPU that torch can use (torch.cuda.is_available() is False)")
+        raise ModelcostError("{measure} needs a CUDA GPU that torch can use (torch.cuda.is_available() is False)",
+                             fields="measure")
     t0 = time.perf_counter()
     measurements = []
     for precision in precisions:

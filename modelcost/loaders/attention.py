@@ -30,17 +30,18 @@ def set_attention(module: Any, requested: str, source: str) -> None:
     """Switch a ``transformers`` model to the implementation ``requested`` (--attn-implementation); refused in
     one line for another kind of model, a name transformers does not know, or a class that cannot switch."""
     if not callable(getattr(module, "set_attn_implementation", None)):
-        raise ModelcostError(f"--attn-implementation {requested}: {source} is not a transformers model "
-                             "(it has no set_attn_implementation)")
+        raise ModelcostError(f"{{attn_implementation}} {requested}: {source} is not a transformers model "
+                             "(it has no set_attn_implementation)", fields="attn_implementation")
     try:
         module.set_attn_implementation(requested)
     except (ValueError, ImportError, KeyError) as exc:
         text = " ".join(str(exc).split())[:300]
-        raise ModelcostError(f"--attn-implementation {requested}: {source} refuses it: {text}") from exc
+        raise ModelcostError(f"{{attn_implementation}} {requested}: {source} refuses it: {text}",
+                             fields="attn_implementation") from exc
     now = current_attention(module)
     if now != requested:
-        raise ModelcostError(f"--attn-implementation {requested}: {source} ({type(module).__name__}) cannot switch "
-                             f"its attention implementation; it keeps {now!r}")
+        raise ModelcostError(f"{{attn_implementation}} {requested}: {source} ({type(module).__name__}) cannot switch "
+                             f"its attention implementation; it keeps {now!r}", fields="attn_implementation")
 
 
 def attention_for_counting(module: Any, requested: str | None, source: str) -> str | None:

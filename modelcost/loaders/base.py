@@ -68,8 +68,8 @@ def source_kind(source: str) -> str:
     if path.exists():
         raise ModelcostError(
             f"{source}: unknown model file type {suffix or '(no suffix)'!r}; expected .onnx, .pt2, .pt/.pth "
-            "(TorchScript or, with --trust-pickle, a pickled module), or path/to/file.py:factory"
-        )
+            "(TorchScript or, with {trust_pickle}, a pickled module), or path/to/file.py:factory",
+            fields="trust_pickle")
     raise ModelcostError(
         f"{source}: no such file, and not a model reference; use model.onnx, path/to/file.py:factory, "
         "package.module:factory or zoo:NAME (see 'modelcost zoo')"

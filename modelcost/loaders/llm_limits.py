@@ -134,14 +134,16 @@ def check_lengths(source: str, limit: tuple[str, int, bool] | None, prompt_lens:
     """Refuse lengths and batches past modelcost's ceilings, and a prompt plus generation past the model's
     positions: P + G - 1 positions are fed (the G-th new token is output, never fed back)."""
     context = "far above the longest context of any released model, about 10 M tokens"
-    for option, values, ceiling, why in (("--prompt-len", prompt_lens, MAX_TOKENS, context),
-                                         ("--gen-len", gen_lens, MAX_TOKENS, context),
-                                         ("--batch-size", batch_sizes, MAX_BATCH, "far above any serving batch")):
+    for field, values, ceiling, why in (("prompt_lens", prompt_lens, MAX_TOKENS, context),
+                                        ("gen_lens", gen_lens, MAX_TOKENS, context),
+                                        ("batch_sizes", batch_sizes, MAX_BATCH, "far above any serving batch")):
+        option = "{" + field + "}"
         for value in values:
             if value < 1:
-                raise ModelcostError(f"{option} {value}: expected a whole number >= 1")
+                raise ModelcostError(f"{option} {value}: expected a whole number >= 1", fields=field)
             if value > ceiling:
-                raise ModelcostError(f"{option} {value:,} is past modelcost's ceiling of {ceiling:,} ({why})")
+                raise ModelcostError(f"{option} {value:,} is past modelcost's ceiling of {ceiling:,} ({why})",
+                                     fields=field)
     if limit is None or not prompt_lens or not gen_lens:
         return
     name, positions, default = limit

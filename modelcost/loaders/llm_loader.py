@@ -111,10 +111,11 @@ def load_causal_lm(source: str, dtype: str = "fp16", attn_implementation: str | 
     eager (Gemma-2: its logit soft-capping has no SDPA). The count does not depend on it."""
     torch = require("torch")
     if dtype not in DTYPES:
-        raise ModelcostError(f"--dtype {dtype}: choose one of {', '.join(DTYPES)}")
+        raise ModelcostError(f"{{dtype}} {dtype}: choose one of {', '.join(DTYPES)}", fields="dtype")
     if attn_implementation is not None and attn_implementation not in ATTN_IMPLEMENTATIONS:
-        raise ModelcostError(f"--attn-implementation {attn_implementation}: choose one of "
-                             f"{', '.join(ATTN_IMPLEMENTATIONS)} (what a count on the meta device can run)")
+        raise ModelcostError(f"{{attn_implementation}} {attn_implementation}: choose one of "
+                             f"{', '.join(ATTN_IMPLEMENTATIONS)} (what a count on the meta device can run)",
+                             fields="attn_implementation")
     tdtype = getattr(torch, DTYPES[dtype])
     if source.startswith("zoo:"):
         lm = _from_zoo(source, attn_implementation)
@@ -139,8 +140,8 @@ def _from_zoo(source: str, attn_implementation: str | None) -> CausalLM:
     if entry is None:
         raise ModelcostError(f"{source}: no such zoo model; choose one of {', '.join(ZOO)}")
     if attn_implementation not in (None, "sdpa"):
-        raise ModelcostError(f"--attn-implementation {attn_implementation}: {source} has one attention (sdpa); "
-                             "the option chooses among a transformers model's")
+        raise ModelcostError(f"{{attn_implementation}} {attn_implementation}: {source} has one attention (sdpa); "
+                             "the option chooses among a transformers model's", fields="attn_implementation")
     module = on_meta(build_on(entry.factory, "meta", source), notes := [])
     if not _accepts(module, "past_key_values"):
         llamas = ", ".join(f"zoo:{n}" for n in ZOO if n.startswith("llama"))
@@ -239,9 +240,10 @@ def _from_factory(source: str, attn_implementation: str | None = None) -> Causal
 def _set_attention(source: str, module: Any, attn_implementation: str) -> None:
     setter = getattr(module, "set_attn_implementation", None)
     if not callable(setter):
-        raise ModelcostError(f"--attn-implementation {attn_implementation}: {source} is not a transformers model "
-                             "whose attention can be chosen")
+        raise ModelcostError(f"{{attn_implementation}} {attn_implementation}: {source} is not a transformers model "
+                             "whose attention can be chosen", fields="attn_implementation")
     try:
         setter(attn_implementation)
     except Exception as exc:
-        raise ModelcostError(f"--attn-implementation {attn_implementation}: {source} refuses it ({exc})") from exc
+        raise ModelcostError(f"{{attn_implementation}} {attn_implementation}: {source} refuses it ({exc})",
+                             fields="attn_implementation") from exc

@@ -225,8 +225,8 @@ def bind_inputs(
     for name in given:
         if name not in names:
             raise ModelcostError(
-                f"--input-shape {name}: the model has no input {name!r}; its inputs are {', '.join(names) or '(none)'}"
-            )
+                f"{{input_shapes}} {name}: the model has no input {name!r}; its inputs are "
+                f"{', '.join(names) or '(none)'}", fields="input_shapes")
     _check_dtypes(declared, loaded.options.input_dtypes)
     bound: dict[str, int] = {}
     for spec in declared:
@@ -240,17 +240,15 @@ def bind_inputs(
             if spec.name not in given:
                 raise UnboundDimensionError(
                     f"input {spec.name!r} has no declared shape (rank unknown); "
-                    f"set it with --input-shape {spec.name}=DIMS"
-                )
+                    f"set it with {{input_shapes}} {spec.name}=DIMS", fields="input_shapes")
             result.append(TensorSpec(spec.name, given[spec.name], spec.dtype))
             continue
         lead = spec.shape[0] if spec.shape else None
         if batch_size is not None and isinstance(lead, str) and lead in bound and spec.name not in given:
             if bound[lead] != batch_size:
                 raise ModelcostError(
-                    f"--batch-size {batch_size} conflicts with dimension {lead!r} = {bound[lead]} set by "
-                    "--input-shape; give one of them"
-                )
+                    f"{{batch_size}} {batch_size} conflicts with dimension {lead!r} = {bound[lead]} set by "
+                    "{input_shapes}; give one of them", fields=("input_shapes", "batch_size"))
         result.append(bind_shape(spec, batch_size, given, bound))
     return result
 
@@ -260,9 +258,8 @@ def _check_dtypes(declared: list[TensorSpec], dtypes: dict[str, str]) -> None:
     for spec in declared:
         if spec.name in dtypes and dtypes[spec.name] != spec.dtype:
             raise ModelcostError(
-                f"--input-shape {spec.name}: the model declares this input as {spec.dtype}, not {dtypes[spec.name]}; "
-                f"drop the dtype or give :{spec.dtype}"
-            )
+                f"{{input_shapes}} {spec.name}: the model declares this input as {spec.dtype}, "
+                f"not {dtypes[spec.name]}; drop the dtype or give :{spec.dtype}", fields="input_shapes")
 
 
 def _batched(spec: TensorSpec, shape: tuple[int, ...], batch_size: int | None) -> tuple[int, ...]:
@@ -279,7 +276,6 @@ def _record_symbols(spec: TensorSpec, shape: tuple[int, ...], bound: dict[str, i
         if isinstance(sym, str) and sym:
             if bound.get(sym, value) != value:
                 raise ModelcostError(
-                    f"--input-shape: dimension {sym!r} is {bound[sym]} in one input and {value} in {spec.name!r}; "
-                    "inputs that share a dimension name must agree"
-                )
+                    f"{{input_shapes}}: dimension {sym!r} is {bound[sym]} in one input and {value} in {spec.name!r}; "
+                    "inputs that share a dimension name must agree", fields="input_shapes")
             bound[sym] = value

@@ -19,36 +19,38 @@ DTYPES = {
 }
 
 
-def parse_input_shapes(items: Iterable[str] | None, option: str = "--input-shape") -> dict[str, tuple[int, ...]]:
+def parse_input_shapes(items: Iterable[str] | None, option: str | None = None) -> dict[str, tuple[int, ...]]:
     """['x=1x3x224x224', 'ids=2,128:int64'] -> {'x': (1, 3, 224, 224), 'ids': (2, 128)} (dtypes dropped)."""
     return parse_input_specs(items, option)[0]
 
 
-def parse_input_specs(items: Iterable[str] | None, option: str = "--input-shape",
+def parse_input_specs(items: Iterable[str] | None, option: str | None = None,
                       ) -> tuple[dict[str, tuple[int, ...]], dict[str, str]]:
     """['x=1x3x224x224', 'ids=2,128:int64'] -> ({'x': (1, 3, 224, 224), 'ids': (2, 128)}, {'ids': 'int64'}):
     the shapes, and the dtypes given after a colon (canonical names, see ``DTYPES``). Errors name ``option``,
-    the place the user wrote the item (a sweep plan names its key)."""
+    the place the user wrote the item (a sweep plan names its key); without it, the ``input_shapes`` field."""
+    fields = "input_shapes" if option is None else ()
+    option = option or "{input_shapes}"
     shapes: dict[str, tuple[int, ...]] = {}
     dtypes: dict[str, str] = {}
     for item in items or ():
         name, sep, dims = item.partition("=")
         if not sep or not name or not dims:
             raise ModelcostError(f"{option} {item!r}: expected NAME=DIMS[:DTYPE] such as input=1x3x224x224 or "
-                                 "input_ids=1x128:int64")
+                                 "input_ids=1x128:int64", fields=fields)
         dims, colon, dtype = dims.partition(":")
         if colon:
             if dtype.strip().lower() not in DTYPES:
                 raise ModelcostError(f"{option} {item!r}: unknown dtype {dtype!r}; use one of "
-                                     f"{', '.join(sorted(set(DTYPES.values())))}")
+                                     f"{', '.join(sorted(set(DTYPES.values())))}", fields=fields)
             dtypes[name.strip()] = DTYPES[dtype.strip().lower()]
         try:
             shape = tuple(int(d) for d in dims.replace(",", "x").split("x"))
         except ValueError:
             raise ModelcostError(f"{option} {item!r}: dimensions must be integers such as 1x3x224x224 "
-                                 "(a dtype goes after a colon: input_ids=1x128:int64)") from None
+                                 "(a dtype goes after a colon: input_ids=1x128:int64)", fields=fields) from None
         if any(d <= 0 for d in shape):
-            raise ModelcostError(f"{option} {item!r}: dimensions must be positive")
+            raise ModelcostError(f"{option} {item!r}: dimensions must be positive", fields=fields)
         shapes[name.strip()] = shape
     return shapes, dtypes
 
@@ -63,14 +65,13 @@ def bind_shape(
         shape = given[spec.name]
         if len(shape) != len(spec.shape):
             raise ModelcostError(
-                f"--input-shape {spec.name}: the model's input has {len(spec.shape)} dims {_fmt(spec.shape)}, "
-                f"got {len(shape)}"
-            )
+                f"{{input_shapes}} {spec.name}: the model's input has {len(spec.shape)} dims {_fmt(spec.shape)}, "
+                f"got {len(shape)}", fields="input_shapes")
         for want, got in zip(spec.shape, shape, strict=True):
             if isinstance(want, int) and want != got:
                 raise ModelcostError(
-                    f"--input-shape {spec.name}: the model fixes {_fmt(spec.shape)}, got {_fmt(shape)}"
-                )
+                    f"{{input_shapes}} {spec.name}: the model fixes {_fmt(spec.shape)}, got {_fmt(shape)}",
+                    fields="input_shapes")
         return TensorSpec(spec.name, shape, spec.dtype)
     bound = bound if bound is not None else {}
     dims: list[int] = []
@@ -87,11 +88,10 @@ def bind_shape(
             label = repr(d) if isinstance(d, str) and d else f"#{i} (unnamed)"
             rest = ["N" if not (isinstance(x, int) and x > 0) else str(x) for x in spec.shape[i:]]
             example = "x".join([str(x) for x in dims] + rest)
-            hint = "--batch-size N or " if i == 0 else ""
+            hint = "{batch_size} N or " if i == 0 else ""
             raise UnboundDimensionError(
                 f"input {spec.name!r} has unbound dimension {label} at position {i} of {_fmt(spec.shape)}; "
-                f"set it with {hint}--input-shape {spec.name}={example}"
-            )
+                f"set it with {hint}{{input_shapes}} {spec.name}={example}", fields=("batch_size", "input_shapes"))
     return TensorSpec(spec.name, tuple(dims), spec.dtype)
 
 

@@ -218,9 +218,9 @@ def shapes_from_options(source: str, module: Any, options: LoadOptions, why: str
     required = _required_names(module, names)
     missing = [n for n in required if n not in options.input_shapes]
     if missing:
-        example = " ".join(f"--input-shape {n}={'1x128:int64' if guess_dtype(module, n)[1] else '1x3x224x224'}"
+        example = " ".join(f"{{input_shapes}} {n}={'1x128:int64' if guess_dtype(module, n)[1] else '1x3x224x224'}"
                            for n in missing)
-        raise ModelcostError(f"{source}: {why}; give the input shapes, e.g. {example}")
+        raise ModelcostError(f"{source}: {why}; give the input shapes, e.g. {example}", fields="input_shapes")
     specs = []
     for n in (n for n in names if n in options.input_shapes):
         dtype, reason = guess_dtype(module, n)
@@ -503,8 +503,7 @@ def _refuse_untrusted_pickle(source: str, path: Path, options: LoadOptions) -> N
     except Exception:  # noqa: BLE001 - not loadable without running its code: a pickled module, or garbage
         raise ModelcostError(
             f"{source}: a pickled PyTorch file (not TorchScript); unpickling executes code from the file, so "
-            "modelcost loads it only if you trust its source and pass --trust-pickle"
-        ) from None
+            "modelcost loads it only if you trust its source and pass {trust_pickle}", fields="trust_pickle") from None
     raise ModelcostError(
         f"{source}: holds only weights ({type(obj).__name__}), no architecture; write a factory "
         "(file.py:make_model) that builds the model, or save it with torch.jit.save / torch.export.save"

@@ -113,6 +113,17 @@ def print_cost(cost: CostReport, top: int | None = 10, console: Console | None =
     print_cost_notes(cost, console)
 
 
+def print_caveats(report: object, console: Console) -> None:
+    """The notes, assumptions and problems of a training or LLM report (both carry the three lists), one line
+    each: what to read before trusting a figure."""
+    for note in getattr(report, "notes", ()):
+        console.print(f"[dim]note:[/] {escape(note)}")
+    for assumed in getattr(report, "assumptions", ()):
+        console.print(f"[yellow]assumed:[/] {escape(assumed.describe())}")
+    for problem in getattr(report, "problems", ()):
+        console.print(f"[red]problem:[/] {escape(problem)}")
+
+
 def print_cost_notes(cost: CostReport, console: Console) -> None:
     """The static analysis's notes, the values it assumed and the problems it met, one line each."""
     untraced = not_counted(cost.compute)

@@ -22,7 +22,7 @@ def _rich(t: Table) -> RichTable:
 
 
 def print_training(t: TrainingReport, console: Console | None = None) -> None:
-    from modelcost.report.console import stdout_console
+    from modelcost.report.console import print_caveats, stdout_console
 
     console = console or stdout_console()
     console.print(_rich(static_table(t)))
@@ -36,9 +36,4 @@ def print_training(t: TrainingReport, console: Console | None = None) -> None:
         from modelcost.report.console_predict import predictions_table
 
         console.print(predictions_table(t.predictions))
-    for note in t.notes:
-        console.print(f"[dim]note: {escape(note)}[/]")
-    for assumed in t.assumptions:
-        console.print(f"[yellow]assumed:[/] {escape(assumed.describe())}")
-    for problem in t.problems:
-        console.print(f"[red]problem: {escape(problem)}[/]")
+    print_caveats(t, console)

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from modelcost.core.llm import ExpertReads, GenerationPoint, GenerationResult, LlmReport
 from modelcost.core.units import binary_bytes, si
-from modelcost.report.console import partial_line
+from modelcost.report.console import partial_line, print_caveats
 from modelcost.report.json_report import to_plain
 
 SCHEMA = "modelcost.llm/1"
@@ -227,12 +227,7 @@ def print_llm(report: LlmReport, console: Console) -> None:
         console.print(llm_predictions_table(report.predictions))
     if not report.complete:
         console.print(f"[bold yellow]{escape(partial_line(report.uncounted, report.incomplete_reasons))}[/]")
-    for note in report.notes:
-        console.print(f"[dim]note:[/] {escape(note)}")
-    for assumed in report.assumptions:
-        console.print(f"[yellow]assumed:[/] {escape(assumed.describe())}")
-    for problem in report.problems:
-        console.print(f"[red]problem:[/] {escape(problem)}")
+    print_caveats(report, console)
 
 
 def render_markdown(report: LlmReport) -> str:

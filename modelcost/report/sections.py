@@ -7,6 +7,7 @@ HTML never disagree. Sees only ``modelcost.core`` types.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from modelcost.core.decisions import Comparison, Recommendation
 from modelcost.core.types import ComputeStats, CostReport, RunReport
@@ -202,11 +203,17 @@ def static_blocks(cost: CostReport, top: int = 15) -> list[Block]:
 
 
 def _notes_blocks(cost: CostReport) -> list[Block]:
+    return caveat_blocks(cost, notes="Assumptions", problems="Problems met")
+
+
+def caveat_blocks(report: Any, *, notes: str, problems: str) -> list[Block]:
+    """A report's notes, the values its model asked on meta and its problems (a cost or a training report: both
+    carry the three lists), each list under its heading when it has anything."""
     blocks: list[Block] = []
-    if cost.notes:
-        blocks += [Heading("Assumptions", 3), Bullets(list(cost.notes))]
-    if cost.assumptions:
-        blocks += [Heading("Values the model asked on meta", 3), Bullets([a.describe() for a in cost.assumptions])]
-    if cost.problems:
-        blocks += [Heading("Problems met", 3), Bullets(list(cost.problems))]
+    if report.notes:
+        blocks += [Heading(notes, 3), Bullets(list(report.notes))]
+    if report.assumptions:
+        blocks += [Heading("Values the model asked on meta", 3), Bullets([a.describe() for a in report.assumptions])]
+    if report.problems:
+        blocks += [Heading(problems, 3), Bullets(list(report.problems))]
     return blocks

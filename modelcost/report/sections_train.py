@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from modelcost.core.training import TrainingReport
 from modelcost.core.units import binary_bytes, si
-from modelcost.report.sections import Block, Bullets, Heading, Para, Table
+from modelcost.report.sections import Block, Heading, Para, Table, caveat_blocks
 
 
 def _macs(value: int) -> str:
@@ -72,10 +72,4 @@ def training_blocks(t: TrainingReport) -> list[Block]:
         timings = sorted({r.timing for r in t.benchmarks if r.timing})
         blocks += [Para(text) for text in timings]
         blocks.append(bench_table(t))
-    if t.notes:
-        blocks += [Heading("Training notes", 3), Bullets(list(t.notes))]
-    if t.assumptions:
-        blocks += [Heading("Values the model asked on meta", 3), Bullets([a.describe() for a in t.assumptions])]
-    if t.problems:
-        blocks += [Heading("Training problems", 3), Bullets(list(t.problems))]
-    return blocks
+    return blocks + caveat_blocks(t, notes="Training notes", problems="Training problems")

@@ -47,9 +47,10 @@ def run_comparison(base: BenchModel, cand: BenchModel, *, sources: tuple[str, st
     from modelcost.core.errors import ModelcostError
 
     if opts.rounds < 2:
-        raise ModelcostError("--rounds must be at least 2 (a confidence interval needs two pairs of blocks)")
+        raise ModelcostError("{rounds} must be at least 2 (a confidence interval needs two pairs of blocks)",
+                             fields="rounds")
     if not opts.batch_sizes or any(int(b) < 1 for b in opts.batch_sizes):
-        raise ModelcostError("batch sizes must be positive integers, e.g. --batch-sizes 1,8")
+        raise ModelcostError("batch sizes must be positive integers, e.g. {batch_sizes} 1,8", fields="batch_sizes")
     names = (side_name(sources[0], precisions[0], sources[1]), side_name(sources[1], precisions[1], sources[0]))
     sides = []
     for name, src, cost, prec, model in zip(names, sources, costs, precisions, (base, cand)):
@@ -129,7 +130,7 @@ def quantize(
     if source_kind(model) != "onnx":
         raise ModelcostError(f"quantize takes an ONNX file; {model} is not one (export it to ONNX first)")
     if not (int8 or fp16):
-        raise ModelcostError("nothing to make: pass --int8 and/or --fp16")
+        raise ModelcostError("nothing to make: pass {int8} and/or {fp16}", fields=("int8", "fp16"))
     src = Path(model)
     where = Path(out_dir) if out_dir else src.parent
     outs = quantize_report_dirs(model, int8=int8, fp16=fp16, out=compare_kwargs.get("out"))

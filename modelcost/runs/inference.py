@@ -169,9 +169,11 @@ def _benchmarks(model: LoadedModel, options: RunOptions, report: RunReport, tell
 
 
 def _cache_note(report: RunReport, options: RunOptions, usage_note: Any, started: float) -> None:
-    """Where the export / engine cache is and how large, when this run wrote or reused a file in it."""
+    """Where the export / engine cache is and how large, when this run wrote or reused a file in it: the typed
+    ``cache_summary`` (the console prints it under the answer) and the same line as a note (the reports)."""
     note = usage_note(options.bench.cache_dir, started)
     if note:
+        report.cache_summary = note
         report.notes.append(note)
 
 

@@ -48,7 +48,7 @@ def llm(
     if gpu is not None:
         add_bounds(report, gpu, tp=tp)
     elif tp != 1:
-        raise ModelcostError(f"--tp {tp}: bounds need a GPU; pass --target-gpu")
+        raise ModelcostError(f"{{tp}} {tp}: bounds need a GPU; pass {{target_gpu}}", fields=("tp", "target_gpu"))
     else:
         report.notes.append("no GPU here and no --target-gpu: bounds left out")
     if measure:

@@ -19,8 +19,8 @@ def calibrations() -> list[Any]:
 
     found = load_all()
     if not found:
-        raise ModelcostError(f"--predict: no GPU calibration in {folder()}; run 'modelcost calibrate' on a GPU "
-                             "first (the one to predict, or one like it)")
+        raise ModelcostError(f"{{predict}}: no GPU calibration in {folder()}; run 'modelcost calibrate' on a GPU "
+                             "first (the one to predict, or one like it)", fields="predict")
     return found
 
 

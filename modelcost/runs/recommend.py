@@ -18,13 +18,14 @@ def recommend(
     source: Any, *, constraints: Any = None, objective: str = "throughput", backends: Sequence[str] | None = None,
     precisions: Sequence[str] | None = None, batch_sizes: Sequence[int] | None = None, input_shapes: Shapes = None,
     trust_pickle: bool = False, config: BenchConfig | None = None, out: str | None = None, write: bool = False,
-    command: str = "recommend", options: RunOptions | None = None, predict: bool = False,
+    command: str = "recommend", options: RunOptions | None = None, predict: bool = False, run: Any = None,
 ) -> tuple[Any, Any, Any]:
     """Benchmark ``source`` and pick the backend + precision + batch size that meets ``constraints``
     (``modelcost.decide.recommend.Constraints``) best. Returns (RunReport, Recommendation, folder or None).
     Ctrl-C ends the sweep early: the recommendation is made from what finished, marked incomplete.
     ``options`` (the ``RunOptions`` analyze / bench take) replaces backends, precisions, batch_sizes,
-    input_shapes, trust_pickle and config. The batch sizes: ``batch_sizes``, else the constraint's, else
+    input_shapes, trust_pickle and config; ``run``: the RunReport to fill (the CLI's, so that an interrupted
+    run still has one). The batch sizes: ``batch_sizes``, else the constraint's, else
     ``RECOMMEND_BATCHES`` (on a GPU, unless ``options.batch_search`` is "off", batch 1 and the saturating one).
     ``predict``: every candidate predicted first from this GPU's calibration, and only those that may still win
     within the predictor's validated error measured (decide/prescreen.py); each one skipped is a "screened" row
@@ -45,7 +46,7 @@ def recommend(
                                   static_required=False, rejects=screening_rejects(constraints),
                                   prescreen=(constraints, objective) if predict else options.prescreen,
                                   pick=lambda results: pick(results, constraints, objective))
-    report = run_inference(source, options)
+    report = run_inference(source, options, run=run)
     rec = pick(report.benchmarks, constraints, objective)
     write = write or out is not None
     folder = Checkpointer(report, None, out, write).final(rec, options.bench.samples_csv) if write else None

@@ -165,5 +165,5 @@ def _device(device: str) -> str:
     if device == "auto":
         return "cuda" if cuda_available() else "cpu"
     if device == "cuda" and not cuda_available():
-        raise ModelcostError("--device cuda: no CUDA device here")
+        raise ModelcostError("{device} cuda: no CUDA device here", fields="device")
     return device

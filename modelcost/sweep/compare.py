@@ -74,7 +74,8 @@ def compare_runs(db: Any, run_a: str, run_b: str, tolerance_pct: float = TOLERAN
     """Run B vs run A (module docstring); refused when nothing is comparable."""
     a_id, b_id = db.resolve_run(run_a), db.resolve_run(run_b)
     if a_id == b_id:
-        raise ModelcostError(f"--compare {run_a} {run_b}: both name run {a_id}; compare two different runs")
+        raise ModelcostError(f"{{compare}} {run_a} {run_b}: both name run {a_id}; compare two different runs",
+                             fields="compare")
     runs = {r["run_id"]: r for r in db.runs()}
     cmp = compare_rows(db.results("WHERE run_id = ?", (a_id,)), db.results("WHERE run_id = ?", (b_id,)),
                        stored_baseline(db), tolerance_pct, resolution_pct,
@@ -82,8 +83,8 @@ def compare_runs(db: Any, run_a: str, run_b: str, tolerance_pct: float = TOLERAN
     if not cmp.changes:
         why = "; ".join(f"{o.label} ({o.gpu}): {o.why}" for o in cmp.left_out[:6]) or "neither run has rows"
         more = f" (and {len(cmp.left_out) - 6} more)" if len(cmp.left_out) > 6 else ""
-        raise ModelcostError(f"--compare {run_a} {run_b}: no config is comparable between run {a_id} and run {b_id}, "
-                             f"so nothing was checked: {why}{more}")
+        raise ModelcostError(f"{{compare}} {run_a} {run_b}: no config is comparable between run {a_id} and run {b_id}, "
+                             f"so nothing was checked: {why}{more}", fields="compare")
     return cmp
 
 

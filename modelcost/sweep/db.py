@@ -105,8 +105,8 @@ class ResultsDB:
         else:
             if not self.path.is_file():
                 raise ModelcostError(
-                    f"no results database at {self.path} (make one with 'modelcost sweep PLAN --db {self.path}')"
-                )
+                    f"no results database at {self.path} (make one with 'modelcost sweep PLAN {{db}} {self.path}')",
+                    fields="db")
             target, existed = _reader_uri(self.path), True
         conn = None
         try:
@@ -369,17 +369,19 @@ def _rescue(path: Path) -> str:
 def _check_writable(path: Path) -> None:
     """The sweep's --db: a file it can write, in a folder where SQLite can keep its -wal and -shm files."""
     if path.is_dir():
-        raise ModelcostError(f"--db {path} is a folder; give a file path, e.g. results.sqlite")
+        raise ModelcostError(f"{{db}} {path} is a folder; give a file path, e.g. results.sqlite", fields="db")
     folder = path.parent
     if not folder.is_dir():
-        raise ModelcostError(f"--db {path}: the folder {folder} does not exist; make it first or choose another --db")
+        raise ModelcostError(f"{{db}} {path}: the folder {folder} does not exist; make it first or choose "
+                             f"another {{db}}", fields="db")
     if not os.access(folder, os.W_OK | os.X_OK):
         reader = f" ('modelcost results {path}' still reads it there)" if path.is_file() else ""
-        raise ModelcostError(f"--db {path}: the folder {folder} is not writable, and SQLite keeps its journal "
-                             f"files (-wal, -shm) beside the database; choose a --db in a writable folder{reader}")
+        raise ModelcostError(f"{{db}} {path}: the folder {folder} is not writable, and SQLite keeps its journal "
+                             f"files (-wal, -shm) beside the database; choose a {{db}} in a writable folder{reader}",
+                             fields="db")
     if path.exists() and not os.access(path, os.W_OK):
-        raise ModelcostError(f"--db {path} is read-only and the sweep adds its rows to it: make it writable or "
-                             f"choose another --db ('modelcost results {path}' reads it as it is)")
+        raise ModelcostError(f"{{db}} {path} is read-only and the sweep adds its rows to it: make it writable or "
+                             f"choose another {{db}} ('modelcost results {path}' reads it as it is)", fields="db")
 
 
 def _reader_uri(path: Path) -> str:

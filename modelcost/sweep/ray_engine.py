@@ -89,8 +89,8 @@ class RayEngine:
             except ConnectionError as exc:
                 from modelcost.core.errors import ModelcostError
 
-                raise ModelcostError(f"--ray {self.address}: cannot reach a Ray cluster ({exc}); start one with "
-                                     "'ray start --head', or use --ray local") from None
+                raise ModelcostError(f"{{ray}} {self.address}: cannot reach a Ray cluster ({exc}); start one with "
+                                     "'ray start --head', or use {ray} local", fields="ray") from None
 
     def run(self, configs: list[Config], emit: Callable[[dict[str, Any]], None],
             skipped: Callable[[Config], None]) -> None:

@@ -53,7 +53,7 @@ def run_sweep(plan: Plan, db_path: str, *, workers: int | None = None, force: bo
     """Run ``plan`` into the database at ``db_path``, ``repeats`` passes (module docstring). ``ray``: None (local
     workers), 'local' (start a Ray instance here), 'auto' (the running cluster) or a cluster address."""
     if repeats < 1:
-        raise ModelcostError(f"--repeats {repeats}: give 1 or more passes over the plan")
+        raise ModelcostError(f"{{repeats}} {repeats}: give 1 or more passes over the plan", fields="repeats")
     db = ResultsDB(db_path)
     scratch.remove_stale()
     hashes = model_hashes(plan)

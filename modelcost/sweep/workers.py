@@ -43,7 +43,8 @@ def make_slots(workers: int | None) -> tuple[list[Slot], list[str]]:
     if gpus:
         n = len(gpus) if workers is None else workers
         if n > len(gpus):
-            raise ModelcostError(f"--workers {n}: this machine shows {len(gpus)} GPU(s), and a worker owns a whole GPU")
+            raise ModelcostError(f"{{workers}} {n}: this machine shows {len(gpus)} GPU(s), and a worker owns a whole "
+                                 "GPU", fields="workers")
         slots = [Slot(f"gpu{i}", g, cpu_block(i, n)) for i, g in enumerate(gpus[:n])]
         owners = ", ".join(f"{s.name}={s.gpu.name} {s.gpu.uuid}" for s in slots)
         notes.append(f"{n} worker(s), one GPU each ({owners}): no two configs were ever timed on the same GPU at once")
@@ -54,7 +55,7 @@ def make_slots(workers: int | None) -> tuple[list[Slot], list[str]]:
         return slots, notes
     n = 1 if workers is None else workers
     if n < 1:
-        raise ModelcostError("--workers must be at least 1")
+        raise ModelcostError("{workers} must be at least 1", fields="workers")
     if n > 1:
         notes.append(f"{n} CPU workers ran at once on one host: their timings shared the CPU and are not exclusive")
     return [Slot(f"cpu{i}") for i in range(n)], notes
