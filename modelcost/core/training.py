@@ -8,12 +8,10 @@ ops); byte sizes end in ``_bytes``; times in ``_ms``. JSON: the ``training`` key
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from modelcost.core.assumptions import DataAssumption
+from modelcost.core.prediction import LatencyPrediction
 
-if TYPE_CHECKING:  # core.types imports this module
-    from modelcost.core.types import LatencyPrediction
 
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
 TRAIN_PRECISIONS = ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16")

@@ -12,6 +12,7 @@ from typing import Literal, get_args
 
 from modelcost.core.assumptions import DataAssumption
 from modelcost.core.measurement import FinalistRepeats, MeasurementInfo
+from modelcost.core.prediction import LatencyPrediction
 from modelcost.core.training import TrainingReport
 
 Dim = int | str  # a concrete size, or the name of a symbolic dimension
@@ -261,30 +262,6 @@ INTERRUPTED_BY_USER = "the user (Ctrl-C)"  # what the library knows of a Keyboar
 
 def interrupted_note(by: str) -> str:
     return f"interrupted by {by}: this report holds what finished before it stopped"
-
-
-@dataclass
-class LatencyPrediction:
-    """A latency predicted from the static counts and a GPU's calibration (--predict, analysis/predict.py),
-    with the error the validation table publishes for it, and the measurement of the same config if there is
-    one."""
-
-    gpu: str  # the GPU predicted for
-    backend: str
-    precision: str
-    batch_size: int
-    latency_ms: float
-    compute_ms: float  # the layers' kernel time (each layer: max of compute and memory time)
-    overhead_ms: float  # launches / graph replay / gaps between kernels
-    kernels: int  # kernels one forward becomes under this backend's fusion
-    calibrated_on: str  # the GPU whose calibration was used
-    transferred: bool = False  # True: calibrated_on is another GPU, scaled by the spec ratios
-    expected_error_pct: float | None = None  # median |pred - meas| / meas of the validation; None: unknown
-    expected_error_p90_pct: float | None = None
-    error_basis: str = ""  # where the expected error comes from, or "error unknown: ..."
-    measured_ms: float | None = None  # the run's median latency of the same config, when it was measured
-    error_pct: float | None = None  # (predicted - measured) / measured x 100, when measured
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

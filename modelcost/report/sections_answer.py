@@ -10,7 +10,7 @@ from modelcost.core.decisions import Recommendation
 from modelcost.core.samples import footnote, marked
 from modelcost.core.types import BenchResult, RunReport
 from modelcost.core.units import binary_bytes, number
-from modelcost.report.sections import Block, Bullets, Heading, Notes, Para, Table
+from modelcost.report.blocks import Block, Bullets, Heading, Notes, Para, Table
 from modelcost.report.sections_bench import grouped_not_measured
 from modelcost.report.sections_found import found_blocks
 

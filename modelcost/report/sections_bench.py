@@ -8,7 +8,7 @@ from modelcost.core.samples import footnote, marked
 from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, GpuSpec, LayerTable, WhatIf
 from modelcost.core.units import binary_bytes, number
-from modelcost.report.sections import Block, Bullets, Heading, Para, Table
+from modelcost.report.blocks import Block, Bullets, Heading, Para, Table
 
 
 def _f(value: float | None, digits: int = 3) -> str:

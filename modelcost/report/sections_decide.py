@@ -5,7 +5,7 @@ from __future__ import annotations
 from modelcost.core.decisions import Comparison, ModelSide, Recommendation
 from modelcost.core.text import config_label
 from modelcost.core.units import binary_bytes, number, si
-from modelcost.report.sections import Block, Bullets, Heading, Para, Table
+from modelcost.report.blocks import Block, Bullets, Heading, Para, Table
 from modelcost.report.sections_bench import accuracy_text
 
 _CONSTRAINT_WORDS = {

@@ -11,7 +11,7 @@ from modelcost.core.measurement import FinalistRepeats
 from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, CostReport, RunReport
 from modelcost.core.units import binary_bytes, number, si
-from modelcost.report.sections import Block, Bullets, Heading, not_counted
+from modelcost.report.blocks import Block, Bullets, Heading, not_counted
 
 FOUND = "What this run found"
 

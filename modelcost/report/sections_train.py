@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from modelcost.core.training import TrainingReport
 from modelcost.core.units import binary_bytes, si
-from modelcost.report.sections import Block, Heading, Para, Table, caveat_blocks
+from modelcost.report.blocks import Block, Heading, Para, Table, caveat_blocks
 
 
 def _macs(value: int) -> str:

@@ -1,0 +1,30 @@
+"""A predicted latency (--predict, analysis/predict.py): its own module, so that ``core.types`` and
+``core.training`` both import it without importing each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class LatencyPrediction:
+    """A latency predicted from the static counts and a GPU's calibration (--predict, analysis/predict.py),
+    with the error the validation table publishes for it, and the measurement of the same config if there is
+    one."""
+
+    gpu: str  # the GPU predicted for
+    backend: str
+    precision: str
+    batch_size: int
+    latency_ms: float
+    compute_ms: float  # the layers' kernel time (each layer: max of compute and memory time)
+    overhead_ms: float  # launches / graph replay / gaps between kernels
+    kernels: int  # kernels one forward becomes under this backend's fusion
+    calibrated_on: str  # the GPU whose calibration was used
+    transferred: bool = False  # True: calibrated_on is another GPU, scaled by the spec ratios
+    expected_error_pct: float | None = None  # median |pred - meas| / meas of the validation; None: unknown
+    expected_error_p90_pct: float | None = None
+    error_basis: str = ""  # where the expected error comes from, or "error unknown: ..."
+    measured_ms: float | None = None  # the run's median latency of the same config, when it was measured
+    error_pct: float | None = None  # (predicted - measured) / measured x 100, when measured
+    notes: list[str] = field(default_factory=list)
