@@ -31,7 +31,6 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
 
 from modelcost.analysis import torch_ops, torch_ops_backward
 from modelcost.analysis.data_oracle import DataOracle, example_values
@@ -40,6 +39,8 @@ from modelcost.analysis import training_memory as tm
 from modelcost.analysis.training_attention import FusedAttention
 from modelcost.analysis.training_autocast import autocast_for
 from modelcost.analysis.training_checkpoint import CheckpointFigures, track_blocks
+from modelcost.analysis.training_liveness import storage_key as _storage_key
+from modelcost.analysis.training_liveness import tensors_in as _tensors
 from modelcost.analysis.training_dropout import FusedDropout
 from modelcost.analysis.training_peak import PHASES, StepPeak, simulate_step
 from modelcost.core.assumptions import DataAssumption
@@ -58,17 +59,6 @@ _PASS_THROUGH = {
     "AliasBackward0", "SliceBackward0", "SelectBackward0", "SplitBackward0", "UnbindBackward0",
 }
 _PRODUCTS = {"mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "addbmm", "addmv", "mv", "dot", "_addmm_activation"}
-
-
-def _storage_key(t: torch.Tensor) -> int | None:
-    try:
-        return t.untyped_storage()._cdata
-    except Exception:  # noqa: BLE001 - tensors without a plain storage
-        return None
-
-
-def _tensors(value: Any) -> list[torch.Tensor]:
-    return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
 
 
 @dataclass

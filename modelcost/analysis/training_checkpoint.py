@@ -52,7 +52,8 @@ class CheckpointFigures:
 def track_blocks(module: torch.nn.Module, saved: Any, counts: Any, skip: set[int]) -> Iterator[CheckpointFigures]:
     """Hooks around every checkpointable block of ``module``; ``saved`` is the training counter's saved-bytes
     hook (``bytes``), ``counts`` its counts (``forward_flops``), ``skip`` the storages not to count as inputs."""
-    from modelcost.analysis.training import _storage_key, _tensors
+    from modelcost.analysis.training_liveness import storage_key as _storage_key
+    from modelcost.analysis.training_liveness import tensors_in as _tensors
 
     figures = CheckpointFigures()
     starts: dict[int, tuple[int, int]] = {}

@@ -30,6 +30,19 @@ from modelcost.analysis.training_scratch import operand_copies_bytes
 BLOCK_BYTES = 512  # the CUDA caching allocator rounds every block up to a multiple of this
 
 
+def storage_key(t: torch.Tensor) -> int | None:
+    """The identity of ``t``'s storage (shared by its views), or None for tensors without a plain storage."""
+    try:
+        return t.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001 - tensors without a plain storage
+        return None
+
+
+def tensors_in(value: Any) -> list[torch.Tensor]:
+    """The tensors anywhere in ``value`` (nested lists, tuples, dicts)."""
+    return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+
+
 def rounded(nbytes: int, block: int = BLOCK_BYTES) -> int:
     """Bytes the caching allocator books for a storage of ``nbytes`` (0 stays 0: no block is taken)."""
     return 0 if nbytes <= 0 else -(-nbytes // block) * block
