@@ -77,6 +77,8 @@ def chosen_models(arg: str) -> list[str]:
 
 
 def prepare_cache(args: argparse.Namespace) -> None:
+    """The cache this run predicts from (``--cache-dir``), with ``--calibration FILE`` put in it or this GPU
+    calibrated into it (``--calibrate``, also copied beside the results); shared by predict_validate_llm.py."""
     if args.cache_dir:
         os.environ["MODELCOST_CACHE_DIR"] = str(args.cache_dir)
     from modelcost.core import calibration
@@ -86,15 +88,11 @@ def prepare_cache(args: argparse.Namespace) -> None:
         calibration.save(cal)
         print(f"calibration of {cal.gpu.name} put in {calibration.folder()}", flush=True)
     if args.calibrate:
-        from modelcost.bench.calibrate import calibrate
-        from modelcost.hardware.nvml import query_gpu
+        from modelcost import api
 
-        spec = query_gpu(0)
-        assert spec is not None, "no GPU"
-        cal = calibrate(spec, progress=lambda what: print(f"  calibrate: {what}", flush=True))
-        path = calibration.save(cal)
+        cal, path = api.calibrate(on_message=lambda what: print(f"  calibrate: {what}", flush=True))
         shutil.copy(path, args.out / f"calibration-{calibration.slug(cal.gpu.name)}.json")
-        print(f"calibrated {cal.gpu.name} in {cal.elapsed_s} s -> {path}", flush=True)
+        print(f"calibrated {cal.gpu.name} in {cal.elapsed_s:.0f} s -> {path}", flush=True)
 
 
 def run_model(name: str, args: argparse.Namespace) -> list[dict]:

@@ -59,22 +59,6 @@ def parse() -> argparse.Namespace:
     return p.parse_args()
 
 
-def prepare_cache(args: argparse.Namespace) -> None:
-    if args.cache_dir:
-        os.environ["MODELCOST_CACHE_DIR"] = str(args.cache_dir)
-    from modelcost.core import calibration
-
-    if args.calibration:
-        cal = calibration.load(args.calibration)
-        calibration.save(cal)
-        print(f"calibration of {cal.gpu.name} put in {calibration.folder()}", flush=True)
-    if args.calibrate:
-        from modelcost import api
-
-        cal, path = api.calibrate(on_message=lambda what: print(f"  calibrate: {what}", flush=True))
-        print(f"calibrated {cal.gpu.name} in {cal.elapsed_s:.0f} s -> {path}", flush=True)
-
-
 def run_case(config: Path, batch: int, args: argparse.Namespace) -> list[dict]:
     """Predicted vs measured TTFT and TPOT of one batch: one row per backend and phase."""
     from modelcost import api
@@ -125,6 +109,8 @@ def main() -> None:
     args = parse()
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    from predict_validate import prepare_cache
+
     prepare_cache(args)
     from modelcost.core.errors import ModelcostError
     from modelcost.runs.predict import calibrations
