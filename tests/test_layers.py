@@ -48,6 +48,16 @@ def part_of(module: str) -> str | None:
     return parts[1]
 
 
+def from_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a ``from X import ...`` in a module of ``package`` reads: ``from ..bench import model``
+    in ``modelcost.analysis`` -> 'modelcost.bench'."""
+    base = node.module or ""
+    if not node.level:
+        return base
+    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join(up + ([base] if base else []))
+
+
 def imports_in(source: str, package: str) -> list[tuple[int, str]]:
     """(line, imported module) of every import in ``source``, a module of ``package``; inside functions too."""
     found: list[tuple[int, str]] = []
@@ -55,10 +65,7 @@ def imports_in(source: str, package: str) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(up + ([base] if base else []))
+            base = from_module(node, package)
             if base == "modelcost":  # from modelcost import api -> modelcost.api
                 found += [(node.lineno, f"modelcost.{alias.name}") for alias in node.names]
             else:

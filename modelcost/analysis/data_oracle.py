@@ -54,8 +54,9 @@ QUESTIONS = frozenset({
     "bincount", "repeat_interleave", "equal", "index", "_to_copy", "copy_",
 })
 # fused kernels whose integer outputs are their random-number state (philox seed and offset), no data a model asks
-# about; and they have no CPU kernel to shadow them with. Without this, those outputs made the kernel a frontier
-# and its q, k, v got made-up CPU twins: 4 GB more RSS on zoo:llama-70b (test_llama_70b_stays_on_meta).
+# about; and they have no CPU kernel to shadow them with. Without this, those outputs made the kernel a frontier and its
+# q, k, v got made-up CPU twins (test_llama_70b_stays_on_meta; what it cost: BENCHMARKS.md, 'Figures that used to live
+# in docstrings').
 NOT_QUESTIONS = frozenset({
     "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
     "_scaled_dot_product_cudnn_attention", "_flash_attention_forward", "_efficient_attention_forward",

@@ -12,8 +12,9 @@
    expert (NonZero over the top-k routing mask, a data-dependent length) are bound by ``onnx_moe`` where it
    recognises the routing, and step 3 runs again.
    Where a main-graph tensor is still without a static shape, ONNX Runtime's symbolic shape inference
-   (``onnx_symbolic``) runs on the same skeleton, its static shapes go back in as hints, and step 3 runs again.
-   It comes after the folding only because it costs more (sympy: ~0.3 s to import).
+   (``onnx_symbolic``) runs on the same skeleton, its static shapes go back in as hints, and step 3 runs again. It comes
+   after the folding only because it costs more (it imports sympy: BENCHMARKS.md, 'Figures that used to live in
+   docstrings').
 4. Loop / Scan bodies, whose loop-carried shapes onnx leaves unknown, are inferred on their own with the
    initial loop-carried shapes (assumed stable across iterations).
 
@@ -220,7 +221,8 @@ def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dic
                 shape = sliced_shape(node, static(node.input[0]), values)
             elif node.op_type == "Expand" and node.domain in ("", "ai.onnx"):
                 # A hand rule although ORT's symbolic inference finds this shape too: every TorchScript export
-                # of a BERT-style embedding needs it, and this one broadcast saves importing sympy (~0.3 s).
+                # of a BERT-style embedding needs it, and this one broadcast saves importing sympy (BENCHMARKS.md,
+                # 'Figures that used to live in docstrings').
                 shape = expanded_shape(static(node.input[0]), values.get(node.input[1]))
             elif node.op_type in ("Loop", "Scan"):
                 shape = _loop_output_shape(node, i, table, values, opsets)

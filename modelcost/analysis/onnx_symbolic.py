@@ -10,7 +10,7 @@ back to onnx's inference as hints.
 Three things are done differently from ``SymbolicShapeInference.infer_shapes``:
 
 * the module is loaded from its file, not imported as ``onnxruntime.tools.symbolic_shape_infer``: the package's
-  ``__init__`` imports torch (2 s, 250 MB) for helpers we do not use;
+  ``__init__`` imports torch for helpers we do not use (BENCHMARKS.md, 'Figures that used to live in docstrings');
 * the skeleton's stubs (weights whose bytes were never read) are turned into graph inputs of known shape, so the
   inference never tries to read their values;
 * the inference loop is driven here, so that an incomplete inference returns what it found instead of raising

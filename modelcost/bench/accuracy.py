@@ -40,9 +40,9 @@ def compare(
     outputs: Sequence[Any], reference: Sequence[np.ndarray], *, batch_size: int, reference_name: str
 ) -> AccuracyStats:
     """Compare ``outputs`` with ``reference`` (same count, same shapes). Raises ValueError when they differ.
-    ``outputs``: numpy arrays, or torch tensors (a CUDA session's outputs where they are: the sums then run on the
-    GPU, the reference going there chunk by chunk; BERT-base's 25 M outputs at batch 256 took 0.3-0.7 s on the lent
-    H100's host, and a language model's logits are far larger)."""
+    ``outputs``: numpy arrays, or torch tensors (a CUDA session's outputs where they are: the sums then run on the GPU,
+    the reference going there chunk by chunk, since outputs can be large: BENCHMARKS.md, 'Figures that used to live in
+    docstrings')."""
     if len(outputs) != len(reference):
         raise ValueError(f"{len(outputs)} outputs against {len(reference)} in the reference")
     for i, (y, r) in enumerate(zip(outputs, reference, strict=True)):

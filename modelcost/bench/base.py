@@ -20,10 +20,9 @@ if TYPE_CHECKING:
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "int8", "fp8")
 COMPILE_MODES = ("default", "max-autotune")
-# torch.compile's graphs across batch sizes: "per-batch" (the default: a static graph per batch size, what a
-# fixed-batch deployment runs; on an H100 BERT-base's static graph at 256 ran 3.8-4.8% faster than the shared one,
-# BENCHMARKS.md) or "shared" (batch 1 its own graph, every larger batch one graph with a dynamic batch dimension: one
-# compile fewer per extra batch size)
+# torch.compile's graphs across batch sizes: "per-batch" (the default: a static graph per batch size, what a fixed-batch
+# deployment runs, faster than the shared one at large batches (BENCHMARKS.md, 'Sixth session')) or "shared" (batch 1
+# its own graph, every larger batch one graph with a dynamic batch dimension: one compile fewer per extra batch size)
 COMPILE_GRAPHS = ("shared", "per-batch")
 
 
@@ -60,8 +59,8 @@ class BenchConfig:
     warmup_settle: float = 0.02
     warmup_max_s: float = 5.0
     # On CUDA, warm up for at least this long: an idle GPU's clocks take a fraction of a second to ramp, and a
-    # launch-bound model (batch 1) can settle at the slow clock within two short windows (seen on an H200:
-    # ResNet-50 eager batch 1 measured 4.78 ms as the first config of a process, 3.26 ms once warm).
+    # launch-bound model (batch 1) can settle at the slow clock within two short windows (BENCHMARKS.md, 'Figures
+    # that used to live in docstrings').
     warmup_min_cuda_s: float = 1.0
     pin_cpu: bool = True  # GPU configs: time with the process pinned to one CPU (bench.timing.pinned_to_one_cpu)
     min_time_s: float = field(default=1.0, metadata=option("Time each config at least this long (seconds).", min=0))

@@ -6,16 +6,16 @@ batch runs (no out-of-memory, inputs that fit); the chosen batch is the last one
 ``growth`` over half of it. Each probe is a short screening measurement of one probe backend (the registry
 rows' ``probes``: the eager half-precision model where the model and machine allow it, whether or not the sweep
 itself runs that backend, since half-precision kernels saturate at the largest batches and an eager model needs
-no compile or engine build per batch). The probes run with cuDNN's autotuner off: it would search conv algorithms
-anew at every batch size (about 0.5 s each for ResNet-50 on an H100); the batch it picks is then measured like
+no compile or engine build per batch). The probes run with cuDNN's autotuner off: it would search conv algorithms anew
+at every batch size (BENCHMARKS.md, 'Figures that used to live in docstrings'); the batch it picks is then measured like
 every config.
-A probe is the screening measurement with at most 0.3 s of warm-up and 0.5 s in all (``probe_config``): on an
-H100 the ten ResNet-50 probes took 13 s, mostly warm-ups of launch-bound small batches that never settle within
-2%; the 5% growth rule needs no finer figure. Device memory is emptied between probes only after one ran out of
-it (the allocator reuses the smaller batch's blocks otherwise). A GPU probe is timed with the process pinned to one
-CPU, as every GPU config is (``bench.timing.pinned_to_one_cpu``), the CPU that modelcost's background compile and
-export stay off: unpinned, ResNet-50's batch-128 probe read 9% slower while the compile ran, and the search
-stopped at 64 instead of 128-256.
+A probe is the screening measurement with at most 0.3 s of warm-up and 0.5 s in all (``probe_config``): the probes' time
+goes mostly to warm-ups of launch-bound small batches that never settle within 2% (BENCHMARKS.md, 'Fourth session'); the
+5% growth rule needs no finer figure. Device memory is emptied between probes only after one ran out of it (the
+allocator reuses the smaller batch's blocks otherwise). A GPU probe is timed with the process pinned to one CPU, as
+every GPU config is (``bench.timing.pinned_to_one_cpu``), the CPU that modelcost's background compile and export stay
+off: unpinned, a probe read slower while the compile ran and the search stopped too early (BENCHMARKS.md, 'Fifth
+session', 'Figures that used to live in docstrings').
 """
 
 from __future__ import annotations

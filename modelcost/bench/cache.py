@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from modelcost.bench.base import default_cache_dir
 from modelcost.core import owned
+from modelcost.core.env import cache_root
 from modelcost.core.units import binary_bytes
 
 # top-level entry -> what it holds (``onnx-qdq-<kind>`` folders are matched by prefix)
@@ -67,7 +67,7 @@ class CacheUsage:
 
 
 def cache_directory(directory: str | Path | None = None) -> Path:
-    return Path(directory) if directory else default_cache_dir()
+    return Path(directory) if directory else cache_root()
 
 
 def _what(name: str) -> str | None:

@@ -1,12 +1,12 @@
 """torch.compile's graphs compiled in a background process while the GPU measures other configs (issue 9).
 
-A cold GPU sweep of a PyTorch model spent half its time compiling: ResNet-50 on an H100 took 15.8 s for the batch-1
-graph and 12.8 s for the dynamic-batch graph, one after the other, while the GPU sat idle. The graphs do not depend
+A cold GPU sweep of a PyTorch model spent half its time compiling, graph after graph, while the GPU sat idle
+(BENCHMARKS.md, 'Figures that used to live in docstrings'). The graphs do not depend
 on anything the sweep measures, so a child process compiles them from the start of the run, filling inductor's
 on-disk caches (FX graph, AOT autograd, autotune: ``use_compile_cache``), while this process runs the batch search,
 the reference outputs and the configs that need no compile. When the sweep reaches a compile config it waits for
-the child to have compiled that precision at that batch, then compiles it itself from the cache (about 5 s instead
-of 16 for ResNet-50's batch-1 graph).
+the child to have compiled that precision at that batch, then compiles it itself from the cache, a fraction of a
+cold compile.
 
 The child loads the model from its source the way this process did (``loaders.torch_loader.load_torch`` with the
 same options and seed) and compiles through the same runner code (``torch-compile`` at the same precision: the

@@ -15,15 +15,32 @@ import os
 import re
 import shutil
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import first_line
-from modelcost.loaders.binding import args_kwargs
+from modelcost.core.types import TensorSpec
+from modelcost.loaders.binding import Bound, args_kwargs
 
-if TYPE_CHECKING:
-    from modelcost.bench.model import BenchModel
+
+class Exportable(Protocol):
+    """What the export reads of a model; ``bench.model.BenchModel`` is one. Declared here, below the model:
+    the model imports this module when a backend first asks for its ONNX file, so this one must not import it."""
+
+    name: str
+
+    def content_hash(self) -> str: ...
+
+    def cpu_module(self) -> Any: ...
+
+    def host_inputs(self, batch_size: int) -> tuple[list[Any], list[str]]: ...
+
+    def specs(self, batch_size: int) -> list[TensorSpec]: ...
+
+    def call_args(self, tensors: Sequence[Any]) -> Bound: ...
+
 
 EXPORT_BATCH = 2
 OPSET = 17
@@ -47,12 +64,12 @@ def flatten_outputs(obj: Any) -> list[Any]:
     return []
 
 
-def export_path(model: BenchModel, cache_dir: Path) -> Path:
+def export_path(model: Exportable, cache_dir: Path) -> Path:
     """Where the export of ``model`` is cached (whether or not it is there yet)."""
     return Path(cache_dir) / "onnx" / f"{_slug(model.name)}-{model.content_hash()[:16]}" / "model.onnx"
 
 
-def export_to_onnx(model: BenchModel, cache_dir: Path) -> tuple[Path, str]:
+def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
     """(path of the ONNX file, a note saying how it was made)."""
     import torch
 

@@ -1,7 +1,7 @@
 """The ONNX export of a PyTorch model, made in a background process while other configs are measured (issue 9).
 
 A GPU sweep of a PyTorch model runs its torch configs first and the ONNX Runtime configs later, which wait for the
-export and its fp16 copy (4 s for ResNet-50, 14 s for BERT-base on an H100's host, CPU work the GPU waited on).
+export and its fp16 copy (CPU work the GPU waited on: BENCHMARKS.md, 'Fourth session').
 The export depends on nothing the torch configs measure, so it is forked off before the first config and runs
 beside them; when an ONNX Runtime config asks for the file (``BenchModel.onnx_file``) it is usually in the cache
 already. It starts only where a torch.compile config runs before the first ONNX config (``start``): the compile,

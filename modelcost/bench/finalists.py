@@ -1,10 +1,10 @@
 """The finalists measured again: each config in a fresh session, interleaved with the others, within a budget.
 
-One timed loop gives a tight interval for *that* session (the median of its block medians), but a launch-bound
-figure moves with the host's pace between sessions and processes (issue 27: up to 45% at batch 1 on a VM). So the
-configs a pick is in doubt between (chosen in runs/finalists.py) are timed again: round after round, each round
-visits every finalist once (A B C, A B C: never the same config back to back), each visit a new runner and
-session (``lifecycle.prepared`` / ``lifecycle.session``) timed by ``lifecycle.time_session``. The p50 of each
+One timed loop gives a tight interval for *that* session (the median of its block medians), but a launch-bound figure
+moves with the host's pace between sessions and processes (issue 27: BENCHMARKS.md, 'Figures that used to live in
+docstrings'). So the configs a pick is in doubt between (chosen in runs/finalists.py) are timed again: round after
+round, each round visits every finalist once (A B C, A B C: never the same config back to back), each visit a new runner
+and session (``lifecycle.prepared`` / ``lifecycle.session``) timed by ``lifecycle.time_session``. The p50 of each
 session is what comes back; judging the spread is not here (decide/noise.py).
 
 The clock and the measuring of one session are injectable (``repeat``'s ``clock`` and ``measure``), so a test

@@ -12,12 +12,12 @@ Python's garbage collector is paused (after a collection) during warm-up and tim
 does. The GPU's SM clock and busy share during the timed runs are sampled (NVML) and given in the notes: a busy
 share well under 100% marks a launch-bound decode, whose pace is the host CPU's. A point whose timed runs' median
 TPOTs differ by more than 5% is marked ``unstable`` with the reason (``unstable_reason``).
-Warm-up (untimed): at least ``warmup`` whole generations, then more until the median step time of two successive
-ones agrees within 2% (``WARMUP_SETTLE``; at most ``WARMUP_MAX`` generations): the inference warm-up's rule
-(``timing.WarmUpRule``) with windows of one generation: on an H100 the first timed repeat of a launch-bound eager
-decode ran 13-15% slower than the second after one warm-up generation. The process is not pinned to one CPU here
-(unlike inference timing): pinned, the compiled decode step ran 11% slower (1.644 vs 1.475 ms) and eager repeats
-spread further (BENCHMARKS.md).
+Warm-up (untimed): at least ``warmup`` whole generations, then more until the median step time of two successive ones
+agrees within 2% (``WARMUP_SETTLE``; at most ``WARMUP_MAX`` generations): the inference warm-up's rule
+(``timing.WarmUpRule``) with windows of one generation: one warm-up generation left the first timed repeat of a
+launch-bound eager decode slower than the second (BENCHMARKS.md, 'Figures that used to live in docstrings'). The process
+is not pinned to one CPU here (unlike inference timing): pinned, the compiled decode step ran slower and eager repeats
+spread further (BENCHMARKS.md, 'Figures that used to live in docstrings').
 TTFT = prefill forward + argmax (the prompt already on the device; no tokenizer), TPOT = one decode step.
 Each measured run starts from an empty cache.
 
@@ -26,10 +26,9 @@ Backends (by name, resolved at run time):
 * ``hf-eager`` - the model in eager mode with a dynamic KV cache (transformers DynamicCache; the zoo's list);
 * ``hf-static`` - a transformers StaticCache, eager (not in the default set: it separates the cache's effect);
 * ``hf-static-compile`` - a transformers StaticCache (preallocated to prompt_len + gen_len) and the decode step
-  compiled with ``torch.compile(fullgraph=True)`` with CUDA graphs (``triton.cudagraphs``, what mode
-  "reduce-overhead" sets) and inductor's coordinate-descent tuning of its kernels' launch configs (on an H100 it
-  took a Llama-3.2-1B-shaped batch-1 decode step from 1.78 to 1.48 ms; max-autotune's GEMM search gave 1.71 ms:
-  BENCHMARKS.md); prefill stays eager;
+  compiled with ``torch.compile(fullgraph=True)`` with CUDA graphs (``triton.cudagraphs``, what mode "reduce-overhead"
+  sets) and inductor's coordinate-descent tuning of its kernels' launch configs (faster than max-autotune's GEMM search
+  on a batch-1 decode step (BENCHMARKS.md, 'What limits batch-1 decode')); prefill stays eager;
 * ``vllm``, ``sglang``, ``tensorrt_llm`` - detected when installed; modelcost has no runner for them yet, so
   they are reported as unavailable with that reason (never estimated).
 """
@@ -291,9 +290,9 @@ def _timed_block(result: GenerationResult, run: Callable, ids: Any, device: str,
 
 def unstable_reason(run_tpots_ms: Sequence[float], gpu: Any = None, limit: float = UNSTABLE_SPREAD) -> str | None:
     """Why a measurement does not repeat, or None: the timed runs' median TPOTs differ by more than ``limit``.
-    With the GPU mostly idle (NVML busy share under 50%) the decode is launch-bound, and the reason says so: its
-    pace is the host CPU's (on the H100 machine lent to this project the same eager decode ran 11-21 ms per token
-    from one generation to the next, its thread on a CPU 99% of the time, no steal time, the SM clock fixed)."""
+    With the GPU mostly idle (NVML busy share under 50%) the decode is launch-bound, and the reason says so: its pace is
+    the host CPU's, which moves from one generation to the next (BENCHMARKS.md, 'Why hf-eager's TPOT does not
+    repeat')."""
     if len(run_tpots_ms) < 2:
         return None
     low, high = min(run_tpots_ms), max(run_tpots_ms)

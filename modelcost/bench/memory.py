@@ -24,11 +24,11 @@ _FROZEN = [0]  # nesting depth of long_lived_frozen
 @contextlib.contextmanager
 def long_lived_frozen() -> Iterator[None]:
     """While a sweep runs, what existed before it (imported modules, the loaded model's graph: hundreds of
-    thousands of objects with torch, inductor and transformers loaded) is moved out of the garbage collector's
-    sight (``gc.freeze``), so the ``gc.collect()`` of ``free_device_memory`` between configs scans only what the
-    sweep made: on this project's 2-core VM a collection went from 0.2 s to under 1 ms, and a run makes a dozen.
-    Nothing the sweep allocates is frozen; everything is unfrozen after the outermost block. A static ``llm``
-    count runs in it too: the full collections its counted forwards trigger took 0.2 s each for DeepSeek-V3."""
+    thousands of objects with torch, inductor and transformers loaded) is moved out of the garbage collector's sight
+    (``gc.freeze``), so the ``gc.collect()`` of ``free_device_memory`` between configs scans only what the sweep made,
+    and a run makes a dozen (BENCHMARKS.md, 'Fourth session'). Nothing the sweep allocates is frozen; everything is
+    unfrozen after the outermost block. A static ``llm`` count runs in it too, for the full collections its counted
+    forwards trigger (BENCHMARKS.md, 'Today's LLM architectures')."""
     if _FROZEN[0] == 0:
         gc.freeze()
     _FROZEN[0] += 1
@@ -41,8 +41,9 @@ def long_lived_frozen() -> Iterator[None]:
 
 
 def no_nvidia_device() -> bool:
-    """True when this machine certainly has no NVIDIA GPU, told without importing torch (1.7 s of a command's
-    start): Linux without the driver's device nodes and /proc entry (or WSL's /dev/dxg), or macOS."""
+    """True when this machine certainly has no NVIDIA GPU, told without importing torch (seconds of a command's start:
+    BENCHMARKS.md, 'Sixth session'): Linux without the driver's device nodes and /proc entry (or WSL's /dev/dxg), or
+    macOS."""
     import os
     import sys
 
@@ -77,9 +78,10 @@ def free_device_memory() -> None:
 
 def create_cuda_context_in_background() -> None:
     """Make the CUDA context in a helper thread now, while this thread goes on with CPU work (materialising and
-    hashing the model's weights, starting the compile workers). Creating it takes most of a second on an H100 and
-    happens inside an allocation, which releases the GIL; torch's lazy initialisation is thread-safe (a CUDA call of
-    this thread waits for it). Nothing is kept: the one-element tensor goes back to the caching allocator."""
+    hashing the model's weights, starting the compile workers). Creating it takes a while (BENCHMARKS.md, 'Figures that
+    used to live in docstrings') and happens inside an allocation, which releases the GIL; torch's lazy initialisation
+    is thread-safe (a CUDA call of this thread waits for it). Nothing is kept: the one-element tensor goes back to the
+    caching allocator."""
     import threading
 
     def create() -> None:

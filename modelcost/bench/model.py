@@ -169,7 +169,7 @@ class BenchModel:
 def device_copy(module: Any, device: str, dtype: Any) -> Any:
     """``copy.deepcopy(module).to(device, dtype)`` without the CPU copy: each parameter and buffer goes straight to
     the device and is cast there (floating-point ones only, as ``Module.to`` does); shared (tied) tensors stay
-    shared. For BERT-base the deep copy and the CPU cast took 1.1 s here, the direct copy a fraction of that."""
+    shared; the direct copy takes a fraction of the deep copy's time (BENCHMARKS.md, 'Sixth session')."""
     import copy
     import itertools
 

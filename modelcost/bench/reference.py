@@ -29,9 +29,9 @@ class Reference:
     """The FP32 reference outputs per batch size, computed once per batch size, untimed, by the backend whose
     registry row is the reference for the model's kind on the benchmark device (``registry.reference_backend``:
     torch eager FP32 (TF32 off) for PyTorch models, ONNX Runtime FP32 for ONNX models). cuDNN chooses its
-    algorithms by heuristics here: autotuning them (``cudnn.benchmark``) cost ResNet-50 about 5 s at three batch
-    sizes on an H100, for outputs that are computed once; the eager fp32 config autotunes at its own first call,
-    like every other config."""
+    algorithms by heuristics here: autotuning them (``cudnn.benchmark``) costs seconds (BENCHMARKS.md, 'Figures that
+    used to live in docstrings'), for outputs that are computed once; the eager fp32 config autotunes at its own first
+    call, like every other config."""
 
     def __init__(self, model: BenchModel, device: str, config: BenchConfig) -> None:
         self.model, self.device, self.config = model, device, config

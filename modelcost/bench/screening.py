@@ -15,11 +15,12 @@ it can still be on the latency-throughput Pareto front or meet the caller's cons
   a config meets every limit by more than that, with figures not measured counting as failing).
 
 A dropped config keeps its screening figures, status ``screened`` and the reason, so it is reported, never missing.
-The decision is online (against what has been measured so far), so the sweep measures configs that tend to be fast
-first (``speed_rank``); the order changes how many full measurements are made, never a full figure. While
-torch.compile's graphs are compiled in a background process (bench.compile_ahead) the plain torch configs go first
-instead (``bench.runner.compile_ahead_order``): one or two more of them get a full measurement (on an H100, CUDA
-graphs of the fp16 model at each batch), and the compiles they hide are worth 10-15 s each.
+The decision is online (against what has been measured so far), so the sweep measures configs that tend to be fast first
+(``speed_rank``); the order changes how many full measurements are made, never a full figure. While torch.compile's
+graphs are compiled in a background process (bench.compile_ahead) the plain torch configs go first instead
+(``bench.runner.compile_ahead_order``): one or two more of them get a full measurement (CUDA graphs of the fp16 model at
+each batch), and each compile they hide is seconds of wall time (BENCHMARKS.md, 'Figures that used to live in
+docstrings').
 """
 
 from __future__ import annotations
@@ -40,12 +41,12 @@ _PRECISION_RANK = ("fp8", "int8", "fp16", "bf16", "tf32", "fp32")
 
 def screening_config(config: BenchConfig) -> BenchConfig:
     """The short measurement every config gets first: never longer than ``config`` asks."""
-    # The GPU is kept busy config after config, so its clocks are up: a 0.1 s warm-up floor (the 2% settle rule
-    # still applies) instead of the 1 s a first config of a process needs, and at most 0.5 s of it: a launch-bound
-    # config's windows may never agree within 2% (on an H100 they used the whole 1 s they had), and a screening
-    # figure only has to be good to the 10% margin it is judged with. No end-to-end loop: the host-side figure is
-    # not judged, and at large batches its copies cost more than the screening itself (5 calls of 133 ms for
-    # ResNet-50 fp32 at batch 256 on an H100); a config kept after screening gets it with its full measurement.
+    # The GPU is kept busy config after config, so its clocks are up: a 0.1 s warm-up floor (the 2% settle rule still
+    # applies) instead of the 1 s a first config of a process needs, and at most 0.5 s of it: a launch-bound config's
+    # windows may never agree within 2% (BENCHMARKS.md, 'Fourth session'), and a screening figure only has to be good to
+    # the 10% margin it is judged with. No end-to-end loop: the host-side figure is not judged, and at large batches its
+    # copies cost more than the screening itself (BENCHMARKS.md, 'Figures that used to live in docstrings'); a config
+    # kept after screening gets it with its full measurement.
     return dataclasses.replace(
         config, min_time_s=min(config.min_time_s, 0.1), min_iters=min(config.min_iters, 10),
         max_time_s=min(config.max_time_s, 1.0), target_rel_ci=max(config.target_rel_ci, 0.03),

@@ -9,11 +9,10 @@ same model on the same GPU found hopelessly slow need not be set up and screened
   the GPU (name, UUID, driver, CUDA) or the CPU, the software (torch, cuDNN, ONNX Runtime, modelcost, Python) and
   the measurement settings; each row also keeps its input shapes. A figure of an earlier run is never written
   again as if measured anew, so a row keeps the date it was really measured.
-* **When a config is not measured.** Its row in the record is at most ``MAX_AGE_S`` (7 days) old, and a config
-  measured *in this run*, that meets the caller's constraints, beats that earlier figure by more than
-  ``REUSE_FACTOR`` (2x) on both latency and throughput. Ten times the 10% screening margin, and above the
-  run-to-run spread of launch-bound batch-1 figures on a lent H100 (ResNet-50 eager fp32: 3.34 to 5.79 ms, 1.7x);
-  at batch 64 and more the spread there was under 5%.
+* **When a config is not measured.** Its row in the record is at most ``MAX_AGE_S`` (7 days) old, and a config measured
+  *in this run*, that meets the caller's constraints, beats that earlier figure by more than ``REUSE_FACTOR`` (2x) on
+  both latency and throughput. Ten times the 10% screening margin, and above the run-to-run spread of launch-bound
+  batch-1 figures (BENCHMARKS.md, 'Fifth session', 'Figures that used to live in docstrings').
 * **What the report says.** Such a row has status ``screened`` and *no figures of this run*: its reason quotes
   the earlier figures with their date, and names the config of this run that beats them. ``--fresh`` (analyze,
   bench, recommend) measures every config again; a run without screening (``--no-screen``, ``--exhaustive``)

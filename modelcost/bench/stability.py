@@ -1,20 +1,20 @@
 """Is a measurement stable enough to decide on? The checks behind ``BenchResult.unstable``.
 
-A latency figure from a machine that was busy with other work is not the model's: on a loaded 2-core CPU one
-config read CV 396% and p99 150x its p50, and ``recommend`` then rejected every config on p99. A config is
+A latency figure from a machine that was busy with other work is not the model's: on a loaded CPU ``recommend``
+once rejected every config on p99 (BENCHMARKS.md, 'Figures that used to live in docstrings'). A config is
 flagged *unstable*, with the reasons, when
 
-* the bulk of the samples is spread wide: a robust CV above ``CV_LIMIT`` (``robust_cv``: p90 - p50 over p50, in
-  a normal distribution's standard deviations). Not std / mean: on a 2-core VM a 0.04 ms forward timed 23,000 times
-  read CV 542% from a few host preemptions of several ms while its p99 was 1.7x its p50; a handful of outliers
-  among thousands of samples moves neither the median nor the bulk, and a heavy tail is the next check's;
+* the bulk of the samples is spread wide: a robust CV above ``CV_LIMIT`` (``robust_cv``: p90 - p50 over p50, in a normal
+  distribution's standard deviations). Not std / mean: a few host preemptions among thousands of samples blow it up
+  (BENCHMARKS.md, 'Figures that used to live in docstrings'); a handful of outliers among thousands of samples moves
+  neither the median nor the bulk, and a heavy tail is the next check's;
 * the tail is far from the median: p99 / p50 above ``TAIL_LIMIT``;
 * other processes used more than ``OTHER_CPU_LIMIT`` of the machine's CPU time while it was timed (from
   ``/proc/stat`` minus the CPU time of this process and its descendants, ``_own_cpu_s``; the 1-minute load
   average is quoted beside it; where ``/proc/stat`` is missing, a load average above the CPU count is the sign);
 * the end-to-end median is below the latency median it contains (``E2E_SLACK``): end-to-end is timed in a
   second, shorter loop after the latency loop, so when the load changes between the two loops the two figures
-  see different machines - the cause of "e2e p50 1,004 ms below latency p50 2,108 ms" on a loaded CPU. Both
+  see different machines (BENCHMARKS.md, 'Figures that used to live in docstrings'). Both
   loops time the same forward, so the difference is the load, not the model.
 
 Thresholds are deliberately loose: a quiet GPU config has CV well under 5% and p99 / p50 under 1.5; a launch-

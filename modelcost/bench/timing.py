@@ -239,9 +239,9 @@ def pinned_to_one_cpu(enabled: bool) -> Iterator[int | None]:
     """Pin every thread of the process to one CPU of its current set while a GPU config is timed, then restore
     each thread's set.
 
-    A launch-bound GPU config (eager batch 1) is timed by how fast the host issues kernels; on an H200 VM with
-    16 cores the same ResNet-50 eager batch-1 loop read 2.91-4.25 ms across runs unpinned and 2.97-3.05 ms with
-    the whole process pinned by taskset (thread migration between cores). All threads are pinned, not only the
+    A launch-bound GPU config (eager batch 1) is timed by how fast the host issues kernels; pinning the whole process
+    to one CPU (as taskset does) removes most of its run-to-run spread, which thread migration between cores
+    makes (BENCHMARKS.md, 'GPU timing fidelity'). All threads are pinned, not only the
     timing one, as taskset does: the CUDA driver's and torch's helper threads too. CPU backends are never
     pinned: they need their threads."""
     getter = getattr(os, "sched_getaffinity", None)

@@ -123,8 +123,8 @@ def at_exit(fn: Callable[[], None]) -> None:
 
 def exit_fast(code: int | None = None) -> None:
     """After a command has written its outputs: run the ``at_exit`` hooks, flush, and end the process without the
-    interpreter's teardown (on an H100 about 3 s with torch loaded: inductor's compile workers, CUDA, module
-    teardown). ``code``: the exit code (default 130 / 143, for an interrupted run)."""
+    interpreter's teardown (seconds with torch loaded: inductor's compile workers, CUDA, module teardown:
+    BENCHMARKS.md, 'Fourth session'). ``code``: the exit code (default 130 / 143, for an interrupted run)."""
     for fn in _AT_EXIT:
         try:
             fn()

@@ -310,8 +310,8 @@ def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bo
 
 
 # Tie rules in order: (name, key, how far above the best key still counts as equal). Accuracy: errors within 1.5x
-# of the best are the same accuracy (the same precision on other kernels or another batch: BERT-base fp16 b64 and
-# b256 read max abs err 0.0139 and 0.0132; the bf16 vs fp16 differ 8x). Peak memory: within 5%.
+# of the best are the same accuracy (the same precision on other kernels or another batch; bf16 vs fp16 differ far
+# more: BENCHMARKS.md, 'Sixth session', 'Figures that used to live in docstrings'). Peak memory: within 5%.
 ACCURACY_SAME = 1.5
 MEMORY_SAME = 0.05
 _TIE_RULES: tuple[tuple[str, Callable[[BenchResult], tuple[float, ...]], float], ...] = (

@@ -5,9 +5,9 @@ it).
 PyTorch sizes it from ``CUBLAS_WORKSPACE_CONFIG`` (``:SIZE:COUNT`` pairs, SIZE in KiB, summed), else by the
 device: 32 MiB (``:4096:8``) on Hopper (compute capability 9.x) and later, which is also cuBLAS's recommendation
 there, and ``:4096:2:16:8`` (8 MiB + 128 KiB) before. cuBLASLt shares that workspace. A training step makes two:
-autograd runs backward on its own thread per device, and each thread takes its own handle. Measured on an H200
-(torch 2.11): a step of the encoder fixture holds 63 MiB less with ``CUBLAS_WORKSPACE_CONFIG=:0:0``
-(benchmarks/train_peak_gpu_diag.py; the 1 MiB left is cuBLASLt's own workspace when cuBLAS has none).
+autograd runs backward on its own thread per device, and each thread takes its own handle. A step without them
+(``CUBLAS_WORKSPACE_CONFIG=:0:0``) holds less by about two workspaces (benchmarks/train_peak_gpu_diag.py;
+BENCHMARKS.md, 'Today's LLM architectures').
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Read an ONNX file without its weight bytes: a *lean* ModelProto parsed from the file's protobuf wire format.
 
-``onnx.load(load_external_data=False)`` still parses every inline weight: a 440 MB BERT-base export costs
-~900 MB of memory and a second of parsing for bytes static analysis never looks at. Here the file is walked field
+``onnx.load(load_external_data=False)`` still parses every inline weight: memory and parsing time for bytes
+static analysis never looks at (BENCHMARKS.md, 'Figures that used to live in docstrings'). Here the file is walked field
 by field; every tensor whose data is larger than ``STUB_BYTES`` (integer tensors: larger than
 ``KEEP_INT_BYTES``, so the index / position / shape tables that shape inference propagates stay) is rewritten as a
 *stub*: the same name, dims and data type, no data, marked external at ``STUB_LOCATION``, a location no file has.

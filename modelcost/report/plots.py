@@ -64,7 +64,8 @@ def _place(fig: Any, y_labels: Sequence[str], y_size_pt: float = 10.0, *, y_axis
 
 
 def _png(fig: Any) -> bytes:
-    """The figure as PNG; zlib level 1 (PIL's default 6 took a sixth of a plot's time for files ~10% smaller)."""
+    """The figure as PNG; zlib level 1: PIL's default 6 costs more time than its smaller files are worth (BENCHMARKS.md,
+    'Figures that used to live in docstrings')."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None}, pil_kwargs={"compress_level": 1})
     return buf.getvalue()

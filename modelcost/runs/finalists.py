@@ -25,7 +25,9 @@ from modelcost.core.measurement import FinalistRepeats
 from modelcost.core.text import config_label
 from modelcost.core.types import BenchResult, RunReport
 
-FLOOR_REL = 0.05  # issue 27: batch-64 figures repeated within 1.4% between processes, batch-1 ones moved 45%
+# issue 27: batch-1 figures move between processes far more than batch-64 ones (BENCHMARKS.md, 'Figures that used to
+# live in docstrings')
+FLOOR_REL = 0.05
 MAX_FINALISTS = 3
 
 

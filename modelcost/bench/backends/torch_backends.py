@@ -7,8 +7,8 @@ algorithm per shape during warm-up). TF32 is off except for the ``tf32`` precisi
 (channels_last memory format for conv nets); ``autocast`` keeps fp32 weights and autocasts the forward.
 
 torch.compile: one compiled module per backend x precision. By default (``--compile-graphs per-batch``) dynamo
-compiles it with static shapes, a graph per batch size: what a fixed-batch deployment runs (on an H100 the shared
-dynamic-batch graph of BERT-base ran 3.8-4.8% slower at batch 256 than a static one, BENCHMARKS.md), starting dynamo
+compiles it with static shapes, a graph per batch size: what a fixed-batch deployment runs (faster than the shared
+dynamic-batch graph at large batches (BENCHMARKS.md, 'Sixth session')), starting dynamo
 afresh before its recompile limit (8 graphs of one frame; past it dynamo silently runs the model eagerly).
 ``--compile-graphs shared`` uses torch's automatic dynamic shapes (``dynamic=None``) instead: the first batch compiles
 with static shapes, the second compiles a graph with a dynamic batch dimension that every later batch reuses (batch 1
@@ -266,9 +266,9 @@ class TorchSession:
 
     def _to_device(self, array: Any, cast_on_device: bool = False) -> Any:
         """A host input as the model takes it (dtype, device, channels_last); on the CPU a copy of its own (the
-        tensor would share the array's memory). ``cast_on_device`` (the end-to-end loop): copied to the GPU as it
-        is and cast there, as a deployment serving float32 requests would; casting ResNet-50's 154 MB batch-256
-        input on the one CPU the timing loop is pinned to took ~0.1 s of each end-to-end call. The session's own
+        tensor would share the array's memory). ``cast_on_device`` (the end-to-end loop): copied to the GPU as it is and
+        cast there, as a deployment serving float32 requests would; casting a large batch on the one CPU the timing loop
+        is pinned to would cost much of each end-to-end call (BENCHMARKS.md, 'Seventh session'). The session's own
         inputs are cast on the host, so the transient float32 copy is not in the config's peak memory."""
         torch = self._torch
         t = torch.from_numpy(array if self.device != "cpu" and array.flags.writeable else array.copy())
