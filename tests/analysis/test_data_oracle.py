@@ -20,7 +20,7 @@ from modelcost.core.assumptions import FROM_INPUTS, MADE_UP
 from modelcost.core.training import TrainConfig
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 GPT2 = f"{FIXTURES}/hf_masked.py:gpt2"
 LLAMA = f"{FIXTURES}/hf_masked.py:llama"
 VALUES = f"{FIXTURES}/asks_values.py"

@@ -21,7 +21,7 @@ from modelcost.analysis import formulas as F
 
 pytest.importorskip("transformers")
 
-import exports_cases as ec
+import tests.exports_cases as ec
 
 # the exports are made once per process (tests/exports_cases.py): one test process makes them for both files
 pytestmark = pytest.mark.xdist_group("exports")

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-import exports_cases as ec
+import tests.exports_cases as ec
 
 from modelcost import api
 

@@ -16,7 +16,7 @@ from modelcost.analysis.llm import analyze_llm
 from modelcost.core.llm import LayerKind, RepeatedLayers
 from modelcost.loaders.llm_loader import load_causal_lm
 
-CONFIGS = Path(__file__).resolve().parents[1] / "benchmarks" / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "configs"
 
 # tiny configs of the architectures issue 25 names; (config, decoder layers counted in the first forward and in
 # the later ones, kinds as (first, layers))
@@ -117,7 +117,7 @@ def test_layers_alike_in_structure_that_count_differently_are_counted_one_by_one
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, counted, kinds, figures", [
-    # Mixtral-8x7B (tests/test_llm_moe.py derives each figure): 32 layers of one kind, two counted in the
+    # Mixtral-8x7B (tests/analysis/test_llm_moe.py derives each figure): 32 layers of one kind, two counted in the
     # prefill, one in the decode steps.
     # Parameters 46,702,792,704, active 12,879,925,248; KV 32 layers x (K, V) x 8 heads x 128 x 2 B = 131,072 B
     # per token; prefill 512 x 12,617,515,008 + head 131,072,000 + attention 68,719,476,736; decode at L = 513

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import exports_cases as ec
+import tests.exports_cases as ec
 import pytest
 from typer.testing import CliRunner
 

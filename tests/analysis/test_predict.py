@@ -42,7 +42,7 @@ from modelcost.core.types import (
 )
 from modelcost.hardware.specs import spec_from_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def synthetic(name: str = "Test GPU", **peaks: float) -> Calibration:

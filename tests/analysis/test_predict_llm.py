@@ -16,7 +16,7 @@ from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, GenerationPoint, GenerationResult, KvCache, PrefillCost
 from modelcost.core.types import LayerCost
 from modelcost.hardware.specs import spec_from_table
-from tests.test_predict import cost_of, synthetic
+from tests.analysis.test_predict import cost_of, synthetic
 
 # The synthetic calibration's memory curve is 2 us + 1 us per MB (linear from (0, 2 us) through (1 MB, 3 us) on);
 # every GEMM class takes efficiency 0.5 of 100 TFLOP/s (fp16); 100 SMs, 128 x 128 tiles; eager launch 10 us per

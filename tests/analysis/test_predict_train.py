@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from modelcost.analysis.predict_train import optimizer_bytes, predict_step, with_measurement
 from modelcost.core.errors import ModelcostError
 from modelcost.core.training import TrainingBench, TrainingMemory, TrainingReport
-from tests.test_predict import GELU, GEMM, cost_of, synthetic
+from tests.analysis.test_predict import GELU, GEMM, cost_of, synthetic
 
 # Pure fp16 AdamW of one 2048 x 2048 Linear: weights and gradients 2048^2 x 2 B = 8,388,608 B each, two states.
 W = 2048 * 2048 * 2

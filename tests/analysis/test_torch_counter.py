@@ -443,8 +443,8 @@ def test_layers_and_never_called_modules():
 
 
 def test_a_forward_that_reads_values_is_a_problem_with_partial_results():
-    # A value read from a small tensor is answered by the data oracle (tests/test_data_oracle.py); one that needs
-    # the values of more elements than it shadows (data_oracle.LIMIT_ELEMENTS) still fails, reported as before.
+    # A value read from a small tensor is answered by the data oracle (tests/analysis/test_data_oracle.py); one that
+    # needs the values of more elements than it shadows (data_oracle.LIMIT_ELEMENTS) still fails, reported as before.
     from modelcost.analysis.data_oracle import LIMIT_ELEMENTS
 
     class ReadsValues(nn.Module):

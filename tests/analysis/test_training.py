@@ -44,7 +44,7 @@ def _flop_counter_total(module: torch.nn.Module, inputs: tuple) -> int:
 
 def test_resnet50_exact_macs_per_sample() -> None:
     _, r = _zoo("resnet50")
-    # Forward: 4,089,184,256 MACs (tests/test_zoo.py derives it). Backward: every conv and the fc compute the
+    # Forward: 4,089,184,256 MACs (tests/loaders/test_zoo.py derives it). Backward: every conv and the fc compute the
     # weight gradient (= their forward MACs: 4,089,184,256 in all) and the input gradient (the same again),
     # except the first conv, whose input (the image) needs no gradient: 64 x 112 x 112 outputs x 3 x 7 x 7
     # = 118,013,952 MACs are not run. Total 3 x 4,089,184,256 - 118,013,952 = 12,149,538,816 per sample.
@@ -62,7 +62,7 @@ def test_resnet50_input_grad_adds_the_first_conv() -> None:
 
 def test_mobilenet_v2_exact() -> None:
     _, r = _zoo("mobilenet_v2")
-    # Forward 300,774,272 MACs (tests/test_zoo.py). The first conv (32 x 112 x 112 outputs x 3 x 3 x 3 =
+    # Forward 300,774,272 MACs (tests/loaders/test_zoo.py). The first conv (32 x 112 x 112 outputs x 3 x 3 x 3 =
     # 10,838,016 MACs) gets no input gradient; every other conv / the classifier both gradients.
     assert r.forward_macs == 300_774_272
     assert r.backward_weight_grad_macs == 300_774_272

@@ -297,7 +297,7 @@ def test_llama_70b_layers_stay_on_meta() -> None:
     a minute of the suite and shows nothing more): the step is simulated on meta, in far less memory."""
     import resource
 
-    fixture = Path(__file__).parent / "fixtures" / "llama_70b_layers.py"
+    fixture = Path(__file__).parents[1] / "fixtures" / "llama_70b_layers.py"
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     r = api.train_static(f"{fixture}:build", input_shapes={"input_ids": (1, 256)},
                          config=TrainConfig(optimizer="adamw", precision="amp_bf16"))

@@ -22,7 +22,7 @@ ROW = BackendInfo("dummy-cpu", "cpu", ("fp32",), ("pytorch",), "the PyTorch mode
 
 @pytest.fixture
 def dummy(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.syspath_prepend(str(Path(__file__).parent / "fixtures"))
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "fixtures"))
     monkeypatch.setitem(registry.BACKENDS, ROW.name, ROW)  # the one row
     return ROW.name
 

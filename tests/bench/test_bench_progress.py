@@ -12,7 +12,7 @@ import pytest
 from modelcost.bench import progress as progress_mod
 from modelcost.bench.progress import progress_bar
 from modelcost.bench.runner import run_benchmarks
-from tests.test_bench_runner import fast_config, tiny_model
+from tests.bench.test_bench_runner import fast_config, tiny_model
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -88,7 +88,7 @@ def test_clear_removes_what_modelcost_wrote_and_no_file_of_the_user(tmp_path: Pa
 
 def test_the_issue_reproduction_keeps_both_files(tmp_path: Path, monkeypatch) -> None:
     cache = tmp_path / "P"
-    sample = Path(__file__).resolve().parents[1] / "sample_models" / "resnet_tiny.onnx"
+    sample = Path(__file__).resolve().parents[2] / "sample_models" / "resnet_tiny.onnx"
     (cache / "onnx").mkdir(parents=True)
     (cache / "screening").mkdir()
     (cache / "onnx" / "my_model.onnx").write_bytes(sample.read_bytes())

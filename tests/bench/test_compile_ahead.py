@@ -11,7 +11,7 @@ from modelcost.bench import compile_ahead
 from modelcost.bench.runner import compile_ahead_order
 from modelcost.loaders.base import LoadOptions
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 SOURCE = f"{FIXTURES}/tiny_cnn.py:make_model"
 
 

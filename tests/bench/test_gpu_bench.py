@@ -1,4 +1,4 @@
-"""Every GPU backend on small models (run on an H100/H200 by ``pytest -m gpu tests/test_gpu_bench.py``; skipped
+"""Every GPU backend on small models (run on an H100/H200 by ``pytest -m gpu tests/bench/test_gpu_bench.py``; skipped
 where CUDA is absent). Timings are kept short: these check that each backend measures what it says, not speed."""
 
 from __future__ import annotations

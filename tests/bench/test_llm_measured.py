@@ -163,7 +163,7 @@ def test_gpu_benchmark_script_smoke(tmp_path, capsys) -> None:
     import importlib.util
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "llm_gpu.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "llm_gpu.py"
     spec = importlib.util.spec_from_file_location("llm_gpu", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

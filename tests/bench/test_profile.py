@@ -135,7 +135,7 @@ def test_attach_layer_profiles_on_cpu_backends() -> None:
     from modelcost import api
     from modelcost.core.types import RunReport
     from modelcost.hardware.specs import spec_from_table
-    from tests.test_roofline import result
+    from tests.analysis.test_roofline import result
 
     run = RunReport(benchmarks=[result("fp32", 1, 5.0, backend="torch-cpu", device="cpu"),
                                 result("fp32", 2, 9.0, backend="torch-cpu", device="cpu"),

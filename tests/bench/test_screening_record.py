@@ -140,7 +140,7 @@ def test_cli_rerun_reports_the_left_out_row_and_fresh_measures_it(tmp_path: Path
     from typer.testing import CliRunner
 
     from modelcost.cli.app import app
-    from test_quantize import make_convnet
+    from tests.decide.test_quantize import make_convnet
 
     monkeypatch.setenv("MODELCOST_CACHE_DIR", str(tmp_path / "cache"))
     model = make_convnet(tmp_path / "convnet.onnx", channels=8)

@@ -143,7 +143,7 @@ def test_gpu_transformer_predicted_peak_within_5pct(fixture: str, precision: str
     workspaces (64 MiB on Hopper) were not simulated; with both it is within 5%."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA")
-    source = f"{Path(__file__).parent / 'fixtures' / fixture}.py:make_model"
+    source = f"{Path(__file__).parents[1] / 'fixtures' / fixture}.py:make_model"
     report = api.train(source, batch_sizes=[16], precisions=[precision], device="cuda",
                        bench_config=BenchConfig(min_time_s=0.2, min_iters=5, max_time_s=3.0, warmup=2))
     (r,) = report.benchmarks

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from modelcost.cli import app
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 RESNET_TINY = str(SAMPLES / "resnet_tiny.onnx")
 COMMANDS = ("analyze", "bench", "backends", "gpu", "zoo", "recommend", "compare", "quantize")
 

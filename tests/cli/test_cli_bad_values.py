@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from modelcost.cli import app
 from modelcost.sweep.db import ResultsDB
-from tests.test_cli_analyze import assert_one_error_line
+from tests.cli.test_cli_analyze import assert_one_error_line
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 CNN = f"{FIXTURES / 'tiny_cnn.py'}:make_model"
 
 

@@ -14,7 +14,7 @@ from modelcost.cli import app
 from modelcost.cli.flags import flag_for
 from modelcost.core.errors import ModelcostError, UnboundDimensionError
 
-PACKAGE = Path(__file__).resolve().parents[1] / "modelcost"
+PACKAGE = Path(__file__).resolve().parents[2] / "modelcost"
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 # The ratchet: string literals (docstrings aside) outside modelcost/cli that name a --flag. Issue 26 counted 113
 # at c72d4fa; moving the errors of the loaders, llm_moe, llm_fit, runs/, sweep/ and a few more to fields made it 55.
@@ -56,7 +56,7 @@ def test_the_cli_spells_a_field_as_its_flag() -> None:
 
 
 def test_a_loader_error_reaches_the_user_with_the_flag(tmp_path: Path) -> None:
-    model = Path(__file__).resolve().parents[1] / "sample_models" / "conv_float.onnx"
+    model = Path(__file__).resolve().parents[2] / "sample_models" / "conv_float.onnx"
     res = CliRunner().invoke(app, ["analyze", str(model), "--static", "--input-shape", "nope=1x3"])
     assert res.exit_code == 1
     assert "--input-shape nope: the model has no input 'nope'" in res.stderr  # the field input_shapes, spelled

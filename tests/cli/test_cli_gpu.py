@@ -12,7 +12,7 @@ from modelcost.cli import app
 from modelcost.core.types import CeilingMeasurement, RunReport
 from modelcost.hardware import ceilings
 from modelcost.hardware.specs import spec_from_table
-from tests.test_roofline import make_cost, result
+from tests.analysis.test_roofline import make_cost, result
 
 runner = CliRunner()
 

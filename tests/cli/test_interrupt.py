@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESNET_TINY = str(ROOT / "sample_models" / "resnet_tiny.onnx")
 # Stop "within a couple of seconds": 2 s on a quiet machine; the limit leaves room for a loaded CI runner.
 STOP_LIMIT_S = 6.0

@@ -15,7 +15,7 @@ from modelcost.cli.options import check_writable, publish_samples, staged_sample
 from modelcost.core.errors import ModelcostError
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-CONV = str(Path(__file__).resolve().parents[1] / "sample_models" / "conv_float.onnx")
+CONV = str(Path(__file__).resolve().parents[2] / "sample_models" / "conv_float.onnx")
 FAST = ("--device", "cpu", "--backends", "ort-cpu", "--min-time-s", "0", "--min-iters", "3", "--max-time-s", "0.05",
         "--warmup", "1")
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0  # root may write anything: permission refusals cannot show

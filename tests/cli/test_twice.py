@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from modelcost.cli import app
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 CONV = str(SAMPLES / "conv_float.onnx")
 TIMING = ("--min-time-s", "0", "--min-iters", "3", "--max-time-s", "0.05", "--warmup", "1")
 INTERLEAVED = ("--rounds", "2", "--runs-per-block", "3", "--warmup-max-s", "0.1")
@@ -49,7 +49,7 @@ def _commands(d: Path) -> dict[str, tuple[list[str], list[Path]]]:
     }
 
 
-TINY_CNN = Path(__file__).resolve().parent / "fixtures" / "tiny_cnn.py"
+TINY_CNN = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_cnn.py"
 
 
 def _stamp(path: Path) -> tuple[int, int]:

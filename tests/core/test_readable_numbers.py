@@ -14,7 +14,7 @@ from modelcost.cli import app
 from modelcost.core.units import number
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-CONV = str(Path(__file__).resolve().parents[1] / "sample_models" / "conv_float.onnx")
+CONV = str(Path(__file__).resolve().parents[2] / "sample_models" / "conv_float.onnx")
 FAST = ("--device", "cpu", "--backends", "ort-cpu", "--min-time-s", "0", "--min-iters", "5", "--max-time-s", "0.1",
         "--warmup", "1")
 # 2.224e+04, 1e-06, 3E5: a number in exponent notation that stands alone (not inside a word, hash or base64 run).

@@ -119,7 +119,7 @@ import json  # noqa: E402
 from modelcost import api  # noqa: E402
 from modelcost.bench.base import BenchConfig  # noqa: E402
 from modelcost.decide import diagnose  # noqa: E402
-from test_quantize import make_convnet, specs_for  # noqa: E402
+from tests.decide.test_quantize import make_convnet, specs_for  # noqa: E402
 
 FAST = dict(backends=["ort-cpu"], rounds=4, runs_per_block=5)
 

@@ -7,7 +7,7 @@ import dataclasses
 import io
 
 import pytest
-import test_report_data as data
+from tests.report import test_report_data as data
 from rich.console import Console
 
 from modelcost.core.samples import enough_samples, footnote, min_samples, too_few_reason

@@ -188,7 +188,7 @@ FAST_BENCH = ["--device", "cpu", "--min-time-s", "0", "--min-iters", "100", "--m
 
 @pytest.fixture(scope="module")
 def convnet(tmp_path_factory):
-    from test_quantize import make_convnet
+    from tests.decide.test_quantize import make_convnet
 
     return make_convnet(tmp_path_factory.mktemp("rec") / "convnet.onnx", channels=8)
 

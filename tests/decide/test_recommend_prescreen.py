@@ -13,8 +13,8 @@ from modelcost.core.types import BenchResult, LatencyPrediction
 from modelcost.decide.prescreen import prescreen
 from modelcost.decide.recommend import Constraints
 from modelcost.hardware.specs import spec_from_table
-from tests.test_bench_runner import fast_config, tiny_model
-from tests.test_predict import GELU, cost_of, synthetic
+from tests.bench.test_bench_runner import fast_config, tiny_model
+from tests.analysis.test_predict import GELU, cost_of, synthetic
 
 
 def pred(backend: str, batch: int, latency_ms: float, p90: float | None = 10.0) -> LatencyPrediction:
@@ -94,7 +94,7 @@ def test_recommend_predict_without_a_calibration_is_one_line(monkeypatch: pytest
     from modelcost.cli import app
 
     monkeypatch.setenv("MODELCOST_CACHE_DIR", str(tmp_path))
-    sample = Path(__file__).resolve().parents[1] / "sample_models" / "resnet_tiny.onnx"
+    sample = Path(__file__).resolve().parents[2] / "sample_models" / "resnet_tiny.onnx"
     result = CliRunner().invoke(app, ["recommend", str(sample), "--predict", "--device", "cpu"])
     assert result.exit_code == 1
     assert len(result.output.strip().splitlines()) == 1 and "run 'modelcost calibrate'" in result.output

@@ -15,8 +15,8 @@ from modelcost.cli import app
 from modelcost.loaders.attention import attention_for_counting
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
-GPT2 = f"{Path(__file__).parent / 'fixtures'}/hf_masked.py:gpt2"
-GPT2_MACS = 230400  # tests/test_data_oracle.py derives it by hand
+GPT2 = f"{Path(__file__).parents[1] / 'fixtures'}/hf_masked.py:gpt2"
+GPT2_MACS = 230400  # tests/analysis/test_data_oracle.py derives it by hand
 
 
 def test_eager_attention_on_request_gives_the_same_macs(tmp_path: Path) -> None:

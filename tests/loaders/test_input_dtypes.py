@@ -15,7 +15,7 @@ from modelcost.core.errors import ModelcostError
 from modelcost.loaders.shapes import parse_input_specs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 BERT = '''from transformers import BertConfig, BertModel
 
@@ -94,7 +94,7 @@ def make():
 
 
 def test_dtype_overrides_example_inputs() -> None:
-    fixture = Path(__file__).parent / "fixtures" / "token_model.py"
+    fixture = Path(__file__).parents[1] / "fixtures" / "token_model.py"
     cost = api.analyze_static(f"{fixture}:build", input_shapes=["ids=2x7:int32"])
     assert {s.name: s.dtype for s in cost.inputs} == {"scale": "float32", "ids": "int32"}
 

@@ -19,7 +19,7 @@ from modelcost.loaders.base import LoadOptions
 from modelcost.loaders.torch_loader import load_torch
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 MASKED = f"{FIXTURES}/keyword_masked.py:make"
 BERT = f"{FIXTURES}/hf_bert_keyword.py:make"
 WHISPER = f"{FIXTURES}/hf_whisper_keyword.py:make"

@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from modelcost import api
 from modelcost.core.errors import ModelcostError, UnboundDimensionError
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
 def _one_line(exc: pytest.ExceptionInfo[BaseException]) -> str:

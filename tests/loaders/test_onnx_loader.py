@@ -20,8 +20,8 @@ from modelcost.core.types import TensorSpec
 from modelcost.loaders.base import LoadOptions
 from modelcost.loaders.onnx_loader import bind_inputs, load_onnx
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_models"
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_llama7b_onnx.py"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_llama7b_onnx.py"
 
 
 def _bench_module():  # noqa: ANN202

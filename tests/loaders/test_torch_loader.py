@@ -13,7 +13,7 @@ from modelcost.core.errors import MissingDependencyError, ModelcostError, Unboun
 from modelcost.loaders.base import LoadOptions
 from modelcost.loaders.torch_loader import load_torch
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 TINY = f"{FIXTURES}/tiny_cnn.py"
 # TinyCNN (tests/fixtures/tiny_cnn.py): conv 3->8 3x3 pad 1 + bias, ReLU, global pool, linear 8->10.
 # params 8*27 + 8 + 8*10 + 10 = 314; MACs at 16x16: conv 8*256*27 = 55,296 + linear 80 = 55,376 per image

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import test_report_data as data
+from tests.report import test_report_data as data
 
 from modelcost.core.text import first_line as _first_line
 from modelcost.core.text import strip_ansi

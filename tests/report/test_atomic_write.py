@@ -12,7 +12,7 @@ from modelcost.cli import app
 from modelcost.core.errors import ModelcostError
 from modelcost.report.atomic import atomic_write_text
 
-CONV_FLOAT = str(Path(__file__).resolve().parents[1] / "sample_models" / "conv_float.onnx")
+CONV_FLOAT = str(Path(__file__).resolve().parents[2] / "sample_models" / "conv_float.onnx")
 
 
 def test_atomic_write_replaces_and_leaves_no_temporary(tmp_path: Path) -> None:

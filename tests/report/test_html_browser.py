@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-import test_report_data as data
+from tests.report import test_report_data as data
 from modelcost.decide.recommend import Constraints, recommend
 from modelcost.report.folder import write_report_folder
 
@@ -48,7 +48,7 @@ def report(tmp_path_factory):
 @pytest.fixture(scope="module")
 def real_report(tmp_path_factory):
     """A real comparison on the CPU: a small conv net vs its INT8 copy, timed on ONNX Runtime's CPU provider."""
-    from test_quantize import make_convnet, specs_for
+    from tests.decide.test_quantize import make_convnet, specs_for
 
     from modelcost import api
     from modelcost.bench.base import BenchConfig

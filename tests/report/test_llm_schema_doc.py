@@ -17,7 +17,7 @@ from modelcost.core.assumptions import DataAssumption
 from modelcost.hardware.specs import spec_from_table
 from modelcost.report.llm import to_document
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "REPORT_SCHEMA.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "REPORT_SCHEMA.md"
 ROW = re.compile(r"^\| (llm[\w.\[\]]*) \| (.*?[^\\]) \|")  # the type column may hold an escaped \|
 LEAF_TYPES = ("map", "stats", "list[string]", "latency prediction")
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import test_report_data as data
+from tests.report import test_report_data as data
 from modelcost.cli import app
 from modelcost.core.errors import ModelcostError
 from modelcost.report.folder import write_report_folder
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_models" / "resnet_tiny.onnx"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_models" / "resnet_tiny.onnx"
 USERS = {"report.md": "my own notes\n", "plots/latency.png": "my own plot\n", "notes.txt": "keep\n",
          "plots/diagram.png": "mine\n"}
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-import test_report_data as data
+from tests.report import test_report_data as data
 from modelcost.core.types import RunReport
 from modelcost.decide.recommend import Constraints, recommend
 from modelcost.report.folder import default_dir, write_report_folder
@@ -129,7 +129,7 @@ def test_api_write_report_hook_adds_the_recommendation(tmp_path):
 def test_real_cpu_bench_run_report(tmp_path):
     # A real (tiny) benchmark on ONNX Runtime's CPU provider, written through the hook: every figure in the CSV
     # is one the run measured.
-    from test_quantize import make_convnet
+    from tests.decide.test_quantize import make_convnet
 
     from modelcost import api
     from modelcost.bench.base import BenchConfig

@@ -36,7 +36,7 @@ from modelcost.report.folder import comparison_to_dict, recommendation_to_dict
 from modelcost.report.json_report import to_plain
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "REPORT_SCHEMA.md"
 ROW = re.compile(r"^\| `([^`]+)` \| ([^|]*?(?:\\\|[^|]*?)*) \|")
 # Keys a CPU run cannot write: each must still be set somewhere in the code (a MeasurementInfo field).

@@ -89,7 +89,7 @@ def test_one_analyze_run_loads_the_model_once(factory: str, load_counter: dict[s
 def test_an_onnx_run_loads_the_file_once(load_counter: dict[str, int], tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MODELCOST_CACHE_DIR", str(tmp_path / "cache"))
-    sample = Path(__file__).resolve().parents[1] / "sample_models" / "resnet_tiny.onnx"
+    sample = Path(__file__).resolve().parents[2] / "sample_models" / "resnet_tiny.onnx"
     options = api.RunOptions(backends=("ort-cpu",), profile_layers=True,
                              bench=api.BenchConfig(min_time_s=0.02, max_time_s=0.2, min_iters=3, warmup=2))
     run = api.run(str(sample), options)

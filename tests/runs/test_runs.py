@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from modelcost.core.types import BenchResult, CostReport, RunReport
-from tests.test_roofline import make_cost, result
+from tests.analysis.test_roofline import make_cost, result
 
-PACKAGE = Path(__file__).resolve().parents[1] / "modelcost"
+PACKAGE = Path(__file__).resolve().parents[2] / "modelcost"
 
 
 def test_api_has_no_logic() -> None:

@@ -238,7 +238,7 @@ def test_dry_run_lists_the_configs_and_opens_no_database(tmp_path: Path) -> None
 
     from modelcost.cli.app import app
 
-    shutil.copy(Path(__file__).resolve().parents[1] / "sample_models" / "resnet_tiny.onnx", tmp_path / "m.onnx")
+    shutil.copy(Path(__file__).resolve().parents[2] / "sample_models" / "resnet_tiny.onnx", tmp_path / "m.onnx")
     plan = tmp_path / "plan.toml"
     plan.write_text("[sweep]\nbackends = ['ort-cpu', 'torch-cpu']\nbatch_sizes = [1, 4]\n" + MODEL)
     res = CliRunner().invoke(app, ["sweep", str(plan), "--db", str(tmp_path / "x.sqlite"), "--dry-run"])

@@ -145,7 +145,7 @@ def test_schema_doc_lists_every_column_and_only_those(tmp_path) -> None:
     import re
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "SWEEP_SCHEMA.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "SWEEP_SCHEMA.md").read_text()
     documented: dict[str, set[str]] = {}
     table = None
     for line in doc.splitlines():
@@ -163,7 +163,7 @@ def test_schema_doc_lists_every_column_and_only_those(tmp_path) -> None:
 
 def test_db_keeps_the_calibration_a_sweep_ran_with(tmp_path) -> None:
     from modelcost.core import calibration as calib
-    from tests.test_predict import synthetic
+    from tests.analysis.test_predict import synthetic
 
     path = tmp_path / "r.sqlite"
     db = ResultsDB(path)
@@ -230,7 +230,7 @@ def test_gpu_workers_get_disjoint_cpu_blocks_and_one_gpu_each(monkeypatch: pytes
 
 def test_a_sweep_on_a_calibrated_gpu_keeps_its_calibration(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     from modelcost.sweep.run import _keep_calibration
-    from tests.test_predict import synthetic
+    from tests.analysis.test_predict import synthetic
 
     db = ResultsDB(tmp_path / "r.sqlite")
     run = db.start_run(label="a", engine="local", workers=1)

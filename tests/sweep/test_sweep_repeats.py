@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from modelcost.cli.app import app
 from modelcost.sweep.db import SCHEMA, ResultsDB
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ONNX = ROOT / "sample_models" / "dynamic_batch.onnx"
 # Written by modelcost.sweep/1 (this repository at acf6feb): run 1 "old", two ok rows of resnet18 on a CPU, the
 # ort-cpu one flagged unstable ("busy machine") only inside result_json, as version 1 stored it.

@@ -21,10 +21,10 @@ from typer.testing import CliRunner
 from modelcost.cli.app import app
 from modelcost.core.errors import ModelcostError
 from modelcost.sweep.db import ResultsDB
-from tests.test_cli_analyze import assert_one_error_line as _one_line
-from tests.test_sweep_run import TIMING
+from tests.cli.test_cli_analyze import assert_one_error_line as _one_line
+from tests.sweep.test_sweep_run import TIMING
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ONNX = ROOT / "sample_models" / "dynamic_batch.onnx"
 CNN = f"{ROOT / 'tests' / 'fixtures' / 'tiny_cnn.py'}:make_model"
 SLOW = f"{ROOT / 'tests' / 'fixtures' / 'slow_factory.py'}:make_model"

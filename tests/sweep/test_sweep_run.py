@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from modelcost.cli.app import app
 from modelcost.sweep.db import ResultsDB
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ONNX = ROOT / "sample_models" / "dynamic_batch.onnx"
 CRASH = f"{ROOT / 'tests' / 'fixtures' / 'sweep_crash.py'}:make_model"
 TIMING = """
