@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what tests/test_html_browser.py needs: Debian's Chromium and the playwright Python package (the
+# Install what tests/report/test_html_browser.py needs: Debian's Chromium and the playwright Python package (the
 # driver only: it launches /usr/bin/chromium; `playwright install` is never run, it would download a browser).
 # Quick when both are already there. Called from .ci/run.
 set -euo pipefail

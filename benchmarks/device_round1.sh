@@ -7,7 +7,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export MODELCOST_CACHE_DIR=/tmp/mc-cache
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 echo "== training peak (issue 25)"; date
-timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_training_bench.py -k predicted_peak -rA -s \
+timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/bench/test_training_bench.py -k predicted_peak -rA -s \
   2>&1 | grep -E "predicted|passed|failed|PASS|FAIL|XFAIL|XPASS" | tee "$OUT/train_peak.txt"
 echo "== calibrate (issue 28)"; date
 /usr/bin/time -v timeout 300 python3 -m modelcost calibrate > "$OUT/calibrate.txt" 2> "$OUT/calibrate.err"

@@ -1,6 +1,6 @@
 """The library facade: what the CLI calls and what users import. Re-exports only: every function lives in the
 room of its command (``modelcost.runs``), so a behaviour has one home and this file has no logic
-(tests/test_api_facade.py).
+(tests/runs/test_runs.py).
 
     >>> from modelcost import api
     >>> report = api.analyze_static("zoo:resnet50", batch_size=1)

@@ -1,6 +1,6 @@
 """The ONNX files people have, made small: transformers families from tiny configs with random weights, exported
 with the TorchScript exporter (opset 17) and the dynamo exporter (opset 18), and ONNX Runtime's transformer
-optimizer run on some of them. Shared by tests/test_exports_*.py and docs/make_conformance.py.
+optimizer run on some of them. Shared by tests/analysis/test_exports_*.py and docs/make_conformance.py.
 
 Tiny configs (2 layers, hidden 32, sequence 16) keep every export under a few seconds: the op patterns are what
 matter, and they do not depend on the sizes. Each model is wrapped so that it takes its inputs positionally and

@@ -103,3 +103,17 @@ def test_the_scan_sees_lazy_relative_and_package_imports(source: str, expected: 
     # the checker itself: an import inside a function counts, 'from modelcost import api' names the module
     assert [name for _, name in imports_in(source, "modelcost.analysis")] == expected
     assert part_of(expected[0]) in {"cli", "api", "bench"}
+
+
+def test_tests_mirror_the_packages() -> None:
+    """tests/README.md: every test folder is named after a package of modelcost (fixtures/ and fuzz/ hold shared
+    code), every top-level test file is one the README lists as cross-cutting, and no two test files share a
+    basename (pytest's prepend import mode imports each under its basename)."""
+    tests = Path(__file__).resolve().parent
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    assert folders - {"fixtures", "fuzz"} <= packages, "a tests/ folder that is no modelcost package"
+    readme = (tests / "README.md").read_text()
+    assert [p.name for p in sorted(tests.glob("test_*.py")) if f"`{p.name}`" not in readme] == []
+    names = [p.name for p in tests.rglob("test_*.py") if "fixtures" not in p.parts]
+    assert sorted({n for n in names if names.count(n) > 1}) == []

@@ -1,6 +1,6 @@
 """ONNX Runtime's fused transformer ops (com.microsoft) that ``onnxruntime.transformers.optimizer``, the
 GenAI model builder and the quantizers write, counted so that a fused graph gives the MACs of the graph it
-replaces (tests/test_exports_fused.py checks each against its unfused equivalent). Input layouts are those of
+replaces (tests/analysis/test_exports_fused.py checks each against its unfused equivalent). Input layouts are those of
 ONNX Runtime's ContribOperators.md.
 
 * EmbedLayerNormalization: word (+ position + segment) embedding gathers, their sums and a layer norm with gamma

@@ -2,7 +2,7 @@
 
 Every function reads through a ``ProcTable`` (``LIVE``, the real ``/proc``, by default) and ``IdleWatch`` also
 takes its clock, so tests hand in a synthetic process table and time instead of racing real processes for CPU
-on a busy machine (tests/test_procstat.py, tests/test_stability.py)."""
+on a busy machine (tests/core/test_procstat.py, tests/bench/test_stability.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,136 @@
+"""Model code that asks its tensors' values, counted on meta (analysis/data_oracle.py): transformers' mask code
+(``.item()`` on the attention mask), ``int(t)``, ``.tolist()``, a router's boolean masks. Before the oracle each
+failed with 'Tensor.item() cannot be called on meta tensors' (analyze exit 3, train --static exit 1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from modelcost import api
+from modelcost.analysis.data_oracle import DataOracle, UnansweredQuestion
+from modelcost.analysis.torch_counter import analyze_module
+from modelcost.analysis.training import train_module
+from modelcost.cli import app
+from modelcost.core.assumptions import FROM_INPUTS, MADE_UP
+from modelcost.core.training import TrainConfig
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+GPT2 = f"{FIXTURES}/hf_masked.py:gpt2"
+LLAMA = f"{FIXTURES}/hf_masked.py:llama"
+VALUES = f"{FIXTURES}/asks_values.py"
+
+
+def _cli(tmp_path: Path, *args: str) -> tuple[int, dict, str]:
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(app, [*args, "--json", str(out)])
+    return result.exit_code, json.loads(out.read_text()) if out.exists() else {}, result.output
+
+
+def _gpt2_macs(d: int = 32, t: int = 8, layers: int = 2, vocab: int = 100) -> int:
+    # per token and layer: QKV 3·d·d, attention scores + context 2·T·d (full T x T, docs/COUNTING.md), out-projection
+    # d·d, MLP (d -> 4d -> d) 8·d·d; then the LM head d·V per token:
+    # 8 x 2 x (3072 + 512 + 1024 + 8192) + 8 x 3200 = 204800 + 25600 = 230400
+    per_token_layer = 3 * d * d + 2 * t * d + d * d + 8 * d * d
+    return t * layers * per_token_layer + t * d * vocab
+
+
+def test_analyze_gpt2_with_an_attention_mask_is_complete_and_matches_the_hand_count(tmp_path: Path) -> None:
+    code, doc, output = _cli(tmp_path, "analyze", GPT2, "--static")
+    assert code == 0, output
+    assert doc["compute"]["complete"] and doc["compute"]["macs"] == _gpt2_macs() == 230400
+    asked = [a for a in doc["assumptions"] if "masking_utils" in a["asked_at"]]
+    assert asked and all(a["basis"] == FROM_INPUTS and a["values_from"] == ["input attention_mask"] for a in asked)
+    assert asked[0]["answer"] == "False"  # the mask has padding: fast_all(padding_mask) is False
+    assert "assumed:" in output and "masking_utils.py" in output
+
+
+@pytest.mark.parametrize("source", [GPT2, LLAMA], ids=["gpt2", "llama"])
+def test_train_static_of_transformers_models_with_a_mask_matches_analyze(tmp_path: Path, source: str) -> None:
+    code, analyzed, output = _cli(tmp_path, "analyze", source, "--static")
+    assert code == 0, output
+    code, trained, output = _cli(tmp_path, "train", source, "--static")
+    assert code == 0, output
+    training = trained["training"]
+    assert not training["problems"] and not training["uncounted_ops"]
+    assert training["forward_macs"] == analyzed["compute"]["macs"] > 0
+    if source == GPT2:
+        assert training["forward_macs"] == _gpt2_macs()
+    assert any(a["basis"] == FROM_INPUTS for a in training["assumptions"])
+
+
+def test_an_item_read_from_an_example_input_sets_the_shape_counted() -> None:
+    r = api.analyze_static(f"{VALUES}:length_slice")
+    assert not r.problems and r.compute.complete
+    assert r.compute.macs == 3 * 4 * 5  # int(lengths.max()) = 3 positions through Linear(4 -> 5): 3·4·5 = 60
+    [a] = r.assumptions
+    assert (a.op, a.basis, a.values_from, a.answer) == ("aten._local_scalar_dense", FROM_INPUTS, ["input lengths"],
+                                                        "3")
+    assert a.asked_at.startswith("fixtures/asks_values.py:")
+
+
+def test_tolist_copies_the_values_to_the_cpu() -> None:
+    r = api.analyze_static(f"{VALUES}:split_by_list")
+    assert not r.problems and r.compute.macs == 3 * 4 * 5  # the first split part: 3 positions, Linear(4 -> 5)
+    assert {a.op for a in r.assumptions} == {"aten._to_copy"}
+
+
+def test_a_router_spreads_tokens_by_made_up_scores() -> None:
+    router = _router()
+    r = analyze_module(router, {"x": torch.empty(16, 8, device="meta")})
+    assert not r.problems, r.problems
+    # gate 16 tokens x 8 x 4 experts = 512; top-1: every token goes to exactly one expert, whatever the scores:
+    # 16 x 8 x 8 = 1024 over the experts together
+    assert r.compute.macs == 512 + 1024
+    made_up = [a for a in r.assumptions if a.basis == MADE_UP]
+    assert made_up and any("made up (standard normal)" in v and "aten.argmax" in v for a in made_up
+                           for v in a.values_from)
+    assert {a.op for a in made_up} >= {"aten.index", "aten._local_scalar_dense"}
+
+
+def test_a_router_trains_on_meta() -> None:
+    router = _router()
+    report = train_module(router, lambda b: {"x": torch.empty(16 * b, 8, device="meta")}, 1, TrainConfig())
+    assert not report.problems, report.problems
+    assert report.forward_macs == 512 + 1024  # as the forward count above
+    assert any(a.basis == MADE_UP for a in report.assumptions)
+
+
+def _router() -> torch.nn.Module:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("asks_values", FIXTURES / "asks_values.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with torch.device("meta"):
+        return module.router()
+
+
+def test_a_question_without_values_is_answered_from_zeros_unless_too_large() -> None:
+    x = torch.empty(8, device="meta")  # no values, and larger than the limit: no twin
+    oracle = DataOracle(limit_elements=4)
+    with oracle:
+        assert bool((x * 2).gt(0).all()) is False  # the scalar asked has no twin: made up as zero (False)
+        with pytest.raises(UnansweredQuestion, match="aten.nonzero at .*test_data_oracle.py.* a 8 tensor"):
+            (x * 2).gt(0).nonzero()  # 8 elements to make up, over the limit: refused, naming the line
+    [a] = oracle.assumptions
+    assert a.basis == MADE_UP and a.answer == "False" and "made up (zeros)" in a.values_from[0]
+
+
+def test_a_write_the_oracle_cannot_follow_drops_the_twin() -> None:
+    oracle = DataOracle()
+    x = torch.empty(4, device="meta")
+    weights = torch.nn.Parameter(torch.empty(4, device="meta"))  # made before the oracle: no values, as a model's
+    oracle.seed("x", x, torch.tensor([1.0, 1.0, 0.0, 1.0]))
+    with oracle:
+        assert float(x.sum()) == 3.0  # from the seeded values
+        view = x[:2]
+        x.add_(torch.ones(4, device="meta"))  # followed: the add runs on the twins, the view's twin sees it
+        assert float(view.sum()) == 4.0
+        x.mul_(weights.detach())  # floats from the weights, kept floats: not made up, so the twins are stale
+    assert x not in oracle.twins and view not in oracle.twins

@@ -1,0 +1,221 @@
+"""The latency predictor (issue 28): the calibration file, hand-derived predictions on a synthetic calibration,
+the transfer to another GPU, the expected error, and the CLI's refusals on a machine without CUDA."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from modelcost.analysis.predict import (
+    ErrorEntry,
+    attention_efficiency,
+    estimate_layers,
+    expected_error,
+    forward_ms,
+    memory_us,
+    predict,
+)
+from modelcost.analysis.predict_transfer import calibration_for, predict_run, transfer
+from modelcost.core import calibration as calib
+from modelcost.core.calibration import (
+    AttentionPoint,
+    Calibration,
+    Fusion,
+    GpuFingerprint,
+    TimePoint,
+    wave_utilization,
+)
+from modelcost.core.errors import ModelcostError
+from modelcost.core.types import (
+    ComputeStats,
+    CostReport,
+    LayerCost,
+    MemoryStats,
+    ModelInfo,
+    ParamStats,
+    StorageStats,
+)
+from modelcost.hardware.specs import spec_from_table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def synthetic(name: str = "Test GPU", **peaks: float) -> Calibration:
+    """100 SMs, fp16 peak 100 TFLOP/s, fp32 50; memory kernels 2 us + 1 us per MB (1 TB/s); GEMM efficiency 0.5;
+    attention 0.2 at 128 tokens, 0.4 at 1024 (head 64); eager launch 10 us per kernel; graph replay 20 us."""
+    gpu = GpuFingerprint(name, 100, 1000.0, 1000.0, None, "9.0", peaks or {"fp16": 100.0, "fp32": 50.0})
+    return Calibration(
+        gpu=gpu, gemm_efficiency={"fp16": {"m:xl n:xl k:xl": 0.5}}, conv_efficiency={"fp16": {"m:xl n:s k:l": 0.25}},
+        memory_curve=[TimePoint(0, 2.0), TimePoint(1_000_000, 3.0), TimePoint(1_000_000_000, 1002.0)],
+        attention=[AttentionPoint("fp16", 128, 64, 0.2), AttentionPoint("fp16", 1024, 64, 0.4)],
+        launch_us={"eager": 10.0, "compile": 5.0}, kernel_gap_us=1.0, graph_replay_us=20.0,
+        fusion={"eager": Fusion("eager", {k: 1.0 for k in calib.KINDS}),
+                "compile": Fusion("compile", {"gemm": 1.0, "attention": 1.0, "elementwise": 0.0, "norm": 0.5})})
+
+
+def cost_of(*layers: LayerCost) -> CostReport:
+    return CostReport(ModelInfo("m", "m.py", "pytorch"), [], [], ParamStats(), StorageStats(),
+                      ComputeStats(complete=True), MemoryStats(), list(layers), batch_size=1)
+
+
+# A 2048 x 2048 x 2048 matmul (a Linear of 2048 -> 2048 features over 2048 tokens, no bias).
+GEMM = LayerCost("fc", "Linear", macs=2048**3, params=2048 * 2048, output_shapes=[(2048, 2048)],
+                 macs_dtype="float32", status="counted")
+GELU = LayerCost("act", "GELU", output_shapes=[(1024, 1024)], status="counted")
+SDPA = LayerCost("attn", "scaled_dot_product_attention", macs=2 * 8 * 1024 * 1024 * 64,
+                 output_shapes=[(1, 8, 1024, 64)], macs_dtype="float32", status="counted")
+
+
+def test_wave_quantization() -> None:
+    assert wave_utilization(100, 100) == 1.0  # one full wave
+    assert wave_utilization(101, 100) == pytest.approx(101 / 200)  # a second wave with one tile busy
+    assert wave_utilization(256, 100) == pytest.approx(256 / 300)
+
+
+def test_gemm_at_known_efficiency_and_waves() -> None:
+    cal = synthetic()
+    [est] = estimate_layers(cost_of(GEMM), cal, "fp16", 1)
+    # M = N = K = 2048: class m:xl n:xl k:xl, efficiency 0.5. Tiles (128 x 128): 16 x 16 = 256 on 100 SMs ->
+    # 3 waves, 256 / 300 busy. Compute = 2 x 2048^3 / (100e12 x 0.5 x 256/300) s = 0.402653184 ms.
+    assert est.compute_ms == pytest.approx(2 * 2048**3 * 300 / (100e12 * 0.5 * 256) * 1e3)
+    assert est.compute_ms == pytest.approx(0.402653184)
+    # Memory: (weights 2048^2 + input 2048^2 + output 2048^2) x 2 bytes = 25,165,824 B; on the curve
+    # 3 us at 1 MB + 1 us per MB beyond -> 3 + 24.165824 = 27.165824 us.
+    assert est.memory_ms == pytest.approx(27.165824e-3)
+    # Eager: 1 kernel, host 10 us < 0.40 ms of GPU time -> no overhead. Graph: + 20 us replay.
+    assert forward_ms([est], cal, "torch-eager") == pytest.approx((0.402653184, 0.0, 1))
+    assert forward_ms([est], cal, "torch-compile-cudagraph") == pytest.approx((0.402653184, 0.020, 1))
+
+
+def test_a_memory_bound_layer_and_fusion() -> None:
+    cal = synthetic()
+    [est] = estimate_layers(cost_of(GELU), cal, "fp16", 1)
+    # GELU over 1024 x 1024: read + write 2 x 1,048,576 x 2 B = 4,194,304 B -> 3 + 3.194304 us.
+    assert est.memory_ms == pytest.approx(6.194304e-3) and est.compute_ms == 0.0
+    # Eager: the host needs 10 us to issue it, the GPU 6.19 us -> 10 us in all (3.805696 us waiting on the host).
+    kernel_ms, overhead_ms, kernels = forward_ms([est], cal, "torch-eager")
+    assert (kernel_ms + overhead_ms, kernels) == (pytest.approx(0.010), 1)
+    # torch.compile fuses elementwise layers away (0 kernels per layer): only the 20 us graph replay is left.
+    assert forward_ms([est], cal, "torch-compile-cudagraph") == pytest.approx((0.0, 0.020, 0))
+    # Batch 4 moves 4x the bytes: 3 + (16,777,216 - 1e6) / 1e6 = 18.777216 us.
+    [est4] = estimate_layers(cost_of(GELU), cal, "fp16", 4)
+    assert est4.memory_ms == pytest.approx(18.777216e-3)
+
+
+def test_attention() -> None:
+    cal = synthetic()
+    [est] = estimate_layers(cost_of(SDPA), cal, "fp16", 1)
+    # 4 x 8 heads x 1024^2 x 64 = 2,147,483,648 FLOPs at efficiency 0.4 (1024 tokens, head 64);
+    # tiles 1 x 8 x 1024/128 = 64 on 100 SMs: one wave, 0.64 busy -> 2.147483648e9 / (1e14 x 0.4 x 0.64) s.
+    assert est.compute_ms == pytest.approx(0.08388608)
+    # log-linear between 128 (0.2) and 1024 (0.4): at sqrt(128 x 1024) halfway, 0.3.
+    assert attention_efficiency(cal, "fp16", math.sqrt(128 * 1024), 64) == pytest.approx(0.3)
+
+
+def test_memory_curve_edges() -> None:
+    cal = synthetic()
+    cal.memory_curve[0] = TimePoint(4096, 2.0)
+    assert memory_us(cal, 10) == 2.0  # below the first point (4 KiB): its time (the launch floor)
+    assert memory_us(cal, 2_000_000_000) == pytest.approx(2002.0)  # past the last: its bandwidth (1 us / MB)
+
+
+def test_transfer_by_spec_ratios() -> None:
+    h100 = synthetic("H100 SXM", **spec_from_table("H100 SXM").peak_tflops)
+    h100 = dataclasses.replace(h100, gpu=dataclasses.replace(h100.gpu, l2_cache_bytes=50 * 2**20))
+    h200 = spec_from_table("H200")
+    moved = transfer(h100, h200)
+    # Same SMs and clocks on both: peaks unchanged. Bandwidth 3350 -> 4800 GB/s: a DRAM-bound point keeps its
+    # 2 us floor and the rest scales by 3350/4800: 2 + 1000 x 3350/4800 = 699.9166... us. The 1 MB point fits
+    # the 50 MiB L2: it scales by SMs x clock (ratio 1) and stays 3 us.
+    assert moved.gpu.peak_tflops["fp16"] == pytest.approx(h100.gpu.peak_tflops["fp16"])
+    assert [p.time_us for p in moved.memory_curve] == pytest.approx([2.0, 3.0, 2 + 1000 * 3350 / 4800])
+    assert moved.gpu.name == "H200" and moved.gpu.bandwidth_gbps == pytest.approx(1000.0 * 4800 / 3350)
+    cal, source = calibration_for(h200, [h100])
+    assert source == "H100 SXM" and cal.gpu.name == "H200"
+    pred = predict(cost_of(GEMM), cal, "torch-eager", "fp16", 1, calibrated_on=source, table=[])
+    assert pred.transferred and pred.calibrated_on == "H100 SXM" and "transferred" not in pred.error_basis
+    same, source = calibration_for(spec_from_table("H100 SXM"), [h100])
+    assert source == "H100 SXM" and same.memory_curve == h100.memory_curve
+
+
+def test_expected_error_comes_from_the_table_or_is_unknown() -> None:
+    row = ErrorEntry("H100 SXM", "H100 SXM", "torch-eager", "fp16", 16, 6.5, 14.0, 31.0)
+    assert expected_error([row], "H100 SXM", "H100 SXM", "torch-eager", "fp16")[:2] == (6.5, 14.0)
+    median, p90, basis = expected_error([row], "H200", "H100 SXM", "torch-eager", "fp16")
+    assert (median, p90) == (None, None) and basis.startswith("error unknown")
+    pred = predict(cost_of(GEMM), synthetic(), "torch-eager", "fp16", 1, table=[])
+    assert pred.expected_error_pct is None and pred.error_basis.startswith("error unknown")
+
+
+def test_predict_run_without_calibration_says_what_to_run() -> None:
+    with pytest.raises(ModelcostError, match="modelcost calibrate"):
+        predict_run(cost_of(GEMM), [], [spec_from_table("H100 SXM")], [])
+
+
+def test_calibration_round_trip_and_version_refusal(tmp_path: Path) -> None:
+    cal = synthetic()
+    path = calib.save(cal, tmp_path)
+    assert path == tmp_path / "calibration" / "test-gpu.json"
+    assert calib.load(path) == cal
+    assert "file calibration/test-gpu.json" in (tmp_path / ".modelcost-manifest").read_text()  # cache --clear
+    doc = json.loads(path.read_text())
+    doc["schema"] = "modelcost.calibration/0"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ModelcostError, match=r"schema 'modelcost.calibration/0', this modelcost reads "
+                                             r"'modelcost.calibration/1'.*modelcost calibrate"):
+        calib.load(path)
+    assert calib.load_all(tmp_path) == []  # skipped, never half-read
+
+
+def test_calibrate_without_cuda_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modelcost.cli import app
+
+    monkeypatch.setattr("modelcost.bench.memory.cuda_available", lambda: False)
+    result = CliRunner().invoke(app, ["calibrate"])
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1 and "CUDA" in result.output
+
+
+def test_predict_without_a_calibration_says_what_to_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from modelcost.cli import app
+
+    monkeypatch.setenv("MODELCOST_CACHE_DIR", str(tmp_path))
+    result = CliRunner().invoke(app, ["analyze", str(ROOT / "sample_models" / "resnet_tiny.onnx"), "--static",
+                                      "--predict", "--target-gpu", "H100 SXM"])
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1 and "run 'modelcost calibrate'" in result.output
+
+
+def test_predict_on_a_target_gpu_from_the_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from modelcost.cli import app
+
+    monkeypatch.setenv("MODELCOST_CACHE_DIR", str(tmp_path))
+    cal = synthetic("H100 SXM", **spec_from_table("H100 SXM").peak_tflops)
+    cal.gemm_efficiency["fp32"] = {"m:s n:s k:s": 0.3}
+    cal.conv_efficiency["fp32"] = {"m:s n:s k:s": 0.3}
+    cal.attention.append(AttentionPoint("fp32", 128, 64, 0.1))
+    calib.save(cal, tmp_path)
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(app, ["analyze", str(ROOT / "sample_models" / "resnet_tiny.onnx"), "--static",
+                                      "--predict", "--target-gpu", "H100 SXM", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    preds = json.loads(out.read_text())["predictions"]
+    assert {(p["backend"], p["precision"]) for p in preds} == {("torch-eager", "fp32"), ("torch-half", "fp16"),
+                                                                ("torch-compile-cudagraph", "fp16"),
+                                                                ("torch-compile-cudagraph", "fp32")}
+    assert all(p["gpu"] == "H100 SXM" and p["latency_ms"] > 0 and p["measured_ms"] is None for p in preds)
+    assert all(p["error_basis"].startswith("error unknown") for p in preds)
+    assert "predicted latency (--predict)" in result.output and "unknown" in result.output  # the terminal's table
+
+
+def test_a_lookup_reads_only_its_rows() -> None:
+    # An embedding of 128,256 x 2,048 gathering one row: it reads that row and writes it, 2 x 2,048 x 2 B =
+    # 8,192 B -> 2 + 0.008192 us on the synthetic curve, not the 525 MB table (~527 us).
+    emb = LayerCost("embed", "Embedding", params=128_256 * 2048, output_shapes=[(1, 1, 2048)], status="zero_cost")
+    [est] = estimate_layers(cost_of(emb), synthetic(), "fp16", 1)
+    assert est.kind == "lookup" and est.memory_ms == pytest.approx(2.008192e-3)

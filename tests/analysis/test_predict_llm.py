@@ -1,0 +1,126 @@
+"""llm --predict (issue 28): TTFT and TPOT of a generation point on the synthetic calibration of test_predict.py,
+every figure derived by hand; the measured median beside the prediction; the CLI on a tiny config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from modelcost.analysis.predict import ErrorEntry
+from modelcost.analysis.predict_llm import predict_point, with_measurements
+from modelcost.core import calibration as calib
+from modelcost.core.errors import ModelcostError
+from modelcost.core.llm import DecodeCost, GenerationPoint, GenerationResult, KvCache, PrefillCost
+from modelcost.core.types import LayerCost
+from modelcost.hardware.specs import spec_from_table
+from tests.analysis.test_predict import cost_of, synthetic
+
+# The synthetic calibration's memory curve is 2 us + 1 us per MB (linear from (0, 2 us) through (1 MB, 3 us) on);
+# every GEMM class takes efficiency 0.5 of 100 TFLOP/s (fp16); 100 SMs, 128 x 128 tiles; eager launch 10 us per
+# kernel; compile fuses elementwise layers away (0 kernels) and halves norms; graph replay 20 us.
+Q_DECODE = LayerCost("q", "Linear", macs=2048 * 2048, params=2048 * 2048, output_shapes=[(1, 1, 2048)],
+                     status="counted")
+SDPA_DECODE = LayerCost("attn", "scaled_dot_product_attention", macs=8 * 101 * 64 * 2,
+                        output_shapes=[(1, 8, 1, 64)], status="counted")
+HEAD = LayerCost("lm_head", "Linear", macs=2048 * 1000, params=2048 * 1000, output_shapes=[(1, 1, 1000)],
+                 status="counted")
+Q_PREFILL = LayerCost("q", "Linear", macs=100 * 2048 * 2048, params=2048 * 2048, output_shapes=[(1, 100, 2048)],
+                      status="counted")
+SDPA_PREFILL = LayerCost("attn", "scaled_dot_product_attention", macs=2 * 8 * 100 * 100 * 64,
+                         output_shapes=[(1, 8, 100, 64)], status="counted")
+
+
+def point(prompt: int = 100, gen: int = 100) -> GenerationPoint:
+    # one attention layer whose K and V take 1,000 B per position of one sequence
+    return GenerationPoint(1, prompt, gen, KvCache("fp16", 500, 1000, 0, 0), PrefillCost(1, 1, 1, 1, 1.0, "last", 0),
+                           DecodeCost(gen - 1, [], 0, 0, 0, 0), 0)
+
+
+def predicted(backend: str):  # noqa: ANN201
+    return predict_point(cost_of(Q_PREFILL, SDPA_PREFILL, HEAD), cost_of(Q_DECODE, SDPA_DECODE, HEAD), point(),
+                         synthetic(), backend, "fp16", table=[])
+
+
+def test_decode_step_static_cache_compiled() -> None:
+    tpot = predicted("hf-static-compile").tpot
+    # q: M 1, N 2048, K 2048: compute 2 x 2048^2 / (1e14 x 0.5 x 16 tiles / 100 SMs) = 1.048576 us; memory
+    #    (2048^2 weights + 2048 in + 2048 out) x 2 B = 8,396,800 B -> 10.3968 us (memory-bound: the weights).
+    # attention: the static cache holds P + G = 200 positions, all read: 200 x 1,000 B -> 2.2 us.
+    # cache update: the new position's K and V, 1,000 B moved twice (read, written) over 2 kernels -> compile
+    #    fuses them away (elementwise: 0 kernels).
+    # argmax over 1,000 logits x 2 B = 2,000 B -> 2.002 us, a norm-like reduction: compile keeps half -> 1.001 us.
+    # lm_head: M 1, N 1000, K 2048: memory (2,048,000 + 2,048 + 1,000) x 2 = 4,102,096 B -> 6.102096 us.
+    # kernels 10.3968 + 2.2 + 1.001 + 6.102096 = 19.699896 us, + 20 us graph replay.
+    assert tpot.compute_ms == pytest.approx(19.699896e-3)
+    assert tpot.latency_ms == pytest.approx(39.699896e-3)
+    assert tpot.kernels == 4  # q, attention, lm_head, half an argmax: round(3.5)
+
+
+def test_decode_step_dynamic_cache_eager() -> None:
+    tpot = predicted("hf-eager").tpot
+    # dynamic cache: the mean step attends P + G/2 = 150 positions: 150,000 B -> 2.15 us; its update (torch.cat)
+    # copies the whole cache: 2 x 150,000 B over 2 kernels -> 2 x 2.15 us. Kernels: 10.3968 + 2.15 + 4.3 + 2.002 +
+    # 6.102096 = 24.950896 us, 6 kernels; the host needs 6 x 10 us = 60 us to issue them: host-bound.
+    assert tpot.compute_ms == pytest.approx(24.950896e-3)
+    assert (tpot.latency_ms, tpot.kernels) == (pytest.approx(0.060), 6)
+
+
+def test_prefill_eager_in_every_backend() -> None:
+    # q: M 100, N 2048, K 2048: 2 x 100 x 2048^2 = 838,860,800 FLOPs / (1e14 x 0.5 x 16/100) = 104.8576 us
+    #    (memory (4,194,304 + 2 x 204,800) x 2 B -> 11.2 us: compute-bound).
+    # attention: 2 x 10,240,000 FLOPs at efficiency 0.2 (100 tokens, below the first point), 8 heads x 1 query
+    #    tile = 8 of 100 SMs busy: 20,480,000 / (1e14 x 0.2 x 0.08) = 12.8 us.
+    # cache writes: 100 positions x 1,000 B, moved twice over 2 kernels: 100,000 B each -> 2 x 2.1 us.
+    # argmax 2.002 us, lm_head 6.102096 us. Sum 129.961696 us > 6 kernels x 10 us of host time.
+    for backend in ("hf-eager", "hf-static-compile"):
+        ttft = predicted(backend).ttft
+        assert ttft.latency_ms == pytest.approx(129.961696e-3) and ttft.kernels == 6
+
+
+def test_eager_attention_is_refused_not_predicted_without_its_cache_reads() -> None:
+    # eager attention is two matmuls whose K / V operand predict.layer_bytes does not see: no SDPA layer, no
+    # place for the KV-cache reads; refused rather than predicted too fast
+    with pytest.raises(ModelcostError, match="no attention layer the predictor knows"):
+        predict_point(cost_of(Q_PREFILL, HEAD), cost_of(Q_DECODE, HEAD), point(), synthetic(), "hf-eager", "fp16",
+                      table=[])
+
+
+def test_each_phase_has_its_own_validated_error_or_none() -> None:
+    rows = [ErrorEntry("Test GPU", "Test GPU", "hf-static-compile/tpot", "fp16", 2, 4.0, 7.0, 9.0)]
+    pred = predict_point(cost_of(Q_PREFILL, SDPA_PREFILL, HEAD), cost_of(Q_DECODE, SDPA_DECODE, HEAD), point(),
+                         synthetic(), "hf-static-compile", "fp16", table=rows)
+    assert (pred.tpot.expected_error_pct, pred.tpot.expected_error_p90_pct) == (4.0, 7.0)
+    assert pred.ttft.expected_error_pct is None and pred.ttft.error_basis.startswith("error unknown")
+
+
+def test_measured_median_beside_the_prediction() -> None:
+    pred = predicted("hf-static-compile")
+    runs = [GenerationResult("hf-static-compile", "fp16", 1, 100, 100, "ok", ttft_ms=0.2, tpot_ms=v)
+            for v in (0.04, 0.05, 0.06)]
+    with_measurements(pred, [*runs, GenerationResult("hf-eager", "fp16", 1, 100, 100, "ok", tpot_ms=9.0)])
+    # median of the three repeats: 0.05 ms; error (0.039699896 - 0.05) / 0.05 = -20.6%
+    assert pred.tpot.measured_ms == 0.05 and pred.tpot.error_pct == pytest.approx(-20.600208)
+    assert pred.ttft.measured_ms == 0.2
+
+
+def test_llm_predict_from_the_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from modelcost.cli import app
+
+    monkeypatch.setenv("MODELCOST_CACHE_DIR", str(tmp_path))
+    calib.save(synthetic("H100 SXM", **spec_from_table("H100 SXM").peak_tflops), tmp_path)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+                                  "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                  "vocab_size": 100, "max_position_embeddings": 256}))
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(app, ["llm", str(config), "--static", "--predict", "--target-gpu", "H100 SXM",
+                                      "-p", "16", "-g", "4", "-b", "1,2", "--dtype", "fp16", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    preds = json.loads(out.read_text())["llm"]["predictions"]
+    assert {(p["ttft"]["backend"], p["ttft"]["batch_size"]) for p in preds} == {
+        (b, n) for b in ("hf-eager", "hf-static-compile") for n in (1, 2)}
+    assert all(p["tpot"]["latency_ms"] > 0 and p["tpot"]["error_basis"].startswith("error unknown") for p in preds)
+    assert "predicted generation latency" in result.output

@@ -1,0 +1,529 @@
+"""The PyTorch counter: every aten formula, composites (attention, RNNs, RMS norm), the three op states,
+parameters / buffers / tied weights, activation memory. Each expected figure is derived in a comment."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from modelcost.analysis import formulas, torch_ops
+from modelcost.analysis.torch_counter import analyze_module
+from tests.conftest import requires_cuda
+
+aten = torch.ops.aten
+
+
+def meta(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.empty(shape, device="meta", dtype=dtype)
+
+
+class Fn(nn.Module):
+    def __init__(self, fn) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
+def count(fn, *inputs: torch.Tensor):
+    report = analyze_module(Fn(fn), list(inputs))
+    assert not report.problems, report.problems
+    return report.compute
+
+
+def count_module(build, *inputs: torch.Tensor):
+    with torch.device("meta"):
+        module = build().eval()
+    report = analyze_module(module, list(inputs))
+    assert not report.problems, report.problems
+    return report
+
+
+def direct(op, *args, out, **kwargs) -> torch_ops.OpCost:
+    """A formula on its own, for kernels that only exist on other devices (cuDNN, flash attention, ...)."""
+    return torch_ops.op_cost(op, args, kwargs, out)
+
+
+# ---------------------------------------------------------------------------------------------------
+# matrix products
+
+
+def test_mm_bmm_matmul_dot_mv():
+    assert count(torch.mm, meta(3, 4), meta(4, 5)).macs == 60  # 3*5*4
+    c = count(torch.bmm, meta(2, 3, 4), meta(2, 4, 5))
+    assert (c.macs, c.flops) == (120, 240)  # 2 * 3*5*4; FLOPs 2 x MACs, no bias
+    assert count(torch.matmul, meta(2, 1, 3, 4), meta(5, 4, 6)).macs == 720  # batch 2*5 x 3*6*4
+    assert count(torch.dot, meta(7), meta(7)).macs == 7  # k
+    assert count(torch.mv, meta(3, 4), meta(4)).macs == 12  # m*k
+    assert direct(aten.vdot.default, meta(7), meta(7), out=meta()).macs == 7
+    assert direct(aten.matmul.default, meta(2, 3, 4), meta(4, 5), out=meta(2, 3, 5)).macs == 120  # 2*3*5*4
+    cost = direct(aten._int_mm.default, meta(16, 32, dtype=torch.int8), meta(32, 8, dtype=torch.int8),
+                  out=meta(16, 8, dtype=torch.int32))
+    assert (cost.macs, cost.macs_dtype) == (4096, "int8")  # 16*8*32
+
+
+def test_addmm_family_adds_one_flop_per_output_for_the_bias():
+    c = count_module(lambda: nn.Linear(4, 5), meta(3, 4)).compute
+    assert (c.macs, c.flops) == (60, 135)  # addmm 3*5*4 = 60; 2*60 + 15 bias adds
+    c = count_module(lambda: nn.Linear(4, 5, bias=False), meta(2, 3, 4)).compute
+    assert (c.macs, c.flops) == (120, 240)  # (6,4)x(4,5): 6*5*4, no bias
+    c = count(torch.baddbmm, meta(2, 3, 5), meta(2, 3, 4), meta(2, 4, 5))
+    assert (c.macs, c.flops) == (120, 270)  # 2*3*5*4; 240 + 30 outputs
+    c = count(lambda a, b, d: torch.baddbmm(a, b, d, beta=0), meta(2, 3, 5), meta(2, 3, 4), meta(2, 4, 5))
+    assert c.flops == 240  # beta = 0: no bias added
+    c = count(torch.addmv, meta(3), meta(3, 4), meta(4))
+    assert (c.macs, c.flops) == (12, 27)  # 3*4; 24 + 3
+    c = count(torch.addbmm, meta(3, 5), meta(2, 3, 4), meta(2, 4, 5))
+    assert (c.macs, c.flops) == (120, 255)  # sum over the batch of 2 products 3*5*4; 240 + 15
+    c = count(torch.addr, meta(3, 5), meta(3), meta(5))
+    assert (c.macs, c.flops) == (15, 45)  # rank-1 update 3*5; 30 + 15
+    cost = direct(aten._addmm_activation.default, meta(5), meta(3, 4), meta(4, 5), use_gelu=True, out=meta(3, 5))
+    assert (cost.macs, cost.flops) == (60, 210)  # 60; 120 + 15 bias + 5 * 15 GELU
+    cost = direct(aten.linear.default, meta(2, 3, 4), meta(5, 4), meta(5), out=meta(2, 3, 5))
+    assert (cost.macs, cost.flops) == (120, 270)  # 30 outputs * 4; 240 + 30
+
+
+def test_scaled_and_weight_only_quantised_matmuls():
+    f8 = torch.float8_e4m3fn
+    cost = direct(aten._scaled_mm.default, meta(16, 32, dtype=f8), meta(32, 8, dtype=f8), meta(), meta(),
+                  out=meta(16, 8))
+    assert (cost.macs, cost.macs_dtype) == (4096, "float8_e4m3fn")  # 16*8*32
+    cost = direct(aten._weight_int8pack_mm.default, meta(4, 64), meta(32, 64, dtype=torch.int8), meta(32),
+                  out=meta(4, 32))
+    assert (cost.macs, cost.macs_dtype) == (8192, "int8")  # 4*32*64
+    cost = direct(aten._weight_int4pack_mm.default, meta(4, 64), meta(4, 1, 32, 4, dtype=torch.int32), 32,
+                  meta(2, 32, 2), out=meta(4, 32))
+    assert (cost.macs, cost.macs_dtype) == (8192, "int4")  # 4*32*64
+
+
+# ---------------------------------------------------------------------------------------------------
+# convolution
+
+
+@pytest.mark.parametrize(
+    ("build", "shape", "macs", "flops"),
+    [
+        # plain 3x3, bias: out 8x16x16 = 2048 elements, each 3*9 MACs -> 55,296; FLOPs 2*55,296 + 2,048
+        (lambda: nn.Conv2d(3, 8, 3, padding=1), (1, 3, 16, 16), 55_296, 112_640),
+        # grouped (4 groups): out 2x16x10x10 = 3,200 elements, each (8/4)*9 = 18 MACs -> 57,600; no bias
+        (lambda: nn.Conv2d(8, 16, 3, groups=4, padding=1, bias=False), (2, 8, 10, 10), 57_600, 115_200),
+        # depthwise stride 2: out 16x16x16 = 4,096 elements, each 1*9 MACs -> 36,864
+        (lambda: nn.Conv2d(16, 16, 3, groups=16, stride=2, padding=1, bias=False), (1, 16, 32, 32), 36_864, 73_728),
+        # dilation 2: out 20 - 2*(3-1) = 16 -> 6x16x16 = 1,536 elements, each 4*9 -> 55,296 (dilation reads
+        # other inputs, not more)
+        (lambda: nn.Conv2d(4, 6, 3, dilation=2, bias=False), (1, 4, 20, 20), 55_296, 110_592),
+        # transposed stride 2: each of 8*5*5 = 200 inputs scatters into 4*9 outputs -> 7,200; out 4x11x11 = 484 bias
+        (lambda: nn.ConvTranspose2d(8, 4, 3, stride=2), (1, 8, 5, 5), 7_200, 14_884),
+        # grouped transposed (2 groups): 200 inputs x (4/2)*9 -> 3,600
+        (lambda: nn.ConvTranspose2d(8, 4, 3, stride=2, groups=2, bias=False), (1, 8, 5, 5), 3_600, 7_200),
+        # conv1d: out 2x8x16 = 256 elements x 4*5 -> 5,120
+        (lambda: nn.Conv1d(4, 8, 5, bias=False), (2, 4, 20), 5_120, 10_240),
+        # conv3d: out 4x4x4x4 = 256 elements x 2*27 -> 13,824
+        (lambda: nn.Conv3d(2, 4, 3, bias=False), (1, 2, 6, 6, 6), 13_824, 27_648),
+    ],
+)
+def test_convolutions(build, shape, macs, flops):
+    c = count_module(build, meta(*shape)).compute
+    assert (c.macs, c.flops) == (macs, flops)
+
+
+def test_device_specific_conv_kernels():
+    x, w = meta(1, 3, 16, 16), meta(8, 3, 3, 3)
+    # 8x14x14 = 1,568 outputs x 27 MACs = 42,336
+    assert direct(aten.cudnn_convolution.default, x, w, [0, 0], [1, 1], [1, 1], 1, False, False, False,
+                  out=meta(1, 8, 14, 14)).macs == 42_336
+    cost = direct(aten._slow_conv2d_forward.default, x, w, [3, 3], meta(8), [1, 1], [0, 0], out=meta(1, 8, 14, 14))
+    assert (cost.macs, cost.flops) == (42_336, 86_240)  # + 1,568 bias adds
+    # depthwise through oneDNN: 4x6x6 = 144 outputs x 1*9 = 1,296
+    assert direct(aten.mkldnn_convolution.default, meta(1, 4, 8, 8), meta(4, 1, 3, 3), None, [0, 0], [1, 1], [1, 1], 4,
+                  out=meta(1, 4, 6, 6)).macs == 1_296
+    # transposed (cuDNN): 8*5*5 inputs x 4*9 = 7,200
+    assert direct(aten.cudnn_convolution_transpose.default, meta(1, 8, 5, 5), meta(8, 4, 3, 3), [0, 0], [0, 0], [2, 2],
+                  [1, 1], 1, False, False, False, out=meta(1, 4, 11, 11)).macs == 7_200
+
+
+# ---------------------------------------------------------------------------------------------------
+# attention
+
+
+def sdpa_block(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+def einsum_block(q, k, v):
+    scores = torch.einsum("bhld,bhsd->bhls", q, k) * q.shape[-1] ** -0.5
+    return torch.einsum("bhls,bhsd->bhld", scores.softmax(-1), v)
+
+
+QKV = ((2, 4, 8, 16), (2, 4, 10, 16), (2, 4, 10, 16))
+
+
+def test_attention_sdpa_and_einsum_give_the_same_exact_macs():
+    # scores: 2*4 heads x 8 x 10 x 16 = 10,240; weighted sum of v: the same -> 20,480 MACs
+    # FLOPs: 2 * 20,480 + per score (2*4*8*10 = 640) softmax 5 + scale 1 -> 40,960 + 3,840 = 44,800
+    a = count(sdpa_block, *(meta(*s) for s in QKV))
+    e = count(einsum_block, *(meta(*s) for s in QKV))
+    assert (a.macs, a.flops) == (20_480, 44_800)
+    assert e.macs == a.macs == formulas.einsum_macs("bhld,bhsd->bhls", QKV[:2]) * 2
+    # the einsum version: two einsums 2 * 2 * 10,240 + scale mul 640 + softmax 5*640 = 44,800 too
+    assert e.flops == 44_800
+    assert a.uncounted_ops == e.uncounted_ops == {}
+
+
+@pytest.mark.parametrize(
+    ("equation", "shapes", "macs"),
+    [
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], 120),  # batched matmul 2 * 3*5*4
+        ("bi,bi->b", [(2, 5), (2, 5)], 10),  # batched dot: 2 * 5
+        ("i,j->ij", [(3,), (4,)], 12),  # outer product: every index combination, 3*4 (formulas.einsum_macs)
+        ("bi,bi->bi", [(2, 5), (2, 5)], 10),  # elementwise product: 2*5, as the ONNX counter counts it
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], 64),  # left to right: 2*3*4 + 2*4*5
+    ],
+)
+def test_einsum_counts_as_the_shared_formula(equation, shapes, macs):
+    c = count(lambda *xs: torch.einsum(equation, *xs), *(meta(*s) for s in shapes))
+    assert (c.macs, c.flops) == (macs, 2 * macs) and macs == formulas.einsum_macs(equation, shapes)
+    assert count(lambda x: torch.einsum("ij->j", x), meta(3, 4)).flops == 12  # one operand: a sum, 12 adds
+
+
+def test_attention_mask_gqa_and_real_cpu_kernel():
+    masked = count(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+                   *(meta(*s) for s in QKV), meta(8, 10))
+    assert masked.flops == 44_800 + 640  # + 1 per score for the additive mask
+    # GQA: 8 query heads share 2 kv heads: 8 x 6 x 6 x (16 + 16) = 9,216
+    gqa = count(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+                meta(1, 8, 6, 16), meta(1, 2, 6, 16), meta(1, 2, 6, 16))
+    assert gqa.macs == 9_216
+    # on real CPU tensors sdpa runs the fused CPU kernel: still counted once
+    cpu = count(sdpa_block, *(torch.randn(s) for s in QKV))
+    assert (cpu.macs, cpu.flops) == (20_480, 44_800)
+    # the CPU kernel called directly (as a TorchScript graph would) goes through the aten formula
+    direct_cpu = count(lambda q, k, v: aten._scaled_dot_product_flash_attention_for_cpu(q, k, v)[0],
+                       *(torch.randn(s) for s in QKV))
+    assert direct_cpu.macs == 20_480
+
+
+def test_fused_attention_kernels_of_every_device():
+    q, k, v = (meta(*s) for s in QKV)
+    out = meta(*QKV[0])
+    for op, args in [
+        (aten._scaled_dot_product_flash_attention.default, (q, k, v)),
+        (aten._scaled_dot_product_efficient_attention.default, (q, k, v, None, False)),
+        (aten._scaled_dot_product_cudnn_attention.default, (q, k, v, None, False)),
+        (aten._scaled_dot_product_fused_attention_overrideable.default, (q, k, v)),
+        (aten._scaled_dot_product_flash_attention_for_cpu.default, (q, k, v)),
+        (aten._scaled_dot_product_attention_math.default, (q, k, v)),
+    ]:
+        cost = direct(op, *args, out=(out,))
+        assert (cost.macs, cost.flops) == (20_480, 44_800), op  # as above
+    masked = direct(aten._scaled_dot_product_efficient_attention.default, q, k, v, meta(2, 4, 8, 10), False, out=(out,))
+    assert masked.flops == 45_440  # + 640 mask adds
+    # flash / efficient forward kernels take (batch, seq, heads, dim)
+    ql, kl = meta(2, 8, 4, 16), meta(2, 10, 4, 16)
+    cost = direct(aten._flash_attention_forward.default, ql, kl, kl, None, None, 8, 10, 0.0, False, False,
+                  out=(meta(2, 8, 4, 16),))
+    assert cost.macs == 20_480
+
+
+# ---------------------------------------------------------------------------------------------------
+# recurrent layers: gates (4 / 3 / 1) x hidden x (layer input + hidden) per step, layer and direction
+
+
+def test_lstm_multilayer_bidirectional():
+    r = count_module(lambda: nn.LSTM(16, 32, num_layers=2, bidirectional=True, batch_first=True), meta(3, 5, 16))
+    # layer 0: 2 dirs x 5 steps x 3 batch x 4*32*(16+32) = 30 x 6,144 = 184,320
+    # layer 1 (input 2*32): 30 x 4*32*(64+32) = 30 x 12,288 = 368,640 -> 552,960
+    # FLOPs: 2 x MACs + 27 per hidden unit per step: 27 x 32 x 5 x 3 x 2 layers x 2 dirs = 51,840
+    assert (r.compute.macs, r.compute.flops) == (552_960, 1_157_760)
+    assert r.layers[0].output_shapes[0] == (3, 5, 64)
+    assert r.compute.uncounted_ops == {}
+
+
+def test_gru_rnn_projected_lstm_cells_and_packed():
+    c = count_module(lambda: nn.GRU(10, 20), meta(7, 2, 10)).compute
+    # 3*20*(10+20) x 7 steps x 2 batch = 25,200; FLOPs 50,400 + 20 x (7*2*20) = 56,000
+    assert (c.macs, c.flops) == (25_200, 56_000)
+    # Elman, 2 layers: (20*(10+20) + 20*(20+20)) x 14 = 1,400 x 14 = 19,600
+    assert count_module(lambda: nn.RNN(10, 20, num_layers=2), meta(7, 2, 10)).compute.macs == 19_600
+    # projection 5: per step 4*20*(10+5) + 20*5 = 1,300; x 3 steps
+    assert count_module(lambda: nn.LSTM(10, 20, proj_size=5), meta(3, 1, 10)).compute.macs == 3_900
+    # cells, batch 4, one step: LSTM 4*20*30*4 = 9,600; GRU 3*20*30*4 = 7,200; RNN 20*30*4 = 2,400
+    assert count_module(lambda: nn.LSTMCell(10, 20), meta(4, 10)).compute.macs == 9_600
+    assert count_module(lambda: nn.GRUCell(10, 20), meta(4, 10)).compute.macs == 7_200
+    assert count_module(lambda: nn.RNNCell(10, 20), meta(4, 10)).compute.macs == 2_400
+    # packed: lengths 3 and 2 are 5 real steps x 4*5*(4+5) = 900 (padding is not computed)
+    lstm = nn.LSTM(4, 5)
+    packed = count(lambda x: lstm(nn.utils.rnn.pack_padded_sequence(x, torch.tensor([3, 2])))[0].data,
+                   torch.randn(3, 2, 4))
+    assert packed.macs == 900
+
+
+def test_fused_rnn_kernels():
+    x = meta(5, 3, 16)
+    weights = [meta(128, 16), meta(128, 32), meta(128), meta(128)]
+    # cuDNN LSTM (mode 2): 5 steps x 3 batch x (128*16 + 128*32) = 15 x 6,144 = 92,160
+    cost = direct(aten._cudnn_rnn.default, x, weights, 4, None, meta(1, 3, 32), meta(1, 3, 32), 2, 32, 0, 1, False,
+                  0.0, False, False, [], None, out=(meta(5, 3, 32),))
+    assert cost.macs == 92_160
+    # oneDNN runs one LSTM layer per call: the same 92,160
+    cost = direct(aten.mkldnn_rnn_layer.default, x, weights[0], weights[1], weights[2], weights[3], meta(3, 32),
+                  meta(3, 32), False, [], 2, 32, 1, True, False, False, False, out=(meta(5, 3, 32),))
+    assert cost.macs == 92_160
+
+
+# ---------------------------------------------------------------------------------------------------
+# elementwise, reductions, softmax, norms, pooling (FLOPs; 4x6 = 24 elements unless said)
+
+
+@pytest.mark.parametrize(
+    ("fn", "flops"),
+    [
+        (lambda x: x + x, 24), (lambda x: x * 2, 24), (torch.relu, 24), (lambda x: x.clamp(0, 1), 24),
+        (F.relu6, 24), (F.gelu, 5 * 24), (lambda x: F.gelu(x, approximate="tanh"), 8 * 24),
+        (torch.sigmoid, 3 * 24), (F.silu, 4 * 24), (F.hardswish, 4 * 24), (F.hardsigmoid, 3 * 24),
+        (F.leaky_relu, 2 * 24), (F.elu, 3 * 24), (F.mish, 5 * 24), (F.softplus, 3 * 24), (torch.tanh, 24),
+        (torch.exp, 24), (torch.rsqrt, 24), (lambda x: torch.where(x > 0, x, x), 24 + 24),  # compare + select
+        (lambda x: torch.addcmul(x, x, x), 3 * 24), (lambda x: F.glu(x, -1), 4 * 12),  # glu: 12 outputs
+    ],
+)
+def test_elementwise(fn, flops):
+    c = count(fn, meta(4, 6))
+    assert (c.macs, c.flops, c.uncounted_ops) == (0, flops, {})
+
+
+def test_every_elementwise_entry_is_wired_to_its_convention():
+    for name, per in torch_ops._ELEMENTWISE.items():
+        per_element = per if isinstance(per, int) else formulas.ELEMENTWISE_FLOPS[per]
+        for packet in torch_ops._packets(name):
+            assert torch_ops.FORMULAS[packet]({}, meta(2, 3)).flops == 6 * per_element, name
+
+
+def test_scatter_accumulate_and_index_put():
+    idx = torch.zeros(2, 5, dtype=torch.long, device="meta")
+    assert count(lambda x, s: x.scatter_add(0, idx, s), meta(4, 5), meta(2, 5)).flops == 10  # one add per source
+    rows = torch.zeros(3, dtype=torch.long, device="meta")
+    assert count(lambda x, v: x.index_put((rows,), v, accumulate=True), meta(4, 5), meta(3, 5)).flops == 15
+    assert count(lambda x, v: x.index_put((rows,), v), meta(4, 5), meta(3, 5)).flops == 0  # a plain scatter
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [torch.sum, lambda x: x.mean(1), lambda x: x.var(1), lambda x: torch.max(x, 1).values, torch.amax,
+     lambda x: x.logsumexp(0), lambda x: x.cumsum(1), lambda x: x.norm(), lambda x: x.argmax()],
+)
+def test_reductions_cost_one_flop_per_input_element(fn):
+    assert count(fn, meta(4, 6)).flops == 24
+
+
+def test_max_of_two_tensors_is_elementwise_and_softmax_is_five():
+    assert count(torch.max, meta(4, 6), meta(1, 6)).flops == 24  # 24 outputs
+    assert count(lambda x: x.softmax(-1), meta(4, 6)).flops == 120  # 5 x 24
+    assert count(lambda x: x.log_softmax(-1), meta(4, 6)).flops == 120
+
+
+def test_norms():
+    x = meta(2, 3, 4, 4)  # 96 elements
+    assert count_module(lambda: nn.BatchNorm2d(3), x).compute.flops == 192  # inference: 2 per element
+    with torch.device("meta"):
+        bn = nn.BatchNorm2d(3).train()
+    # batch statistics: (5 + scale + shift) x 96 = 672, + 1 for num_batches_tracked += 1
+    assert analyze_module(bn, [x]).compute.flops == 673
+    assert count_module(lambda: nn.InstanceNorm2d(3, affine=True), x).compute.flops == 672  # 7 x 96
+    assert count_module(lambda: nn.InstanceNorm2d(3), x).compute.flops == 480  # 5 x 96
+    assert count_module(lambda: nn.LayerNorm(6), meta(4, 6)).compute.flops == 168  # 7 x 24
+    assert count_module(lambda: nn.LayerNorm(6, elementwise_affine=False), meta(4, 6)).compute.flops == 120
+    assert count_module(lambda: nn.GroupNorm(2, 4), meta(2, 4, 3, 3)).compute.flops == 504  # 7 x 72
+    assert count_module(lambda: nn.RMSNorm(6), meta(4, 6)).compute.flops == 96  # (3 + scale) x 24
+    assert direct(aten._fused_rms_norm.default, meta(4, 6), [6], meta(6), 1e-5, out=(meta(4, 6),)).flops == 96
+
+
+def test_pooling():
+    # max pool 3x3 stride 2 pad 1 on 8x8 -> 4x4 x 2 channels = 32 outputs x 9 window = 288
+    assert count_module(lambda: nn.MaxPool2d(3, 2, 1), meta(1, 2, 8, 8)).compute.flops == 288
+    assert count_module(lambda: nn.AvgPool2d(2), meta(1, 2, 8, 8)).compute.flops == 128  # 32 outputs x 4
+    assert count_module(lambda: nn.AvgPool1d(3), meta(1, 2, 9)).compute.flops == 18  # 6 outputs x 3
+    assert count_module(lambda: nn.MaxPool3d(2), meta(1, 1, 4, 4, 4)).compute.flops == 64  # 8 outputs x 8
+    assert count_module(lambda: nn.AdaptiveAvgPool2d(1), meta(1, 3, 5, 5)).compute.flops == 75  # global: inputs
+    # 5 -> 3 adaptive windows [0,2) [1,4) [3,5): lengths 2 + 3 + 2 = 7 per dim -> 7 x 7 = 49
+    assert count_module(lambda: nn.AdaptiveAvgPool2d(3), meta(1, 1, 5, 5)).compute.flops == 49
+    assert count_module(lambda: nn.AdaptiveMaxPool2d(3), meta(1, 1, 5, 5)).compute.flops == 49
+
+
+# ---------------------------------------------------------------------------------------------------
+# states, registry
+
+
+def test_zero_cost_and_uncounted_ops_are_listed_never_silent():
+    c = count(lambda x: torch.cat([x.view(6, 4), x.t().transpose(0, 1).t()]), meta(4, 6))
+    assert (c.macs, c.flops, c.uncounted_ops) == (0, 0, {})
+    assert {"aten.view", "aten.t", "aten.transpose", "aten.cat"} <= set(c.zero_cost_ops)
+
+    class Medians(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.keep = nn.Identity()
+
+        def forward(self, x):
+            return self.keep(torch.kthvalue(x, 3).values + 1)
+
+    r = analyze_module(Medians(), [meta(4, 6)])
+    assert r.compute.uncounted_ops == {"aten.kthvalue": 1}
+    assert r.compute.flops == 4  # the add is still counted
+    statuses = {layer.name: layer.status for layer in r.layers}
+    assert statuses == {"kthvalue": "uncounted", "add": "counted", "keep": "zero_cost"}
+
+
+def test_register_refuses_duplicates_and_classifies():
+    with pytest.raises(ValueError, match="already has a cost"):
+        torch_ops.register([aten.mm])(lambda a, out: torch_ops.OpCost())
+    with pytest.raises(ValueError, match="already has a cost"):
+        torch_ops.register_zero_cost([aten.view])
+    assert torch_ops.classify(aten.mm.default) == "counted"
+    assert torch_ops.classify(aten.view.default) == "zero_cost"
+    assert torch_ops.classify(aten.kthvalue.default) == "uncounted"
+
+
+# ---------------------------------------------------------------------------------------------------
+# parameters, buffers, memory, attribution
+
+
+class Tied(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.head = nn.Linear(4, 10, bias=False)
+        self.head.weight = self.emb.weight
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, ids):
+        return self.head(self.bn(self.emb(ids)))
+
+
+def test_tied_parameters_once_and_buffers_apart():
+    r = count_module(Tied, torch.zeros(3, dtype=torch.long, device="meta"))
+    # emb/head weight 10*4 = 40 (once) + bn weight and bias 4 + 4 = 48
+    assert (r.params.total, r.params.shared, r.params.trainable) == (48, 40, 48)
+    # buffers: running mean 4 + running var 4 + num_batches_tracked 1 = 9 elements; 16 + 16 + 8 bytes
+    assert (r.params.buffers, r.storage.buffer_bytes) == (9, 40)
+    assert r.storage.bytes == 48 * 4 and r.params.by_dtype == {"float32": 48}
+    assert {layer.name: layer.params for layer in r.layers} == {"emb": 40, "bn": 8, "head": 40}  # own params
+
+
+def test_activation_bytes_and_peak_live():
+    r = count_module(lambda: nn.Sequential(nn.Linear(100, 200), nn.ReLU(), nn.Linear(200, 50)), meta(1, 100))
+    # outputs: linear 200 floats (800 B), relu 800 B, linear 50 floats (200 B) -> 1,800 B produced
+    # peak: while ReLU runs, its input (800) and output (800) are alive -> 1,600 B
+    assert (r.memory.activation_bytes, r.memory.peak_activation_bytes) == (1_800, 1_600)
+    assert [layer.activation_bytes for layer in r.layers] == [800, 800, 200]
+    inplace = count_module(lambda: nn.Sequential(nn.Linear(100, 200), nn.ReLU(inplace=True)), meta(1, 100))
+    assert inplace.memory.activation_bytes == 800  # an in-place ReLU allocates nothing
+
+
+def test_layers_and_never_called_modules():
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = nn.Linear(4, 4)
+            self.unused = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.a(x) + x
+
+    r = count_module(Net, meta(2, 4))
+    assert [(layer.name, layer.op, layer.macs, layer.flops) for layer in r.layers] == [
+        ("a", "Linear", 32, 72),  # 2*4*4 MACs; 64 + 8 bias
+        ("add", "add", 0, 8),  # the residual add the root runs itself
+    ]
+    assert r.layers[0].output_shapes == [(2, 4)] and r.layers[0].macs_dtype == "float32"
+    assert any("never called: unused" in note for note in r.notes)
+    assert r.params.total == 40  # the unused layer's parameters still count
+
+
+def test_a_forward_that_reads_values_is_a_problem_with_partial_results():
+    # A value read from a small tensor is answered by the data oracle (tests/analysis/test_data_oracle.py); one that
+    # needs the values of more elements than it shadows (data_oracle.LIMIT_ELEMENTS) still fails, reported as before.
+    from modelcost.analysis.data_oracle import LIMIT_ELEMENTS
+
+    class ReadsValues(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.fc(x)
+            return y[: len(torch.nonzero(y > 0))]
+
+    rows = LIMIT_ELEMENTS // 4 + 1  # y has 4 * rows > LIMIT_ELEMENTS elements
+    with torch.device("meta"):
+        r = analyze_module(ReadsValues(), [meta(rows, 4)])
+    assert r.problems and "forward pass failed on meta inputs" in r.problems[0]
+    assert "the model reads tensor values" in r.problems[0]
+    assert r.compute.macs == rows * 16  # what ran before the failure is reported: rows x 4 x 4
+
+
+@pytest.mark.gpu
+@requires_cuda
+def test_attention_on_cuda_counts_once():
+    q, k, v = (torch.randn(s, device="cuda", dtype=torch.float16) for s in QKV)
+    assert count(sdpa_block, q, k, v).macs == 20_480  # flash / efficient kernel inside the composite
+    flash = count(lambda a, b, c: aten._scaled_dot_product_efficient_attention(a, b, c, None, False)[0], q, k, v)
+    assert flash.macs == 20_480  # the kernel alone, through its aten formula
+
+
+# ---------------------------------------------------------------------------------------------------
+# cross-check: fvcore's FlopCountAnalysis counts MACs (it calls them flops) of conv / linear / matmul
+
+
+class ConvNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3, groups=4, padding=2, dilation=2),
+            nn.Conv2d(16, 16, 3, groups=16, stride=2), nn.ConvTranspose2d(16, 8, 2, stride=2), nn.ReLU(),
+        )
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean((2, 3)))
+
+
+class MLP3d(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(32, 64)
+        self.fc2 = nn.Linear(64, 16, bias=False)
+
+    def forward(self, x):
+        h = self.fc2(torch.relu(self.fc1(x)))
+        return torch.matmul(h, h.transpose(1, 2))
+
+
+@pytest.mark.parametrize(("build", "shape"), [(ConvNet, (2, 3, 20, 20)), (MLP3d, (2, 5, 32))])
+def test_macs_agree_with_fvcore(build, shape):
+    fvcore = pytest.importorskip("fvcore.nn")
+    torch.manual_seed(0)
+    model = build().eval()
+    x = torch.randn(shape)
+    analysis = fvcore.FlopCountAnalysis(model, (x,))
+    analysis.unsupported_ops_warnings(False)
+    analysis.uncalled_modules_warnings(False)
+    by_op = analysis.by_operator()
+    fvcore_macs = sum(by_op.get(op, 0) for op in ("conv", "linear", "addmm", "matmul", "bmm", "einsum"))
+    ours = analyze_module(model, [x]).compute.macs  # real CPU tensors here
+    with torch.device("meta"):
+        on_meta = analyze_module(build().eval(), [meta(*shape)]).compute.macs
+    assert ours == on_meta == fvcore_macs > 0
+
+
+def test_a_failing_formula_leaves_the_op_uncounted_with_a_note(monkeypatch):
+    def broken(a, out):
+        raise KeyError("unexpected argument")
+
+    monkeypatch.setitem(torch_ops.FORMULAS, aten.mm, broken)
+    r = analyze_module(Fn(lambda a, b: torch.mm(a, b) + 1), [meta(3, 4), meta(4, 5)])
+    assert r.compute.uncounted_ops == {"aten.mm": 1} and not r.problems
+    assert r.compute.flops == 15  # the add after it still counts
+    assert any("aten.mm: its formula failed" in note for note in r.notes)
