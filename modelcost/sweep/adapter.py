@@ -6,30 +6,38 @@ out-of-memory in a backend cannot take the sweep down.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from modelcost.sweep.plan import Config
 
 
-def run_config(config: Config, timing: dict[str, Any]) -> dict[str, Any]:
+def static_key(config: Config) -> str:
+    """What a config's static figures depend on: the model's content, its input shapes and the batch size (not the
+    backend, precision or repeat): configs that share it share one static analysis in a sweep (``run_config``)."""
+    ident = [config.model_hash, list(config.input_shapes), config.batch_size]
+    return hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:20]
+
+
+def run_config(config: Config, timing: dict[str, Any], static_path: Path | None = None) -> dict[str, Any]:
     """Measure ``config``; returns {"result": BenchResult as JSON, "static": summary or None, "device": DeviceInfo
-    as JSON or None, "notes": [...]}. The static analysis failing is a note, not a failure of the config."""
+    as JSON or None, "notes": [...]}. The static analysis failing is a note, not a failure of the config.
+
+    The benchmark runs first, in a process that has done nothing else yet: the static analysis imports torch's
+    compiler stack and fills the heap with the traced graph, which a launch-bound timing loop would run beside.
+    ``static_path``: where the sweep keeps this model's static figures at this batch (``static_key``); the first
+    config to need them writes them there and the others read them back, so a sweep analyses each (model, batch)
+    once, not once per backend, precision and repeat."""
     from modelcost import api
     from modelcost.bench.base import BenchConfig
     from modelcost.core.errors import ModelcostError
     from modelcost.report.json_report import to_plain
 
     notes: list[str] = []
-    static = None
-    try:
-        cost = api.analyze_static(config.source, batch_size=config.batch_size, input_shapes=list(config.input_shapes),
-                                  trust_pickle=config.trust_pickle)
-        static = {"params": cost.params.total, "macs": cost.compute.macs, "flops": cost.compute.flops,
-                  "weight_bytes": cost.storage.bytes, "batch_size": cost.batch_size,
-                  "uncounted_ops": dict(cost.compute.uncounted_ops)}
-    except ModelcostError as exc:
-        notes.append(f"static analysis failed: {exc}")
     bench_config = BenchConfig(**{**timing, "device": config.device})
     results, device = api.run_benchmarks(
         config.source, backends=[config.backend], precisions=[config.precision], batch_sizes=[config.batch_size],
@@ -43,4 +51,41 @@ def run_config(config: Config, timing: dict[str, Any]) -> dict[str, Any]:
     result = max(mine, key=lambda r: r.batch_size)
     if result.batch_size == 0:
         result = replace(result, batch_size=config.batch_size)
+    static = _stored_static(static_path)
+    if static is None:
+        try:
+            static = _static(config)
+        except ModelcostError as exc:
+            notes.append(f"static analysis failed: {exc}")
+        else:
+            _store_static(static_path, static)
     return {"result": to_plain(result), "static": static, "device": to_plain(device), "notes": notes}
+
+
+def _static(config: Config) -> dict[str, Any]:
+    from modelcost import api
+
+    cost = api.analyze_static(config.source, batch_size=config.batch_size, input_shapes=list(config.input_shapes),
+                              trust_pickle=config.trust_pickle)
+    return {"params": cost.params.total, "macs": cost.compute.macs, "flops": cost.compute.flops,
+            "weight_bytes": cost.storage.bytes, "batch_size": cost.batch_size,
+            "uncounted_ops": dict(cost.compute.uncounted_ops)}
+
+
+def _stored_static(path: Path | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _store_static(path: Path | None, static: dict[str, Any]) -> None:
+    if path is None or not path.parent.is_dir():
+        return
+    from modelcost.report.atomic import atomic_write_text
+
+    with contextlib.suppress(OSError):
+        atomic_write_text(path, json.dumps(static))

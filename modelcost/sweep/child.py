@@ -1,6 +1,7 @@
 """``python -m modelcost.sweep.child REQUEST.json RESULT.json``: measure one config in this process.
 
-The request holds {"config": Config.as_dict(), "timing": {...}}; the answer is written atomically to RESULT.json
+The request holds {"config": Config.as_dict(), "timing": {...}, "static_path": where this sweep keeps the model's
+static figures at this batch (``adapter.run_config``)}; the answer is written atomically to RESULT.json
 (``adapter.run_config``'s dict, or {"error": "...", "oom": bool}, ``oom`` as ``core.errors.is_out_of_memory``
 says). A process that dies leaves no RESULT.json: its parent reads the exit status and the stderr tail instead.
 """
@@ -53,7 +54,9 @@ def main(argv: list[str]) -> int:
     from modelcost.sweep.plan import Config
 
     try:
-        answer = run_config(Config.from_dict(request["config"]), request.get("timing", {}))
+        static = request.get("static_path")
+        answer = run_config(Config.from_dict(request["config"]), request.get("timing", {}),
+                            Path(static) if static else None)
     except Exception as exc:  # noqa: BLE001 - every failure is the config's result, with its reason
         answer = {"error": first_line(exc)[:500], "oom": is_out_of_memory(exc)}
     out = Path(argv[1])

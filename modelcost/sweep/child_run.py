@@ -26,6 +26,7 @@ from modelcost.core.errors import is_out_of_memory_text
 from modelcost.core.measurement import MeasurementInfo
 from modelcost.core.text import utc_timestamp
 from modelcost.sweep import scratch
+from modelcost.sweep.adapter import static_key
 from modelcost.sweep.identity import DeviceIdentity, versions_key
 from modelcost.sweep.plan import Config
 
@@ -58,7 +59,9 @@ def run_child(config: Config, timing: dict[str, Any], timeout_s: float, cuda_vis
     kills = oom_kills()
     with scratch.config_dir() as tmp:
         request, answer, log = Path(tmp) / "request.json", Path(tmp) / "answer.json", Path(tmp) / "stderr.txt"
-        request.write_text(json.dumps({"config": config.as_dict(), "timing": timing}), encoding="utf-8")
+        static = scratch.make_root() / f"static-{static_key(config)}.json"  # one static analysis per model and batch
+        request.write_text(json.dumps({"config": config.as_dict(), "timing": timing, "static_path": str(static)}),
+                           encoding="utf-8")
         with open(log, "wb") as err:
             proc = subprocess.Popen([sys.executable, "-m", "modelcost.sweep.child", str(request), str(answer)],
                                     stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env)
