@@ -6,7 +6,8 @@ content (hash, input shapes) or library versions differ is compared all the same
 
 Judging. Each side's figure is its per-run p50s (every repeat of the run, ``sweep --repeats``); the between-run
 spread comes from both sides' repeats pooled with the stored noise baseline of the config
-(``results --noise --save-noise``), and ``decide/noise.py`` gives each config one verdict: regression,
+(``results --noise --save-noise``; a baseline measured on A or B themselves is worked out again without them:
+``noise.stored_baseline``), and ``decide/noise.py`` gives each config one verdict: regression,
 improvement, no change, or too noisy to judge, with false discoveries controlled over the configs judged
 together. A config ``ok`` in A that has no figure in B (failed, out of memory, unavailable) is a regression too.
 
@@ -78,7 +79,7 @@ def compare_runs(db: Any, run_a: str, run_b: str, tolerance_pct: float = TOLERAN
                              fields="compare")
     runs = {r["run_id"]: r for r in db.runs()}
     cmp = compare_rows(db.results("WHERE run_id = ?", (a_id,)), db.results("WHERE run_id = ?", (b_id,)),
-                       stored_baseline(db), tolerance_pct, resolution_pct,
+                       stored_baseline(db, leave_out=(a_id, b_id)), tolerance_pct, resolution_pct,
                        skipped=(_skipped(runs[a_id]), _skipped(runs[b_id])), ids=(a_id, b_id))
     if not cmp.changes:
         why = "; ".join(f"{o.label} ({o.gpu}): {o.why}" for o in cmp.left_out[:6]) or "neither run has rows"

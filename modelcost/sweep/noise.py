@@ -11,11 +11,11 @@ library versions (``versions_key``). Each such group gives a spread over its run
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.decide.noise import Spread, Summary, pool, spread, summarize
+from modelcost.decide.noise import NO_SPREAD, Spread, Summary, pool, spread, summarize
 
 IDENTITY = ("model_name", "backend", "precision", "batch_size", "device_name")
 WITHIN = (0.02, 0.05)  # the shares results --noise reports: figures that repeat within 2% and within 5%
@@ -90,9 +90,24 @@ def baseline_rows(report: NoiseReport) -> list[dict[str, Any]]:
              "runs": c.run_ids} for c in report.repeated if c.spread.known]
 
 
-def stored_baseline(db: Any) -> dict[Identity, Spread]:
-    """The database's noise baseline by config identity (empty when none was stored)."""
-    return {tuple(r[c] for c in IDENTITY): Spread(float(r["sd_log"]), int(r["df"])) for r in db.noise()}
+def stored_baseline(db: Any, leave_out: Collection[int] = ()) -> dict[Identity, Spread]:
+    """The database's noise baseline by config identity (empty when none was stored). ``leave_out``: the runs a
+    comparison judges. A baseline measured on any of them is worked out again from its other runs (none left: no
+    baseline for that config), so a pair of runs is never judged by its own noise: with one stored baseline over
+    every A/A run, each pair is judged by the noise of the others."""
+    out, gone = {}, set(leave_out)
+    for r in db.noise():
+        ident = tuple(r[c] for c in IDENTITY)
+        runs = {int(x) for x in r["runs"]}
+        sp = Spread(float(r["sd_log"]), int(r["df"]))
+        if runs & gone:
+            keep = sorted(runs - gone)
+            rows = db.results(f"WHERE run_id IN ({', '.join('?' * len(keep))})", keep) if keep else []
+            found = config_noise([x for x in rows if identity(x) == ident])
+            sp = found[0].spread if found else NO_SPREAD
+        if sp.known:
+            out[ident] = sp
+    return out
 
 
 def figure_of(rows: Sequence[dict[str, Any]]) -> Summary | None:

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from modelcost.cli.app import app
 from modelcost.sweep.db import ResultsDB
 from modelcost.sweep.compare import compare_runs
+from modelcost.sweep.noise import stored_baseline
 from modelcost.sweep.results import best_configs, filter_rows, plan_constraints
 
 A_RUNS = [10.0, 10.1, 9.9]  # per-run p50s of run A's three repeats: ln spread sd 0.0100 (1.0%)
@@ -94,20 +95,20 @@ def test_compare_judges_on_the_noise_between_runs(db_path: Path) -> None:
 
 def test_single_runs_are_too_noisy_until_a_baseline_is_stored(tmp_path: Path) -> None:
     """One run a side: no between-run spread is known, so no verdict; a baseline stored from A/A runs makes the
-    same two runs judgeable."""
+    same two runs judgeable. A baseline that holds one of the runs compared is worked out again without it."""
     path = tmp_path / "r.sqlite"
     db = ResultsDB(path)
-    ids = [db.start_run(label=f"r{i}", engine="local") for i in range(4)]
-    # r0, r1: A/A (the same code measured twice: 10.0 and 10.2 ms); r2 vs r3: 20% slower.
-    for run, p50 in zip(ids, (10.0, 10.2, 10.0, 12.0), strict=True):
-        db.insert_result(_row(run, "k", "ort-cuda", 1, p50, model_hash="aa" if run < 4 else "bb"))
+    ids = [db.start_run(label=f"r{i}", engine="local") for i in range(5)]
+    # r0, r1, r2: A/A (the same code measured three times: 10.0, 10.2, 10.0 ms); r3 (10.0) vs r4: 20% slower.
+    for run, p50 in zip(ids, (10.0, 10.2, 10.0, 10.0, 12.0), strict=True):
+        db.insert_result(_row(run, "k", "ort-cuda", 1, p50, model_hash="aa" if run < 5 else "bb"))
     db.close()
     runner = CliRunner()
-    res = runner.invoke(app, ["results", str(path), "--compare", "r2", "r3"])
+    res = runner.invoke(app, ["results", str(path), "--compare", "r3", "r4"])
     assert res.exit_code == 0 and "too noisy to judge" in res.output and "--repeats" in res.output, res.output
     res = runner.invoke(app, ["results", str(path), "--noise", "--save-noise", "--run", "r0"])
     assert res.exit_code == 1 and "measured twice" in res.output  # one run selected: nothing to store
-    # Runs 1-3 hold the same content "aa": 10.0, 10.2, 10.0 -> ln sd 0.0114 over 2 df (run 4 is content "bb").
+    # Runs 1-3 hold the same content "aa": 10.0, 10.2, 10.0 -> ln sd 0.0114 over 2 df (rows finish on day 2N).
     res = runner.invoke(app, ["results", str(path), "--noise", "--save-noise", "--until", "2026-11-23"])
     assert res.exit_code == 0, res.output
     db = ResultsDB(path, create=False)
@@ -116,8 +117,22 @@ def test_single_runs_are_too_noisy_until_a_baseline_is_stored(tmp_path: Path) ->
     db.close()
     # With the baseline: d = ln 1.2 = 0.182, se = 0.0114 x sqrt 2 = 0.0162, t = 11.3 on 2 df: p = 0.008, a
     # regression; the content change is noted, the pair still compared by name.
-    res = runner.invoke(app, ["results", str(path), "--compare", "r2", "r3"])
+    res = runner.invoke(app, ["results", str(path), "--compare", "r3", "r4"])
     assert res.exit_code == 1 and "REGRESSION" in res.output and "model content changed" in res.output, res.output
+    # A baseline over runs 1-4 (r3, compared now, among them: 10.0, 10.2, 10.0, 10.0, 3 df) is stored; judging
+    # r3 vs r4 leaves r3 out of it again: the spread of runs 1-3 (2 df), the verdict and its figures as above.
+    res = runner.invoke(app, ["results", str(path), "--noise", "--save-noise", "--until", "2026-11-24"])
+    assert res.exit_code == 0, res.output
+    db = ResultsDB(path, create=False)
+    assert db.noise()[0]["runs"] == [1, 2, 3, 4] and db.noise()[0]["df"] == 3
+    (left,) = stored_baseline(db, leave_out=(4, 5)).values()
+    assert (left.df, left.sd_log) == (2, pytest.approx(0.01143, abs=1e-4))
+    (every,) = stored_baseline(db).values()  # nothing left out: the stored figure
+    assert every.df == 3
+    assert stored_baseline(db, leave_out=(1, 2, 3, 4)) == {}  # nothing left to measure the noise with
+    judged = compare_runs(db, "r3", "r4").changes[0].judgement
+    assert judged.contrast.df == 2 and judged.verdict == "regression"
+    db.close()
 
 
 def test_nothing_comparable_fails_the_gate(db_path: Path, tmp_path: Path) -> None:
