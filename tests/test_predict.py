@@ -285,3 +285,17 @@ def test_a_small_m_gemm_reads_its_weight_at_the_calibrated_bandwidth() -> None:
     # M 17 rows leaves the class: the tiled GEMM model (synthetic fp16 efficiency 0.5 by the nearest class)
     [tiled] = estimate_layers(cost_of(fc), cal, "bf16", 17)
     assert tiled.memory_ms > 0
+
+
+def test_the_validation_script_writes_no_table_from_cases_without_a_calibration(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("predict_validate", ROOT / "benchmarks" / "predict_validate.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    failed = {"model": "resnet50", "error": "ModelcostError: --predict: no GPU calibration in /c; run ...",
+              "trace": "Traceback ..."}
+    with pytest.raises(SystemExit, match=r"resnet50 failed for want of a GPU calibration, so no table is written"):
+        script.write_tables(tmp_path, [failed])
+    assert not list(tmp_path.iterdir())  # nothing written
