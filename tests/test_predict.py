@@ -299,3 +299,14 @@ def test_the_validation_script_writes_no_table_from_cases_without_a_calibration(
     with pytest.raises(SystemExit, match=r"resnet50 failed for want of a GPU calibration, so no table is written"):
         script.write_tables(tmp_path, [failed])
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_small_m_point_moves_with_the_bandwidth() -> None:
+    cal = small_m_calibration()
+    cal.gpu = dataclasses.replace(cal.gpu, name="H100 SXM", bandwidth_gbps=3350.0, l2_cache_bytes=50 * 2**20,
+                                  sm_count=132, boost_clock_mhz=1980.0)
+    moved = transfer(cal, spec_from_table("H200"))
+    # 2048 x 8192 bf16 = 32 MiB fits the 50 MiB L2: x SMs x clock (1.0); 8192 x 8192 = 128 MiB does not:
+    # x 3350 / 4800 (bandwidth)
+    assert moved.gemv[0].time_us == pytest.approx(cal.gemv[0].time_us)
+    assert moved.gemv[1].time_us == pytest.approx(cal.gemv[1].time_us * 3350 / 4800)
