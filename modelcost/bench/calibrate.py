@@ -13,7 +13,7 @@ costs are measured on their own (``launch_us``, by family, in bench/calibrate_fu
 * conv: ResNet-, MobileNet- and ConvNeXt-like stages (3x3, 1x1, depthwise, 7x7 depthwise) at batch 1 and 32,
   channels_last at fp16, each filed under its implicit-GEMM class.
 * small-M GEMMs: F.linear of M = ``GEMV_ROWS`` rows on ``GEMV_SHAPES`` weights (BERT-, Llama-3.2-1B-like and
-  a 128k-vocabulary head), each precision: 9 x 3 x 4 = 108 calls of about 20 ms (~2 s on an H200).
+  a 128k-vocabulary head), fp32 / fp16 / bf16: 9 x 3 x 3 = 81 calls of about 20 ms (~2 s, estimated).
 * memory-bound: an in-place elementwise op (read + write) from 4 KiB to 1 GiB.
 * attention: SDPA (fp16, bf16, fp32) at 64 heads x batch, query = key length 128 ... 4096, head size 64 and 128.
 * launch: one empty kernel's time in a graph (``kernel_gap_us``) and a one-kernel graph's replay.
