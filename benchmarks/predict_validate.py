@@ -147,7 +147,29 @@ def summarise(cases: list[dict]) -> dict:
             "overall": overall, "entries": entries, "worst": worst, "failures": failures}
 
 
+NO_CALIBRATION = "no GPU calibration"  # the words of runs/predict.calibrations()' refusal
+
+
+def refuse_without_calibration(cases: list[dict]) -> None:
+    """Exit with one line, writing no table, when any case failed for want of a calibration: such a table
+    would publish the tracebacks of a run that predicted nothing (the first validation_all.md's notes)."""
+    missing = sorted({c.get("model", "?") for c in cases if NO_CALIBRATION in c.get("error", "")})
+    if missing:
+        sys.exit(f"predict_validate: {', '.join(missing)} failed for want of a GPU calibration, so no table is "
+                 "written: run 'modelcost calibrate' on the GPU (or pass --calibrate / --calibration FILE) first")
+
+
+def check_calibrated() -> None:
+    """One line before any model runs when the cache holds no calibration this modelcost reads."""
+    from modelcost.core.calibration import folder, load_all
+
+    if not load_all():
+        sys.exit(f"predict_validate: {NO_CALIBRATION} of this schema in {folder()}: run 'modelcost calibrate' on "
+                 "the GPU (or pass --calibrate / --calibration FILE) first")
+
+
 def write_tables(out: Path, cases: list[dict]) -> dict:
+    refuse_without_calibration(cases)
     summary = summarise(cases)
     (out / "predict_validation.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Latency predictor: validation on held-out models", "",
@@ -183,6 +205,8 @@ def main() -> None:
     os.chdir(ROOT)  # the model sources are relative to the repository
     t0 = time.perf_counter()
     prepare_cache(args)
+    if args.models != "none":
+        check_calibrated()
     cases_file = args.out / "cases.jsonl"
     for name in chosen_models(args.models) if args.models != "none" else []:
         if time.perf_counter() - t0 > args.budget_s:

@@ -82,8 +82,9 @@ def run_case(config: Path, batch: int, args: argparse.Namespace) -> list[dict]:
 
 
 def write_tables(out: Path, cases: list[dict]) -> dict:
-    from predict_validate import summarise
+    from predict_validate import refuse_without_calibration, summarise
 
+    refuse_without_calibration(cases)
     summary = summarise(cases)  # rows without a measurement (another GPU, a failed run) have no error_pct
     summary["produced_by"] = "benchmarks/predict_validate_llm.py"
     summary["cases"] = [c for c in cases if "predicted_ms" in c]

@@ -6,7 +6,9 @@ Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf3
 * its kind (``layer_kind``): gemm, conv, attention, norm, elementwise or lookup; a zero-cost layer that gathers
   nothing (dropout at inference, a view) runs no kernel;
 * kernel time = max(compute time, memory time). Compute: GEMM / conv (implicit GEMM) at the calibrated
-  efficiency of its shape class, quantized over the SMs in waves of tiles; attention at the calibrated
+  efficiency of its shape class, quantized over the SMs in waves of tiles; a GEMM of at most ``GEMV_MAX_M``
+  rows (a decode step's or a batch-1 linear) at the calibrated small-M time of its weight bytes instead
+  (``gemv_us``: read-bound on the weight, so no separate memory term); attention at the calibrated
   efficiency for its query length and head size. Memory: the calibrated time of a memory-bound kernel moving
   the layer's bytes (weights + inputs + outputs at e bytes);
 * the backend family's fusion: f kernels per layer of this kind. f = 0 drops the layer (fused into a
@@ -32,7 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
-from modelcost.core.calibration import BACKEND_FAMILIES, SIZE_CLASSES, Calibration, shape_class, wave_utilization
+from modelcost.core.calibration import (
+    BACKEND_FAMILIES,
+    GEMV_MAX_M,
+    MATMUL_MODES,
+    SIZE_CLASSES,
+    Calibration,
+    shape_class,
+    wave_utilization,
+)
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import BenchResult, CostReport, LatencyPrediction, LayerCost
 
@@ -49,6 +59,7 @@ class LayerEstimate:
     kind: str
     compute_ms: float
     memory_ms: float
+    kernels: float | None = None  # set: kernels that run whatever the fusion (a copy feeding an extern kernel)
 
     @property
     def time_ms(self) -> float:
@@ -106,6 +117,47 @@ def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> 
     return rows[min(rows, key=steps)]
 
 
+def check_matmul_mode(cal: Calibration, precision: str) -> None:
+    """Refuse a calibration whose ``precision`` table was timed in another fp32 matmul mode than the backends run
+    that precision in (core/calibration.MATMUL_MODES: fp32 = TF32 off, tf32 = on)."""
+    want, got = MATMUL_MODES.get(precision), cal.matmul_modes.get(precision)
+    if want and got and got != want:
+        raise ModelcostError(f"the calibration of {cal.gpu.name} timed its {precision} GEMMs with the fp32 matmul "
+                             f"mode {got!r}, but {precision} runs in {want!r}: run 'modelcost calibrate' again")
+
+
+def _interp(points: Sequence[tuple[float, float]], x: float) -> float:
+    """y at ``x``, linear between the sorted (x, y) ``points``, the end values beyond them."""
+    if x <= points[0][0]:
+        return points[0][1]
+    if x >= points[-1][0]:
+        return points[-1][1]
+    i = bisect.bisect_left([p[0] for p in points], x)
+    (x0, y0), (x1, y1) = points[i - 1], points[i]
+    return y0 + (x - x0) / (x1 - x0) * (y1 - y0) if x1 != x0 else y0
+
+
+def gemv_us(cal: Calibration, precision: str, m: float, n: float, k: float) -> float | None:
+    """Time of a small-M GEMM (m <= GEMV_MAX_M rows, weight n x k) from the calibrated points: the fraction of
+    the bandwidth the measured ones reached reading their weight, interpolated over log(weight bytes) at each
+    measured row count and linearly between the row counts around ``m``; None when the calibration has none."""
+    table = {"bf16": "bf16", "fp16": "fp16", "tf32": "fp32"}.get(precision, precision)
+    pts = [p for p in cal.gemv if p.precision == table] or \
+        [p for p in cal.gemv if p.precision == {"bf16": "fp16"}.get(table, "")]
+    if not pts or m > GEMV_MAX_M:
+        return None
+    elem = ELEMENT_BYTES.get(peak_key(precision), 4.0)
+    bw = cal.gpu.bandwidth_gbps * 1e3  # bytes per us
+    weight = n * k * elem
+
+    def at_rows(rows: int) -> float:
+        line = sorted((math.log(p.n * p.k * elem), p.n * p.k * elem / bw / p.time_us) for p in pts if p.m == rows)
+        return weight / (bw * _interp(line, math.log(weight)))
+
+    rows = sorted({p.m for p in pts})
+    return _interp([(r, at_rows(r)) for r in rows], m)
+
+
 def memory_us(cal: Calibration, size_bytes: float) -> float:
     """Time of a memory-bound kernel moving ``size_bytes``: linear between calibrated sizes, the smallest
     size's time below it, the last segment's bandwidth beyond the largest."""
@@ -159,6 +211,7 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         util = wave_utilization(b * h * math.ceil(sq / cal.attention_tile), sms)
         return flops / (peak * eff * util) * 1e3
     m, n, k = gemm_dims(layer, scale)
+    check_matmul_mode(cal, precision)
     table = cal.conv_efficiency if kind == "conv" else cal.gemm_efficiency
     eff = efficiency(table, precision, shape_class(m, n, k))
     util = wave_utilization(math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
@@ -190,6 +243,10 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
         kind = layer_kind(layer)
         if kind is None:
             continue
+        small = gemv_us(cal, precision, *gemm_dims(layer, scale)) if kind == "gemm" else None
+        if small is not None:
+            out.append(LayerEstimate(layer.name, kind, small / 1e3, 0.0))
+            continue
         compute = _compute_ms(layer, kind, cal, precision, scale) if kind in ("gemm", "conv", "attention") else 0.0
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
         out.append(LayerEstimate(layer.name, kind, compute, memory))
@@ -206,6 +263,10 @@ def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str) 
         raise ModelcostError(f"the calibration of {cal.gpu.name} has no {family} figures (rerun modelcost calibrate)")
     kernel_ms = kernels = 0.0
     for est in layers:
+        if est.kernels is not None:
+            kernel_ms += est.time_ms + max(est.kernels - 1.0, 0.0) * cal.kernel_gap_us / 1e3
+            kernels += est.kernels
+            continue
         f = fusion.kernels_per_layer.get(est.kind, 1.0)
         if f <= 0:
             continue

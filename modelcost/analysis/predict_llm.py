@@ -13,6 +13,13 @@ Per backend (``LLM_BACKENDS``: how modelcost's own generation loop, bench/genera
   holds P + t - 1 at step t, P + G / 2 on average over the G - 1 steps, and its update (torch.cat) copies the
   whole layer cache each step (read and written).
 
+Grouped-query attention (fewer K/V heads than query heads): where SDPA gets a mask and transformers cannot
+pack the query (a static cache's mask, in the eager prefill and the compiled decode step: ``repeat_kv`` in
+transformers.integrations.sdpa_attention), K and V are expanded to the query heads before SDPA: per layer two
+copies that read the cache and write n_rep times it, and SDPA then reads the n_rep-times-larger copies; and the
+static prefill attends the whole P + G allocated positions under the mask, not P. A dynamic cache passes no mask
+(``enable_gqa``) and the eager decode packs the query (``pack_gqa``), so neither expands (``EXPANDS_KV``).
+
 Each phase's expected error is the validation row of ``<backend>/ttft`` or ``<backend>/tpot`` (written by
 benchmarks/predict_validate_llm.py), or "error unknown" - never guessed.
 """
@@ -44,6 +51,9 @@ LLM_BACKENDS: dict[str, tuple[str, str, str]] = {
     "hf-static-compile": ("torch-eager", "hf-static-compile", "static"),
 }
 DEFAULT_BACKENDS = ("hf-eager", "hf-static-compile")
+# backend -> (the prefill expands K / V to the query heads, the decode step does) (module doc)
+EXPANDS_KV: dict[str, tuple[bool, bool]] = {"hf-eager": (False, False), "hf-static": (True, False),
+                                            "hf-static-compile": (True, True)}
 
 
 def _attention_layers(cost: CostReport) -> int:
@@ -61,6 +71,27 @@ def _logits_elements(cost: CostReport) -> float:
     return total
 
 
+def kv_repeats(cost: CostReport, point: GenerationPoint) -> float:
+    """Query heads per K/V head (n_rep): the attention output's heads x head size per position over the K (or V)
+    elements one position adds per attention layer; 1 without a cache or attention layer."""
+    attn = [layer for layer in cost.layers if layer_kind(layer) == "attention" and layer.output_shapes]
+    shape = attn[0].output_shapes[0] if attn else ()
+    kv_per_layer = point.kv_cache.elements_per_token / max(2 * len(attn), 1)
+    if len(shape) != 4 or kv_per_layer <= 0:
+        return 1.0
+    return max(shape[1] * shape[3] / kv_per_layer, 1.0)
+
+
+def expansion_kernels(cal: Calibration, layers: int, cache_bytes: float, n_rep: float) -> list[LayerEstimate]:
+    """repeat_kv of K and V in each of ``layers``: each copy reads its half of the layer's ``cache_bytes`` (all
+    sequences) and writes n_rep times it. None when n_rep is 1 (no grouped-query attention)."""
+    if n_rep <= 1 or layers <= 0:
+        return []
+    each = memory_us(cal, (1 + n_rep) * cache_bytes / (2 * layers)) / 1e3
+    # a copy that feeds SDPA (an extern kernel) is materialized under every backend: one kernel, never fused
+    return [LayerEstimate(f"repeat-kv.{i}", "elementwise", 0.0, each, kernels=1.0) for i in range(2 * layers)]
+
+
 def _cache_kernels(cal: Calibration, layers: int, moved_bytes: float) -> list[LayerEstimate]:
     """The K and V update of every attention layer: two memory-bound kernels per layer sharing ``moved_bytes``."""
     each = memory_us(cal, moved_bytes / max(2 * layers, 1)) / 1e3
@@ -71,12 +102,22 @@ def _argmax(cal: Calibration, cost: CostReport, elem: float, scale: float) -> La
     return LayerEstimate("argmax", "norm", 0.0, memory_us(cal, _logits_elements(cost) * scale * elem) / 1e3)
 
 
-def prefill_layers(cost: CostReport, point: GenerationPoint, cal: Calibration, precision: str) -> list[LayerEstimate]:
-    """The prefill's kernels: its layers at the point's batch, the cache writes of P positions, the argmax."""
+def prefill_layers(cost: CostReport, point: GenerationPoint, cal: Calibration, precision: str,
+                   expands: bool = False) -> list[LayerEstimate]:
+    """The prefill's kernels: its layers at the point's batch, the cache writes of P positions, the argmax; with
+    ``expands`` (a static cache: module doc) attention over the P + G allocated keys and the K / V expansion."""
     elem = ELEMENT_BYTES.get(peak_key(precision), 2.0)
     scale = point.batch_size / (cost.batch_size or point.batch_size)
     written = point.batch_size * point.kv_cache.bytes_at(point.prompt_len)
-    return [*estimate_layers(cost, cal, precision, point.batch_size),
+    layers = estimate_layers(cost, cal, precision, point.batch_size)
+    extra: list[LayerEstimate] = []
+    if expands:
+        keys = (point.prompt_len + point.gen_len) / max(point.prompt_len, 1)  # the mask hides, SDPA still computes
+        layers = [LayerEstimate(e.name, e.kind, e.compute_ms * keys, e.memory_ms * keys) if e.kind == "attention"
+                  else e for e in layers]
+        allocated = point.batch_size * point.kv_cache.bytes_at(point.prompt_len + point.gen_len)
+        extra = expansion_kernels(cal, _attention_layers(cost), allocated, kv_repeats(cost, point))
+    return [*layers, *extra,
             *_cache_kernels(cal, _attention_layers(cost), 2.0 * written),  # each new K / V read and written once
             _argmax(cal, cost, elem, scale)]
 
@@ -89,24 +130,27 @@ def decode_context(point: GenerationPoint, cache: str) -> float:
 
 
 def decode_layers(cost: CostReport, point: GenerationPoint, cal: Calibration, precision: str,
-                  cache: str) -> list[LayerEstimate]:
+                  cache: str, expands: bool = False) -> list[LayerEstimate]:
     """One decode step's kernels: the GEMMs and small layers as counted, attention as the KV-cache read of the
     context it attends, the cache update (dynamic: a copy of the whole cache; static: the new position), the
-    argmax."""
+    argmax; with ``expands`` the K / V expansion, SDPA then reading n_rep times the cache (module doc)."""
     elem = ELEMENT_BYTES.get(peak_key(precision), 2.0)
     scale = point.batch_size / (cost.batch_size or point.batch_size)
     attn = _attention_layers(cost)
     ctx = decode_context(point, cache)
     kv_read = point.batch_size * point.kv_cache.bytes_at(round(ctx))
-    per_layer_read_us = memory_us(cal, kv_read / max(attn, 1))
+    n_rep = kv_repeats(cost, point) if expands else 1.0
+    per_layer_read_us = memory_us(cal, n_rep * kv_read / max(attn, 1))
     out = []
     for est in estimate_layers(cost, cal, precision, point.batch_size):
         if est.kind == "attention":
-            est = LayerEstimate(est.name, "attention", 0.0, per_layer_read_us / 1e3)
+            # SDPA reads the cache it attends in one kernel whatever the family's fusion of attention layers
+            est = LayerEstimate(est.name, "attention", 0.0, per_layer_read_us / 1e3, kernels=1.0)
         out.append(est)
     new_token = point.batch_size * point.kv_cache.bytes_per_token
     moved = 2.0 * kv_read if cache == "dynamic" else 2.0 * new_token
-    return [*out, *_cache_kernels(cal, attn, moved), _argmax(cal, cost, elem, scale)]
+    return [*out, *expansion_kernels(cal, attn, kv_read, n_rep), *_cache_kernels(cal, attn, moved),
+            _argmax(cal, cost, elem, scale)]
 
 
 def _prediction(cal: Calibration, backend: str, precision: str, batch: int, phase: str, timed: tuple[float, float, int],
@@ -138,8 +182,9 @@ def predict_point(prefill: CostReport, decode: CostReport | None, point: Generat
     pre_model, dec_model, cache = LLM_BACKENDS[backend]
     calibrated_on = calibrated_on or cal.gpu.name
     table = validation_table() if table is None else table
-    ttft = forward_ms(prefill_layers(prefill, point, cal, precision), cal, pre_model)
-    tpot = forward_ms(decode_layers(decode, point, cal, precision, cache), cal, dec_model)
+    pre_expands, dec_expands = EXPANDS_KV[backend]
+    ttft = forward_ms(prefill_layers(prefill, point, cal, precision, pre_expands), cal, pre_model)
+    tpot = forward_ms(decode_layers(decode, point, cal, precision, cache, dec_expands), cal, dec_model)
     return LlmPrediction(point.prompt_len, point.gen_len,
                          _prediction(cal, backend, precision, point.batch_size, "ttft", ttft, calibrated_on, table),
                          _prediction(cal, backend, precision, point.batch_size, "tpot", tpot, calibrated_on, table))

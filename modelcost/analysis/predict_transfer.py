@@ -27,7 +27,7 @@ from modelcost.analysis.predict import (
     predict,
     with_measurement,
 )
-from modelcost.analysis.roofline import cost_batch_size
+from modelcost.analysis.roofline import ELEMENT_BYTES, cost_batch_size
 from modelcost.core.calibration import BACKEND_FAMILIES, Calibration, GpuFingerprint, TimePoint
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import BenchResult, CostReport, GpuSpec, LatencyPrediction
@@ -67,12 +67,15 @@ def transfer(cal: Calibration, target: GpuSpec) -> Calibration:
     l2 = src.l2_cache_bytes or 0
     curve = [TimePoint(p.size_bytes, floor + (p.time_us - floor) / (on_chip if p.size_bytes <= l2 else bw))
              for p in cal.memory_curve]
+    # a small-M GEMM reads its weight: DRAM-bound, or L2-resident when the weight fits, like the memory curve
+    gemv = [dataclasses.replace(p, time_us=p.time_us / (on_chip if p.n * p.k * ELEMENT_BYTES.get(p.precision, 4.0)
+                                                         <= l2 else bw)) for p in cal.gemv]
     gpu = GpuFingerprint(canonical_name(target.name), int(target.sm_count or cal.gpu.sm_count),
                          float(target.boost_clock_mhz or 0), cal.gpu.bandwidth_gbps * bw, target.l2_cache_bytes,
                          target.compute_capability, peaks)
     note = (f"transferred from {canonical_name(cal.gpu.name)}: peaks x table ratio, DRAM-bound kernels x "
             f"{1 / bw:.3f} (bandwidth), L2-resident x {1 / on_chip:.3f} (SMs x clock), launch costs kept")
-    return dataclasses.replace(cal, gpu=gpu, memory_curve=curve, notes=[*cal.notes, note])
+    return dataclasses.replace(cal, gpu=gpu, memory_curve=curve, gemv=gemv, notes=[*cal.notes, note])
 
 
 def _distance(a: GpuFingerprint, b: GpuSpec) -> float:

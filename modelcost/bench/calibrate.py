@@ -6,12 +6,16 @@ clock around one replay), so it holds kernel time and the gap between kernels bu
 costs are measured on their own (``launch_us``, by family, in bench/calibrate_fusion.py).
 
 * GEMM: one matmul per shape class (M, N, K each at ``CLASS_SIZES``) and precision (fp32 = TF32 off, tf32,
-  fp16); a class whose one call would take longer than ``MAX_CALL_MS`` at the dense peak is left out (the
-  predictor takes the nearest class).
+  fp16, bf16: hf-static-compile runs bf16 LLMs); TF32 is set by hardware/tf32.py, the switch the measured
+  backends use, and the mode torch reports is recorded per table (``matmul_modes``); a class whose one call
+  would take longer than ``MAX_CALL_MS`` at the dense peak is left out (the predictor takes the nearest class).
+  Efficiencies are kept uncapped (core/calibration.py says why).
 * conv: ResNet-, MobileNet- and ConvNeXt-like stages (3x3, 1x1, depthwise, 7x7 depthwise) at batch 1 and 32,
   channels_last at fp16, each filed under its implicit-GEMM class.
+* small-M GEMMs: F.linear of M = ``GEMV_ROWS`` rows on ``GEMV_SHAPES`` weights (BERT-, Llama-3.2-1B-like and
+  a 128k-vocabulary head), fp32 / fp16 / bf16: 9 x 3 x 3 = 81 calls of about 20 ms (~2 s, estimated).
 * memory-bound: an in-place elementwise op (read + write) from 4 KiB to 1 GiB.
-* attention: SDPA at 64 heads x batch, query = key length 128 ... 4096, head size 64 and 128.
+* attention: SDPA (fp16, bf16, fp32) at 64 heads x batch, query = key length 128 ... 4096, head size 64 and 128.
 * launch: one empty kernel's time in a graph (``kernel_gap_us``) and a one-kernel graph's replay.
 """
 
@@ -25,9 +29,12 @@ from typing import Any
 from modelcost.bench.timing import CudaEventClock
 from modelcost.core.calibration import (
     CLASS_SIZES,
+    GEMV_ROWS,
+    MATMUL_MODES,
     SIZE_CLASSES,
     AttentionPoint,
     Calibration,
+    GemvPoint,
     TimePoint,
     fingerprint,
     shape_class,
@@ -35,9 +42,15 @@ from modelcost.core.calibration import (
 )
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import GpuSpec
+from modelcost.hardware.tf32 import matmul_mode, tf32_mode
 
 MAX_CALL_MS = 5.0
-PRECISIONS = ("fp32", "tf32", "fp16")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+CONV_PRECISIONS = ("fp32", "tf32", "fp16")  # no bf16 conv table: the predictor takes fp16's (the same tensor rate)
+# (n, k) of the weight of the small-M GEMMs: BERT-base's linears, Llama-3.2-1B's (q / kv / o / MLP), a 4k x 14k
+# MLP and a 128k-vocabulary head (2048 x 131072: 537 MB in bf16, 1 GB in fp32)
+GEMV_SHAPES = ((768, 768), (3072, 768), (768, 3072), (512, 2048), (2048, 2048), (8192, 2048), (2048, 8192),
+               (14336, 4096), (131072, 2048))
 MEMORY_SIZES = tuple(4096 * 4**i for i in range(13))  # 4 KiB ... 64 GiB, cut at MEMORY_MAX_BYTES
 MEMORY_MAX_BYTES = 1 << 30
 ATTENTION_SEQS = (128, 256, 512, 1024, 2048, 4096)
@@ -70,30 +83,63 @@ def graph_time_us(torch: Any, fn: Callable[[], Any], reps: int = 0, target_ms: f
 
 
 def _dtype(torch: Any, precision: str) -> Any:
-    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-    torch.backends.cudnn.allow_tf32 = precision == "tf32"
-    return torch.float16 if precision == "fp16" else torch.float32
+    return {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
 
 
-def gemm_table(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) -> dict[str, dict[str, float]]:
-    """precision -> shape class -> efficiency: 2MNK / (peak x wave utilization) / measured time."""
+def _efficiency(ideal_s: float, measured_s: float) -> float:
+    """ideal / measured, uncapped: above 1 where the library beat the wave model (core/calibration.py)."""
+    return ideal_s / max(measured_s, 1e-12)
+
+
+def gemm_table(torch: Any, gpu: GpuSpec, tile: int, progress: Progress,
+               modes: dict[str, str]) -> dict[str, dict[str, float]]:
+    """precision -> shape class -> efficiency: 2MNK / (peak x wave utilization) / measured time; ``modes`` gets
+    the fp32 matmul mode torch reported while each fp32 / tf32 table was timed."""
     table: dict[str, dict[str, float]] = {}
     for precision in PRECISIONS:
+        if not gpu.peak_tflops.get(precision):
+            continue
         dtype, peak = _dtype(torch, precision), gpu.peak_tflops[precision] * 1e12
         rows = table.setdefault(precision, {})
         progress(f"GEMM efficiency, {precision}")
-        for cm in SIZE_CLASSES:
-            for cn in SIZE_CLASSES:
-                for ck in SIZE_CLASSES:
-                    m, n, k = CLASS_SIZES[cm], CLASS_SIZES[cn], CLASS_SIZES[ck]
-                    if 2 * m * n * k / peak * 1e3 > MAX_CALL_MS:
-                        continue
-                    a = torch.randn(m, k, device="cuda", dtype=dtype)
-                    b = torch.randn(k, n, device="cuda", dtype=dtype)
-                    t_s = graph_time_us(torch, lambda a=a, b=b: torch.mm(a, b)) / 1e6
-                    util = wave_utilization(math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
-                    rows[shape_class(m, n, k)] = min(2 * m * n * k / (peak * util) / t_s, 1.0)
+        with tf32_mode(precision == "tf32"):
+            if precision in MATMUL_MODES:
+                modes[precision] = matmul_mode(torch)
+            _gemm_rows(torch, gpu, tile, dtype, peak, rows)
     return table
+
+
+def _gemm_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float, rows: dict[str, float]) -> None:
+    """One matmul per shape class (``CLASS_SIZES``) at ``dtype`` into ``rows``."""
+    sizes = [(CLASS_SIZES[cm], CLASS_SIZES[cn], CLASS_SIZES[ck])
+             for cm in SIZE_CLASSES for cn in SIZE_CLASSES for ck in SIZE_CLASSES]
+    for m, n, k in sizes:
+        if 2 * m * n * k / peak * 1e3 > MAX_CALL_MS:
+            continue
+        a = torch.randn(m, k, device="cuda", dtype=dtype)
+        b = torch.randn(k, n, device="cuda", dtype=dtype)
+        t_s = graph_time_us(torch, lambda a=a, b=b: torch.mm(a, b)) / 1e6
+        util = wave_utilization(math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
+        rows[shape_class(m, n, k)] = _efficiency(2 * m * n * k / (peak * util), t_s)
+
+
+def gemv_points(torch: Any, progress: Progress) -> list[GemvPoint]:
+    """F.linear of ``GEMV_ROWS`` rows on each ``GEMV_SHAPES`` weight, per precision: the small-M class."""
+    import torch.nn.functional as F
+
+    out = []
+    for precision in ("fp32", "fp16", "bf16"):
+        dtype = _dtype(torch, precision)
+        progress(f"small-M GEMMs, {precision}")
+        with tf32_mode(False):  # fp32 as the backends run it (TF32 off); no effect on fp16 / bf16
+            for n, k in GEMV_SHAPES:
+                w = torch.randn(n, k, device="cuda", dtype=dtype)
+                for m in GEMV_ROWS:
+                    x = torch.randn(m, k, device="cuda", dtype=dtype)
+                    t_us = graph_time_us(torch, lambda x=x, w=w: F.linear(x, w))
+                    out.append(GemvPoint(precision, m, n, k, t_us))
+                del w
+    return out
 
 
 # (batch, in channels, out channels, spatial, kernel, groups = in channels when depthwise)
@@ -106,22 +152,29 @@ CONVS = [(b, c, co, s, kk, g) for b in (1, 32) for (c, co, s, kk, g) in (
 def conv_table(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) -> dict[str, dict[str, float]]:
     """precision -> implicit-GEMM class -> efficiency (the mean over the convs of a class)."""
     table: dict[str, dict[str, float]] = {}
-    for precision in PRECISIONS:
+    for precision in CONV_PRECISIONS:
         dtype, peak = _dtype(torch, precision), gpu.peak_tflops[precision] * 1e12
         progress(f"conv efficiency, {precision}")
-        found: dict[str, list[float]] = {}
         fmt = torch.channels_last if precision == "fp16" else torch.contiguous_format
-        for b, c, co, s, kk, g in CONVS:
-            conv = torch.nn.Conv2d(c, co, kk, padding=kk // 2, groups=g, bias=False).to("cuda", dtype)
-            conv = conv.to(memory_format=fmt)
-            x = torch.randn(b, c, s, s, device="cuda", dtype=dtype).to(memory_format=fmt)
-            with torch.inference_mode():
-                t_s = graph_time_us(torch, lambda conv=conv, x=x: conv(x)) / 1e6
-            m, n, k = b * s * s, co, c // g * kk * kk
-            util = wave_utilization(math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
-            found.setdefault(shape_class(m, n, k), []).append(min(2 * m * n * k / (peak * util) / t_s, 1.0))
+        with tf32_mode(precision == "tf32"):
+            found = _conv_rows(torch, gpu, tile, dtype, peak, fmt)
         table[precision] = {key: sum(v) / len(v) for key, v in found.items()}
     return table
+
+
+def _conv_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float, fmt: Any) -> dict[str, list[float]]:
+    """Each of ``CONVS`` at ``dtype`` and memory format ``fmt``: efficiencies by implicit-GEMM class."""
+    found: dict[str, list[float]] = {}
+    for b, c, co, s, kk, g in CONVS:
+        conv = torch.nn.Conv2d(c, co, kk, padding=kk // 2, groups=g, bias=False).to("cuda", dtype)
+        conv = conv.to(memory_format=fmt)
+        x = torch.randn(b, c, s, s, device="cuda", dtype=dtype).to(memory_format=fmt)
+        with torch.inference_mode():
+            t_s = graph_time_us(torch, lambda conv=conv, x=x: conv(x)) / 1e6
+        m, n, k = b * s * s, co, c // g * kk * kk
+        util = wave_utilization(math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
+        found.setdefault(shape_class(m, n, k), []).append(_efficiency(2 * m * n * k / (peak * util), t_s))
+    return found
 
 
 def memory_curve(torch: Any, progress: Progress) -> list[TimePoint]:
@@ -142,16 +195,16 @@ def attention_points(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) ->
     import torch.nn.functional as F
 
     out = []
-    for precision in ("fp16", "fp32"):
+    for precision in ("fp16", "bf16", "fp32"):
         dtype, peak = _dtype(torch, precision), gpu.peak_tflops[precision] * 1e12
         progress(f"attention, {precision}")
-        for d in ATTENTION_DIMS:
-            for s in ATTENTION_SEQS:
-                b, h = 4, 16
-                q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype) for _ in range(3))
+        for d, s in [(d, s) for d in ATTENTION_DIMS for s in ATTENTION_SEQS]:
+            b, h = 4, 16
+            q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype) for _ in range(3))
+            with tf32_mode(False):  # fp32 SDPA as the backends run it (TF32 off)
                 t_s = graph_time_us(torch, lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v)) / 1e6
-                util = wave_utilization(b * h * math.ceil(s / tile), int(gpu.sm_count or 1))
-                out.append(AttentionPoint(precision, s, d, min(4 * b * h * s * s * d / (peak * util) / t_s, 1.0)))
+            util = wave_utilization(b * h * math.ceil(s / tile), int(gpu.sm_count or 1))
+            out.append(AttentionPoint(precision, s, d, _efficiency(4 * b * h * s * s * d / (peak * util), t_s)))
     return out
 
 
@@ -177,16 +230,13 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
     say = progress or (lambda what: None)
     t0 = time.perf_counter()
     cal = Calibration(gpu=fingerprint(gpu), created=utc_timestamp(), torch_version=str(torch.__version__))
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    try:
-        with torch.inference_mode():
-            cal.gemm_efficiency = gemm_table(torch, gpu, cal.tile_m, say)
-            cal.memory_curve = memory_curve(torch, say)
-            cal.attention = attention_points(torch, gpu, cal.attention_tile, say)
-            cal.kernel_gap_us, cal.graph_replay_us = graph_costs(torch, say)
-        cal.conv_efficiency = conv_table(torch, gpu, cal.tile_m, say)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+    with torch.inference_mode():  # every TF32 switch through hardware/tf32.py, restored after each table
+        cal.gemm_efficiency = gemm_table(torch, gpu, cal.tile_m, say, cal.matmul_modes)
+        cal.gemv = gemv_points(torch, say)
+        cal.memory_curve = memory_curve(torch, say)
+        cal.attention = attention_points(torch, gpu, cal.attention_tile, say)
+        cal.kernel_gap_us, cal.graph_replay_us = graph_costs(torch, say)
+    cal.conv_efficiency = conv_table(torch, gpu, cal.tile_m, say)
     torch.cuda.empty_cache()
     if fusion:
         from modelcost.bench.calibrate_fusion import learn_fusion

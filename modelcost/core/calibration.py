@@ -11,6 +11,17 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   fraction of the dense peak reached *after* wave quantization: a GEMM of T = ceil(M/tile_m) x ceil(N/tile_n)
   output tiles runs in W = ceil(T / SMs) waves, of which only T / (W x SMs) of the slots are busy, so
   time = 2MNK / (peak x efficiency x T / (W x SMs)).
+  The efficiency is kept as measured, above 1 where the library beat that model (cuBLAS picks smaller tiles or
+  split-K for a grid of few tiles: an fp32 GEMM of M = 128 rows reached several times the 128 x 128-tile bound),
+  so a GEMM of a calibrated shape is predicted at its measured time. Schema 1 capped it at 1, which predicted
+  the batch-1 fp32 transformers of the first validation 1.9-3.6x too slow.
+* small-M GEMMs (M <= ``GEMV_MAX_M`` rows: decode steps, batch-1 linear layers): read-bound on the weight, so
+  timed by weight bytes (``gemv``: measured (precision, M, N, K, time) points; the predictor interpolates the
+  reached fraction of the bandwidth over log(weight bytes), between the measured M).
+* precision modes: ``matmul_modes`` records, per table precision, the fp32 matmul mode torch reported while it
+  was timed ("ieee" = TF32 off, "tf32"), set through hardware/tf32.py, the switch every measured backend uses
+  (fp32 = TF32 off in torch and in ONNX Runtime's CUDA EP, tf32 = on); the predictor refuses a table timed in
+  another mode than its precision runs in.
 * memory-bound kernels by bytes moved: a time curve (a kernel of b bytes takes ``time_us``, interpolated
   linearly between measured sizes; larger ones at the last point's bandwidth).
 * attention (SDPA) efficiency by query length and head size, quantized over (batch x heads x query tiles).
@@ -39,7 +50,7 @@ from typing import Any
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import GpuSpec
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: uncapped efficiencies, bf16 tables, the small-M (GEMV) points, matmul_modes
 SCHEMA = f"modelcost.calibration/{SCHEMA_VERSION}"
 FOLDER = "calibration"
 
@@ -48,6 +59,14 @@ SIZE_CLASSES = ("s", "m", "l", "xl", "xxl")
 # The size calibrate measures each class at: the top of "s" (small dimensions are memory-bound, and a smaller
 # one is then predicted by its bytes), the geometric middle of the others.
 CLASS_SIZES = {"s": 128, "m": 256, "l": 1024, "xl": 4096, "xxl": 12288}
+
+# A GEMM of at most this many rows is timed as weight-read-bound (``gemv``): the rows calibrate measures, from
+# first principles the M at which a matrix-vector kernel (one output tile row, the weight streamed once) is
+# what the libraries pick; beyond it the tiled GEMM classes apply.
+GEMV_MAX_M = 16
+GEMV_ROWS = (1, 4, 16)
+# The fp32 matmul mode each table precision is timed (and every measured backend runs) in: the one mapping.
+MATMUL_MODES = {"fp32": "ieee", "tf32": "tf32"}
 
 # Layer kinds the predictor sorts layers into (analysis/predict.py) and fusion tables are kept by.
 KINDS = ("gemm", "conv", "attention", "norm", "elementwise", "lookup")
@@ -136,6 +155,17 @@ class AttentionPoint:
 
 
 @dataclass(frozen=True)
+class GemvPoint:
+    """y = x W^T with x of ``m`` rows and W of ``n`` x ``k`` at this precision took ``time_us``."""
+
+    precision: str
+    m: int
+    n: int
+    k: int
+    time_us: float
+
+
+@dataclass(frozen=True)
 class Fusion:
     """Kernels one layer of each kind becomes under a backend family, and the nets it was learned from."""
 
@@ -156,6 +186,8 @@ class Calibration:
     conv_efficiency: dict[str, dict[str, float]] = field(default_factory=dict)
     memory_curve: list[TimePoint] = field(default_factory=list)
     attention: list[AttentionPoint] = field(default_factory=list)
+    gemv: list[GemvPoint] = field(default_factory=list)
+    matmul_modes: dict[str, str] = field(default_factory=dict)  # table precision -> "ieee" | "tf32" when timed
     launch_us: dict[str, float] = field(default_factory=dict)  # backend family -> host us per kernel
     kernel_gap_us: float = 0.0
     graph_replay_us: float = 0.0
@@ -189,6 +221,7 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             conv_efficiency={p: dict(t) for p, t in doc["conv_efficiency"].items()},
             memory_curve=[TimePoint(**p) for p in doc["memory_curve"]],
             attention=[AttentionPoint(**p) for p in doc["attention"]],
+            gemv=[GemvPoint(**p) for p in doc["gemv"]], matmul_modes=dict(doc["matmul_modes"]),
             launch_us={k: float(v) for k, v in doc["launch_us"].items()}, kernel_gap_us=float(doc["kernel_gap_us"]),
             graph_replay_us=float(doc["graph_replay_us"]), fusion=fusion,
             elapsed_s=float(doc.get("elapsed_s", 0.0)), notes=list(doc.get("notes", [])))

@@ -58,3 +58,14 @@ def no_cudnn_autotune() -> Iterator[None]:
         yield
     finally:
         torch.backends.cudnn.benchmark = saved
+
+
+def matmul_mode(torch: Any) -> str:
+    """The fp32 matmul mode torch is in now: "tf32" or "ieee" (what a calibration records beside each table)."""
+    matmul = torch.backends.cuda.matmul
+    mode = getattr(matmul, "fp32_precision", "none")
+    if mode != "none":  # "none": left at the default, which the legacy flag still reports
+        return "tf32" if mode == "tf32" else "ieee"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return "tf32" if matmul.allow_tf32 else "ieee"

@@ -26,6 +26,7 @@ from modelcost.core.calibration import (
     AttentionPoint,
     Calibration,
     Fusion,
+    GemvPoint,
     GpuFingerprint,
     TimePoint,
     wave_utilization,
@@ -167,7 +168,7 @@ def test_calibration_round_trip_and_version_refusal(tmp_path: Path) -> None:
     doc["schema"] = "modelcost.calibration/0"
     path.write_text(json.dumps(doc))
     with pytest.raises(ModelcostError, match=r"schema 'modelcost.calibration/0', this modelcost reads "
-                                             r"'modelcost.calibration/1'.*modelcost calibrate"):
+                                             r"'modelcost.calibration/2'.*modelcost calibrate"):
         calib.load(path)
     assert calib.load_all(tmp_path) == []  # skipped, never half-read
 
@@ -219,3 +220,93 @@ def test_a_lookup_reads_only_its_rows() -> None:
     emb = LayerCost("embed", "Embedding", params=128_256 * 2048, output_shapes=[(1, 1, 2048)], status="zero_cost")
     [est] = estimate_layers(cost_of(emb), synthetic(), "fp16", 1)
     assert est.kind == "lookup" and est.memory_ms == pytest.approx(2.008192e-3)
+
+
+def test_a_schema_1_file_is_refused_in_one_line() -> None:
+    # The first validation's H200 file: capped efficiencies, no bf16 / small-M tables -> re-run calibrate.
+    with pytest.raises(ModelcostError, match=r"reads 'modelcost.calibration/2'; run 'modelcost calibrate' again"):
+        calib.load(ROOT / "benchmarks" / "results" / "device_2026-11-26" / "nvidia-h200.json")
+
+
+def test_an_efficiency_above_one_is_kept_so_a_calibrated_shape_comes_back_at_its_time() -> None:
+    from modelcost.bench.calibrate import _efficiency
+
+    # cuBLAS beat the 128 x 128-tile wave model by 4.4x at M 128, N = K 1024 (fp32): the efficiency stays 4.4
+    assert _efficiency(4.4e-6, 1e-6) == pytest.approx(4.4)
+    cal = synthetic()
+    cal.gemm_efficiency["fp32"] = {"m:s n:l k:l": 4.4}
+    fc = LayerCost("fc", "Linear", macs=128 * 1024 * 1024, params=1024 * 1024, output_shapes=[(1, 128, 1024)],
+                   status="counted")
+    [est] = estimate_layers(cost_of(fc), cal, "fp32", 1)
+    # 2 x 128 x 1024^2 = 268,435,456 FLOPs at 50 TFLOP/s x 4.4 x (1 x 8 tiles / 100 SMs) = 15.252 us
+    # (capped at 1 as in schema 1: 67.1 us, the 4.4x too slow batch-1 fp32 of the first validation)
+    assert est.compute_ms == pytest.approx(268_435_456 / (50e12 * 4.4 * 0.08) * 1e3)
+    assert est.compute_ms == pytest.approx(15.2520e-3, rel=1e-4)
+
+
+def test_a_table_timed_in_another_tf32_mode_is_refused() -> None:
+    cal = synthetic()
+    cal.gemm_efficiency["fp32"] = {"m:xl n:xl k:xl": 0.8}
+    cal.matmul_modes = {"fp32": "ieee", "tf32": "tf32"}
+    assert estimate_layers(cost_of(GEMM), cal, "fp32", 1)  # fp32 runs TF32 off in every backend: ieee
+    cal.matmul_modes["fp32"] = "tf32"  # a calibration whose fp32 GEMMs ran as TF32
+    with pytest.raises(ModelcostError, match=r"fp32 GEMMs with the fp32 matmul mode 'tf32'.*modelcost calibrate"):
+        estimate_layers(cost_of(GEMM), cal, "fp32", 1)
+
+
+def small_m_calibration() -> Calibration:
+    """4 TB/s; bf16 matrix-vector points: a 2048 x 8192 weight (33,554,432 B) read at the full 4 TB/s at M 1
+    (8.388608 us) and a 4x larger one (8192 x 8192, 134,217,728 B) at 80% (41.9430 us); at M 16 each twice as long."""
+    cal = synthetic()
+    cal.gpu = dataclasses.replace(cal.gpu, bandwidth_gbps=4000.0, peak_tflops={"fp16": 100.0, "bf16": 100.0})
+    small, large = 2048 * 8192 * 2, 8192 * 8192 * 2
+    cal.gemv = [GemvPoint("bf16", m, 8192, k, m_factor * size / bw)
+                for m, m_factor in ((1, 1), (16, 2)) for k, size, bw in ((2048, small, 4e6), (8192, large, 3.2e6))]
+    return cal
+
+
+def test_a_small_m_gemm_reads_its_weight_at_the_calibrated_bandwidth() -> None:
+    cal = small_m_calibration()
+    fc = LayerCost("fc", "Linear", macs=2048 * 8192, params=2048 * 8192, output_shapes=[(1, 1, 8192)],
+                   status="counted")
+    [est] = estimate_layers(cost_of(fc), cal, "bf16", 1)
+    # M 1, a 2048 x 8192 bf16 weight: 33,554,432 B at the calibrated 4.0 TB/s (100% there) -> 8.388608 us,
+    # no separate memory term; eager adds the host's 10 us launch: host-bound, 10 us
+    assert (est.compute_ms, est.memory_ms) == (pytest.approx(8.388608e-3), 0.0)
+    kernel_ms, overhead_ms, _ = forward_ms([est], cal, "torch-eager")
+    assert kernel_ms + overhead_ms == pytest.approx(0.010)
+    # A weight of twice the bytes (4096 x 8192: 67,108,864 B) sits halfway in log(bytes) between 100% and 80%:
+    # 90% of 4 TB/s -> 67,108,864 / 3.6e6 = 18.641351 us
+    wide = LayerCost("fc", "Linear", macs=4096 * 8192, params=4096 * 8192, output_shapes=[(1, 1, 8192)],
+                     status="counted")
+    assert estimate_layers(cost_of(wide), cal, "bf16", 1)[0].compute_ms == pytest.approx(18.641351e-3)
+    # Batch 8 (M 8): linear between M 1 (8.388608 us) and M 16 (16.777216 us): 8.388608 x (1 + 7/15) = 12.30329 us
+    assert estimate_layers(cost_of(fc), cal, "bf16", 8)[0].compute_ms == pytest.approx(8.388608e-3 * 22 / 15)
+    # M 17 rows leaves the class: the tiled GEMM model (synthetic fp16 efficiency 0.5 by the nearest class)
+    [tiled] = estimate_layers(cost_of(fc), cal, "bf16", 17)
+    assert tiled.memory_ms > 0
+
+
+def test_the_validation_script_writes_no_table_from_cases_without_a_calibration(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("predict_validate", ROOT / "benchmarks" / "predict_validate.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    failed = {"model": "resnet50", "error": "ModelcostError: --predict: no GPU calibration in /c; run ...",
+              "trace": "Traceback ..."}
+    with pytest.raises(SystemExit, match=r"resnet50 failed for want of a GPU calibration, so no table is written"):
+        script.write_tables(tmp_path, [failed])
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_small_m_point_moves_with_the_bandwidth() -> None:
+    cal = small_m_calibration()
+    cal.gpu = dataclasses.replace(cal.gpu, name="H100 SXM", bandwidth_gbps=3350.0, l2_cache_bytes=50 * 2**20,
+                                  sm_count=132, boost_clock_mhz=1980.0)
+    moved = transfer(cal, spec_from_table("H200"))
+    # 2048 x 8192 bf16 = 32 MiB fits the 50 MiB L2: x SMs x clock (1.0); 8192 x 8192 = 128 MiB does not:
+    # x 3350 / 4800 (bandwidth)
+    assert moved.gemv[0].time_us == pytest.approx(cal.gemv[0].time_us)
+    assert moved.gemv[1].time_us == pytest.approx(cal.gemv[1].time_us * 3350 / 4800)

@@ -33,10 +33,11 @@ SDPA_PREFILL = LayerCost("attn", "scaled_dot_product_attention", macs=2 * 8 * 10
                          output_shapes=[(1, 8, 100, 64)], status="counted")
 
 
-def point(prompt: int = 100, gen: int = 100) -> GenerationPoint:
-    # one attention layer whose K and V take 1,000 B per position of one sequence
-    return GenerationPoint(1, prompt, gen, KvCache("fp16", 500, 1000, 0, 0), PrefillCost(1, 1, 1, 1, 1.0, "last", 0),
-                           DecodeCost(gen - 1, [], 0, 0, 0, 0), 0)
+def point(prompt: int = 100, gen: int = 100, elements: int = 1024, size: int = 1000) -> GenerationPoint:
+    # one attention layer whose K and V take ``size`` B per position of one sequence; ``elements`` K and V
+    # elements per position: 1024 = 2 x 8 heads x 64, the query's heads (no grouped-query attention, n_rep 1)
+    return GenerationPoint(1, prompt, gen, KvCache("fp16", elements, size, 0, 0),
+                           PrefillCost(1, 1, 1, 1, 1.0, "last", 0), DecodeCost(gen - 1, [], 0, 0, 0, 0), 0)
 
 
 def predicted(backend: str):  # noqa: ANN201
@@ -75,9 +76,31 @@ def test_prefill_eager_in_every_backend() -> None:
     #    tile = 8 of 100 SMs busy: 20,480,000 / (1e14 x 0.2 x 0.08) = 12.8 us.
     # cache writes: 100 positions x 1,000 B, moved twice over 2 kernels: 100,000 B each -> 2 x 2.1 us.
     # argmax 2.002 us, lm_head 6.102096 us. Sum 129.961696 us > 6 kernels x 10 us of host time.
-    for backend in ("hf-eager", "hf-static-compile"):
-        ttft = predicted(backend).ttft
-        assert ttft.latency_ms == pytest.approx(129.961696e-3) and ttft.kernels == 6
+    ttft = predicted("hf-eager").ttft
+    assert ttft.latency_ms == pytest.approx(129.961696e-3) and ttft.kernels == 6
+    # A static cache passes SDPA its mask over all P + G = 200 allocated keys, not P = 100: attention x 2 ->
+    # 25.6 us, so 129.961696 + 12.8 = 142.761696 us (n_rep 1: no K / V expansion).
+    ttft = predicted("hf-static-compile").ttft
+    assert ttft.latency_ms == pytest.approx(142.761696e-3) and ttft.kernels == 6
+
+
+def test_grouped_query_attention_expands_kv_in_the_compiled_static_decode() -> None:
+    # 8 query heads x 64 over K / V of 256 elements per position (2 x 2 heads x 64): n_rep = 512 / 128 = 4;
+    # 512 B per position, static cache of 200 positions: kv_read = 102,400 B.
+    gqa = point(elements=256, size=512)
+    prefill, decode = cost_of(Q_PREFILL, SDPA_PREFILL, HEAD), cost_of(Q_DECODE, SDPA_DECODE, HEAD)
+    tpot = predict_point(prefill, decode, gqa, synthetic(), "hf-static-compile", "fp16", table=[]).tpot
+    # repeat_kv: 2 copies, each reading 51,200 B and writing 4 x 51,200 B = 256,000 B -> 2.256 us, one kernel
+    # each (they feed SDPA: never fused); SDPA reads the 4x copies: 409,600 B -> 2.4096 us.
+    # q 10.3968 + SDPA 2.4096 + 2 x 2.256 + argmax 1.001 + lm_head 6.102096 = 24.421496 us (+ 20 us replay);
+    # kernels 1 + 1 + 2 + 0.5 + 1 = 5.5 -> 6.
+    assert tpot.compute_ms == pytest.approx(24.421496e-3)
+    assert (tpot.latency_ms, tpot.kernels) == (pytest.approx(44.421496e-3), 6)
+    # the eager static decode packs the query (transformers' pack_gqa): SDPA reads the cache once, 102,400 B ->
+    # 2.1024 us, no copies; eager keeps the cache update (the new position's 512 B read and written, 2 kernels of
+    # 512 B -> 2.000512 us) and the whole argmax (2.002 us): 10.3968 + 2.1024 + 4.001024 + 2.002 + 6.102096 us
+    eager = predict_point(prefill, decode, gqa, synthetic(), "hf-static", "fp16", table=[]).tpot
+    assert eager.compute_ms == pytest.approx(24.60432e-3)
 
 
 def test_eager_attention_is_refused_not_predicted_without_its_cache_reads() -> None:
