@@ -16,7 +16,8 @@
 #             added per config.
 # STEP noise  'results --noise' over every run, and the sweep report (Markdown with its noise plot, and HTML).
 # The database lives in $AA_DIR (default /tmp/aa_gpu, kept while the machine stays warm, so steps may be split over
-# several device calls) and is copied to $OUT after each step with each step's log. Budget: a config's child
+# several device calls) and is copied to $OUT after each step with each step's log. On a fresh machine, AA_SEED=FILE
+# (a database an earlier call brought back, carried in the working tree) starts it. Budget: a config's child
 # process costs a few seconds on the H100 VM (process start, torch import, model build, static analysis, timing);
 # a pair is 2 x $REPEATS x 24 of them. The script prints each step's wall time and the median config time, so
 # the next call can be sized; on 2 GPUs, WORKERS=2 halves a sweep's wall time (one GPU per worker).
@@ -29,6 +30,8 @@ POWER_REPEATS=${POWER_REPEATS:-3}
 WORKERS=${WORKERS:-1}
 DB=$AA_DIR/aa.sqlite
 mkdir -p "$OUT" "$AA_DIR"
+# A fresh machine (the last one was given back): start from the database an earlier call brought back
+if [ ! -f "$DB" ] && [ -n "${AA_SEED:-}" ] && [ -f "$AA_SEED" ]; then cp "$AA_SEED" "$DB" && echo "seeded $DB from $AA_SEED"; fi
 export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-/tmp/pyc} MODELCOST_CACHE_DIR=$AA_DIR/cache
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 unset PYTHONDONTWRITEBYTECODE
