@@ -28,7 +28,8 @@ def long_lived_frozen() -> Iterator[None]:
     sight (``gc.freeze``), so the ``gc.collect()`` of ``free_device_memory`` between configs scans only what the
     sweep made: on this project's 2-core VM a collection went from 0.2 s to under 1 ms, and a run makes a dozen.
     Nothing the sweep allocates is frozen; everything is unfrozen after the outermost block. A static ``llm``
-    count runs in it too: the full collections its counted forwards trigger took 0.2 s each for DeepSeek-V3."""
+    count runs in it too: the full collections its counted forwards trigger took 0.2 s each for DeepSeek-V3. So do
+    each backend of an interleaved comparison, each training step and a generation measurement: each collects."""
     if _FROZEN[0] == 0:
         gc.freeze()
     _FROZEN[0] += 1
