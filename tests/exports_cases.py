@@ -165,6 +165,40 @@ CASES = {c.family: c for c in [
 ]}
 
 
+_REGISTRIES: dict[Any, Any] = {}
+
+
+@contextlib.contextmanager
+def _torchlib_registry_built_once() -> Any:
+    """The dynamo exporter builds its table of ATen -> ONNX functions (``ONNXRegistry.from_torchlib``) anew on every
+    export: onnxscript re-parses the source of ~500 torchlib functions, 0.55 s of CPU each time. The table is the
+    same for every export of a process, so it is built once per opset; each export gets its own copy of it (an
+    export with ``custom_translation_table`` adds to its copy). Where torch's private API differs, nothing changes."""
+    from torch.onnx._internal.exporter import _registration
+
+    registry = getattr(_registration, "ONNXRegistry", None)
+    real = getattr(registry, "from_torchlib", None)
+    if real is None or "from_torchlib" not in vars(registry) or not hasattr(registry(), "functions"):
+        yield
+        return
+
+    def once(opset_version: Any = None) -> Any:
+        key = opset_version
+        if key not in _REGISTRIES:
+            _REGISTRIES[key] = real() if opset_version is None else real(opset_version=opset_version)
+        copy = registry()
+        copy.__dict__.update(_REGISTRIES[key].__dict__)
+        copy.functions = {op: list(metas) for op, metas in _REGISTRIES[key].functions.items()}
+        return copy
+
+    descriptor = vars(registry)["from_torchlib"]
+    registry.from_torchlib = staticmethod(once)
+    try:
+        yield
+    finally:
+        registry.from_torchlib = descriptor
+
+
 def export(module: Any, inputs: tuple[Any, ...], names: list[str], path: Path, exporter: str) -> Path:
     """torch.onnx.export with ``exporter`` ('torchscript': opset 17, 'dynamo': opset 18), quietly."""
     import torch
@@ -173,6 +207,7 @@ def export(module: Any, inputs: tuple[Any, ...], names: list[str], path: Path, e
         warnings.catch_warnings(),
         contextlib.redirect_stdout(io.StringIO()),
         contextlib.redirect_stderr(io.StringIO()),
+        _torchlib_registry_built_once() if exporter == "dynamo" else contextlib.nullcontext(),
     ):
         warnings.simplefilter("ignore")
         torch.onnx.export(module, inputs, str(path), dynamo=exporter == "dynamo", opset_version=EXPORTERS[exporter],

@@ -44,6 +44,7 @@ from typing import Any
 
 from modelcost.bench import timing
 from modelcost.bench.lifecycle import is_out_of_memory
+from modelcost.bench.memory import long_lived_frozen
 from modelcost.bench.stats import latency_stats, median
 from modelcost.bench.timing import Clock, WarmUpRule, clock_for
 from modelcost.core.llm import GenerationResult
@@ -159,18 +160,19 @@ def measure_generation(
     timing = TIMING if device.startswith("cuda") else TIMING.replace("CUDA events", "perf_counter")
     results: list[GenerationResult] = []
     model = None
-    for backend in backends:
-        for batch in batch_sizes[:1] if backend in ENGINES else batch_sizes:  # an absent engine: said once
-            blank = GenerationResult(backend, precision, batch, prompt_len, gen_len, "unavailable", timing=timing)
-            reason = _unavailable(backend, lm, device)
-            if reason:
-                blank.reason = reason
-                results.append(blank)
-                continue
-            if model is None:
-                torch.manual_seed(seed)
-                model = lm.build(device, dtype)
-            results += _measure_point(blank, lm, model, device, runs, warmup, seed, repeats)
+    with long_lived_frozen():  # gc_paused's collection before each timed block scans only what this made
+        for backend in backends:
+            for batch in batch_sizes[:1] if backend in ENGINES else batch_sizes:  # an absent engine: said once
+                blank = GenerationResult(backend, precision, batch, prompt_len, gen_len, "unavailable", timing=timing)
+                reason = _unavailable(backend, lm, device)
+                if reason:
+                    blank.reason = reason
+                    results.append(blank)
+                    continue
+                if model is None:
+                    torch.manual_seed(seed)
+                    model = lm.build(device, dtype)
+                results += _measure_point(blank, lm, model, device, runs, warmup, seed, repeats)
     return results
 
 

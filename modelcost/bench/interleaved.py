@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from modelcost.bench import lifecycle, registry
 from modelcost.bench.accuracy import compare as accuracy_compare
 from modelcost.bench.base import BenchConfig, Runner, Session
+from modelcost.bench.memory import long_lived_frozen
 from modelcost.bench.model import BenchModel
 from modelcost.bench.stats import latency_stats, median
 from modelcost.bench.timing import Measurement, warm_up
@@ -108,6 +109,7 @@ class Interleaved:
             listener.skipped(backend, reason)
             return
         with contextlib.ExitStack() as stack:
+            stack.enter_context(long_lived_frozen())  # the collections of lifecycle.release scan only this backend's
             runners: dict[str, Runner] = {}
             for role, side in self.sides().items():
                 listener.progress(f"{backend}: preparing the {role}")

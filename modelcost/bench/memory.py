@@ -24,11 +24,12 @@ _FROZEN = [0]  # nesting depth of long_lived_frozen
 @contextlib.contextmanager
 def long_lived_frozen() -> Iterator[None]:
     """While a sweep runs, what existed before it (imported modules, the loaded model's graph: hundreds of
-    thousands of objects with torch, inductor and transformers loaded) is moved out of the garbage collector's sight
-    (``gc.freeze``), so the ``gc.collect()`` of ``free_device_memory`` between configs scans only what the sweep made,
-    and a run makes a dozen (BENCHMARKS.md, 'Fourth session'). Nothing the sweep allocates is frozen; everything is
-    unfrozen after the outermost block. A static ``llm`` count runs in it too, for the full collections its counted
-    forwards trigger (BENCHMARKS.md, 'Today's LLM architectures')."""
+    thousands of objects with torch, inductor and transformers loaded) is moved out of the garbage collector's
+    sight (``gc.freeze``), so the ``gc.collect()`` of ``free_device_memory`` between configs scans only what the
+    sweep made, and a run makes a dozen (BENCHMARKS.md, 'Fourth session'). Nothing the sweep allocates is frozen;
+    everything is unfrozen after the outermost block. A static ``llm`` count runs in it too, for the full
+    collections its counted forwards trigger (BENCHMARKS.md, 'Today's LLM architectures'). So do each backend of an
+    interleaved comparison, each training step and a generation measurement: each collects."""
     if _FROZEN[0] == 0:
         gc.freeze()
     _FROZEN[0] += 1

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelcost.bench.base import BenchConfig
+from modelcost.bench.memory import long_lived_frozen
 from modelcost.bench.stats import latency_stats
 from modelcost.bench.timing import clock_for, measure
 from modelcost.core.training import TrainingBench
@@ -106,13 +107,14 @@ def measure_step(setup: StepSetup, precision: str, batch_size: int, *, device: s
 
         result.predicted_workspace_bytes = training_workspace_bytes(torch.cuda.get_device_capability()[0])
         result.predicted_peak_bytes += result.predicted_workspace_bytes
-    try:
-        with _memory_cap(torch, device, memory_cap_bytes):
-            _run(torch, setup, precision, batch_size, device, variant, config, result)
-    except Exception as exc:  # noqa: BLE001 - one failed config must not lose the others
-        result.status, result.reason = failure_of(exc, batch_size)
-    finally:
-        _release(torch, device)
+    with long_lived_frozen():  # _release's collection scans only what the step made, not torch and the model
+        try:
+            with _memory_cap(torch, device, memory_cap_bytes):
+                _run(torch, setup, precision, batch_size, device, variant, config, result)
+        except Exception as exc:  # noqa: BLE001 - one failed config must not lose the others
+            result.status, result.reason = failure_of(exc, batch_size)
+        finally:
+            _release(torch, device)
     return result
 
 

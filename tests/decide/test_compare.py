@@ -376,3 +376,17 @@ def test_an_incomplete_count_is_a_lower_bound_in_the_comparison() -> None:
     partial = ModelSide(name="m", source="m.onnx", macs=1_000, compute_complete=False)
     whole = ModelSide(name="m", source="m.onnx", macs=1_000)
     assert _side_row("base", partial)[7] == "≥1,000" and _side_row("base", whole)[7] == "1,000"
+
+
+def test_a_backend_collects_with_the_long_lived_heap_frozen(models, monkeypatch):
+    """Each backend's runners are released (lifecycle.release: a gc.collect) with torch, onnxruntime and the
+    models out of the collector's sight (bench.memory.long_lived_frozen: 0.2 s a collection otherwise)."""
+    import gc
+
+    seen: list[int] = []
+    collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *a: (seen.append(gc.get_freeze_count()), collect(*a))[1])
+    api.compare(str(models["small"]), str(models["int8"]), batch_sizes=[1], config=fast_config(), write=False,
+                **FAST)
+    assert seen and min(seen) > 0
+    assert gc.get_freeze_count() == 0  # thawed after
