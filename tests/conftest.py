@@ -7,10 +7,19 @@ checks themselves are marked ``@pytest.mark.stability`` and see the real checks.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# Bytecode: where the environment sets PYTHONDONTWRITEBYTECODE (this project's machines do), every test process
+# and every `python -m modelcost` child the tests start would compile modelcost from source again (~0.5 s of CPU
+# each on a fresh checkout), and pytest would rewrite every test file's assertions again in each xdist worker
+# (~13 s of CPU a worker). The test run writes bytecode as Python does by default: into __pycache__ folders, which
+# .gitignore leaves out of the tree.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 import harness  # noqa: E402 - tests/fuzz/harness.py, shared with the fuzzers' worker processes

@@ -63,8 +63,10 @@ def test_bench_a_factory_on_torch_cpu(factory_file: Path, tmp_path: Path, monkey
                                    "--batch-size", "3", "--no-screen", *FAST])
     assert res.exit_code == 0, res.output
     # both measured in full (--no-screen: which one a screening would drop depends on this machine's load), and
-    # "unstable" is a measured row too (how busy this machine is decides which word it gets)
-    assert res.output.count(" ok") + res.output.count(" unstable") >= 2 and "torch-cpu" in res.output
+    # "unstable" and "budget hit" are measured rows too (how busy this machine is decides which word it gets: a
+    # loaded 2-core machine once took 24 ms a call of this MLP in torch, past the 0.3 s budget)
+    measured = sum(res.output.count(f" {word}") for word in ("ok", "unstable", "budget hit"))
+    assert measured >= 2 and "torch-cpu" in res.output
 
 
 def test_backends_lists_every_backend_with_a_reason() -> None:
