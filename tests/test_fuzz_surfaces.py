@@ -26,9 +26,18 @@ MUTATORS = {"plan": set(fuzz_surfaces.STRUCT + fuzz_surfaces.TEXT), "db": set(fu
 HANG_S = 300.0
 
 
+@pytest.fixture(scope="module")
+def slices() -> dict[str, list[dict]]:
+    """Every surface's slice, run by one worker process (one start-up and warm-up for all four)."""
+    return fuzz_surfaces.fuzz_slices(SLICE, seed=2026, timeout_s=HANG_S, mem_mb=2048)
+
+
+# one xdist group: the four tests read one run of the fixture, in one test process
+@pytest.mark.xdist_group("fuzz_surfaces")
 @pytest.mark.parametrize("surface", sorted(SLICE))
-def test_a_seeded_slice_has_no_traceback_hang_crash_or_lost_file(surface: str) -> None:
-    records = fuzz_surfaces.fuzz(surface, seed=2026, count=SLICE[surface], timeout_s=HANG_S, mem_mb=2048)
+def test_a_seeded_slice_has_no_traceback_hang_crash_or_lost_file(surface: str, slices: dict[str, list[dict]]) -> None:
+    records = slices[surface]
+    assert sorted(r["index"] for r in records) == list(range(SLICE[surface]))  # each case of the slice, once
     summary = harness.summarise(records)
     assert summary["mutants"] == SLICE[surface]
     assert summary["failures"] == [], summary["failures"][:5]
