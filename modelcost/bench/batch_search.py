@@ -148,7 +148,8 @@ def find_throughput_batch(model: Any, runnable: list[tuple[str, str]], config: A
                 raise
             return None  # the session ended and what the failed batch held went back (lifecycle.session)
 
-    with lifecycle.prepared(probe[0], model, probe[1], config) as runner, long_lived_frozen():
+    # frozen first: the runner's release (a collection) then runs inside the freeze and scans only what this made
+    with long_lived_frozen(), lifecycle.prepared(probe[0], model, probe[1], config) as runner:
         search = saturating_batch(lambda batch: ips_at(runner, batch), growth=growth, max_batch=max_batch,
                                   time_budget_s=time_budget_s)
     search.probe = f"{probe[0]} {probe[1]}"

@@ -154,6 +154,24 @@ def test_throughput_batch_search_on_ort_cpu(tmp_path: Path) -> None:
     assert "throughput batch" in search.describe()
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_batch_search_releases_its_runner_while_the_long_lived_objects_are_still_frozen(tmp_path: Path,
+                                                                                         monkeypatch) -> None:
+    """The probe runner's release collects (``free_device_memory``): inside the freeze, so the collection scans
+    only what the search made, not torch and the model (bench.memory.long_lived_frozen)."""
+    import gc
+
+    from modelcost.bench import lifecycle
+    from modelcost.bench.batch_search import find_throughput_batch
+
+    frozen_at_release: list[int] = []
+    monkeypatch.setattr(lifecycle, "free_device_memory", lambda: frozen_at_release.append(gc.get_freeze_count()))
+    assert gc.get_freeze_count() == 0
+    search = find_throughput_batch(_tiny(), [("ort-cpu", "fp32")], _fast(tmp_path), max_batch=4, device="cpu")
+    assert search is not None and frozen_at_release and all(n > 0 for n in frozen_at_release), frozen_at_release
+    assert gc.get_freeze_count() == 0  # thawed after
+
+
 def test_probe_is_the_eager_half_model_whether_or_not_the_sweep_runs_it() -> None:
     from modelcost.bench.batch_search import pick_probe
 

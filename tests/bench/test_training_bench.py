@@ -15,7 +15,8 @@ from modelcost.bench.base import BenchConfig
 from modelcost.bench.training import StepSetup, measure_step, sweep
 from modelcost.cli import app
 
-QUICK = BenchConfig(warmup=2, warmup_max_s=0.2, min_time_s=0.05, min_iters=3, max_time_s=2.0)
+# a budget of 0.5 s: enough steps for every assertion here (bert-tiny takes ~50 ms a step); none needs a settled median
+QUICK = BenchConfig(warmup=2, warmup_max_s=0.2, min_time_s=0.05, min_iters=3, max_time_s=0.5)
 
 
 def _mlp_setup(fail_at: int | None = None) -> StepSetup:

@@ -57,8 +57,10 @@ def make():
 class Child:
     """``python3 -m modelcost ARGS`` with this checkout first on the path; stdout read line by line."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, trace: bool = False) -> None:
         env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", COLUMNS="200")
+        if trace:  # core.trace: a stderr line per step of the run (a config's session built, ...)
+            env["MODELCOST_TRACE"] = "1"
         self.proc = subprocess.Popen([sys.executable, "-m", "modelcost", *args], cwd=ROOT, env=env, text=True,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.lines: list[str] = []
@@ -114,16 +116,17 @@ class Child:
 
 
 def _long_bench(tmp_path: Path, *extra: str) -> Child:
-    """analyze with a benchmark that would time one config for 60 s."""
+    """analyze with a benchmark that would time one config for 60 s (traced: it says when its timing starts)."""
     return Child("analyze", RESNET_TINY, "--backends", "ort-cpu", "--min-time-s", "60", "--max-time-s", "120",
-                 "--json", str(tmp_path / "r.json"), "--out", str(tmp_path / "rep"), *extra)
+                 "--json", str(tmp_path / "r.json"), "--out", str(tmp_path / "rep"), *extra, trace=True)
 
 
 @pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
 def test_signal_during_benchmark_keeps_the_static_part(tmp_path: Path, sig: int, code: int, said: str) -> None:
     child = _long_bench(tmp_path)
-    child.wait_for("all ops counted")  # the static part is done (a progress line); the benchmark is starting
-    time.sleep(1.0)
+    child.wait_for("all ops counted")  # the static part is done (a progress line)
+    child.wait_for("ort-cpu fp32 b1: session built")  # the trace line just before the 60 s timed loop
+    time.sleep(0.2)  # inside it (no fixed second of a busy benchmark to wait through)
     took = child.signal_and_wait(sig)
     assert child.proc.returncode == code, (child.stdout, child.stderr)
     assert took < STOP_LIMIT_S, took

@@ -493,29 +493,57 @@ def warm_cases(surface: str, seed: int) -> list[Case]:
     return cases
 
 
-def _worker(surface: str, seed: int, indices: list[int], mem_mb: int) -> None:
+def _worker(surface: str, seed: int, indices: list[int], mem_mb: int, mix: str | None = None) -> None:
+    """Run ``indices`` of ``surface``; with ``mix`` (``fuzz_slices``), index k is case ``_mixed(mix)[k]``."""
     import warnings
 
     warnings.simplefilter("ignore")
     # transformers' logger keeps the stderr of the first case's CliRunner, closed by the next case: its warnings
     # would then print logging's own error report into a later case's stderr.
     os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    mixed = _mixed(mix) if mix else None
+    surfaces = list(dict.fromkeys(s for s, _ in mixed)) if mixed else [surface]
     with tempfile.TemporaryDirectory(prefix="modelcost-fuzz-") as tmp:
         root = Path(tmp)
         guard = make_guard(root)
         guard_digest = _digest(guard)
         harness.limit_memory(mem_mb)
         harness.build_each_cli_once()
-        for warm in warm_cases(surface, seed):  # every command's imports and first model build before the clock
-            run_case(warm, root / "warm", guard, guard_digest)
+        for warm in [w for s in surfaces for w in warm_cases(s, seed)]:  # every command's imports and first
+            run_case(warm, root / "warm", guard, guard_digest)  # model build before the clock
 
         def one(index: int) -> dict[str, Any]:
-            c = case(surface, seed, index)
+            s, i = mixed[index] if mixed else (surface, index)
+            c = case(s, seed, i)
             outcome, detail = run_case(c, root / "case", guard, guard_digest)
             return {"source": c.source, "mutator": c.mutator, "outcome": outcome, "detail": detail,
                     "args": " ".join(c.args)[:300]}
 
         harness.serve(indices, one, GROWTH_MB)
+
+
+def _mixed(mix: str) -> list[tuple[str, int]]:
+    """``"plan=150,db=100"`` -> a mixed run's index k -> (surface, that surface's case index): plan's 0..149, then
+    db's 0..99."""
+    return [(s, i) for part in mix.split(",") for s, n in [part.split("=")] for i in range(int(n))]
+
+
+def fuzz_slices(counts: dict[str, int], seed: int, *, timeout_s: float = 30.0,
+                mem_mb: int = 2048) -> dict[str, list[dict[str, Any]]]:
+    """Cases ``0 .. n-1`` of each surface in ``counts``, run by one worker process (not one per surface: a single
+    start-up and warm-up of what the surfaces share, the CLI, torch, transformers): surface -> its records."""
+    mix = ",".join(f"{s}={n}" for s, n in counts.items())
+    at = _mixed(mix)
+
+    def describe(k: int) -> dict[str, Any]:
+        return _describe(at[k][0], seed)(at[k][1])
+
+    records = harness.fuzz(Path(__file__).resolve(), describe, seed, len(at), timeout_s=timeout_s, mem_mb=mem_mb,
+                           extra=("--surface", at[0][0], "--mix", mix))
+    out: dict[str, list[dict[str, Any]]] = {s: [] for s in counts}
+    for r in records:
+        out[at[r["index"]][0]].append({**r, "index": at[r["index"]][1]})
+    return out
 
 
 def _describe(surface: str, seed: int) -> Callable[[int], dict[str, Any]]:
@@ -554,9 +582,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", type=Path, help="with --replay: also write the case's files into this folder")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--indices", help=argparse.SUPPRESS)
+    ap.add_argument("--mix", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        _worker(args.surface, args.seed, [int(i) for i in args.indices.split(",")], args.mem_mb)
+        _worker(args.surface, args.seed, [int(i) for i in args.indices.split(",")], args.mem_mb, args.mix)
         return 0
     if args.replay:
         seed, index = (int(x) for x in args.replay.split(":"))
