@@ -20,6 +20,11 @@ import pytest
 # .gitignore leaves out of the tree.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# Threads: the suite runs in two xdist workers on two cores, each starting child processes. torch's intra-op pool
+# (OpenMP, one thread a core) in every one of them would put 4+ busy threads on 2 cores, and OpenMP threads spin at
+# their barriers waiting for a thread the kernel has set aside: the more so when another job shares the machine.
+# One intra-op thread per process (children inherit the variable); a test that needs threads sets them itself.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 import harness  # noqa: E402 - tests/fuzz/harness.py, shared with the fuzzers' worker processes
