@@ -81,10 +81,6 @@ def print_recommendation(rec: Recommendation, folder: Path | None) -> None:
     print_skipped_and_folder(con, rec.skipped, folder)
 
 
-def _g(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}g}"
-
-
 def results_table(rows: list[dict[str, Any]]) -> Any:
     """``modelcost results``: one line per row of a sweep's results database (its repeat, its stability flags)."""
     from rich.table import Table
@@ -98,8 +94,8 @@ def results_table(rows: list[dict[str, Any]]) -> Any:
         if r.get("unstable"):
             status += f" [yellow]unstable[/] ({escape(r['unstable'][0][:60])})"
         t.add_row(str(r["run_id"]), str(r.get("repeat") or 1), escape(r["model_name"]), escape(r["device_name"] or "-"),
-                  r["backend"], r["precision"], str(r["batch_size"]), status, _g(r["latency_p50_ms"]),
-                  _g(r["latency_p99_ms"]), _g(r["throughput_ips"], 5), r["finished"] or "-")
+                  r["backend"], r["precision"], str(r["batch_size"]), status, number(r["latency_p50_ms"]),
+                  number(r["latency_p99_ms"]), number(r["throughput_ips"], 5), r["finished"] or "-")
     return t
 
 
@@ -115,7 +111,7 @@ def print_run_changes(console: Any, cmp: Any) -> None:
     style = {"regression": "bold red", "improvement": "green", "too noisy to judge": "yellow"}
     for c in cmp.changes:
         verdict = c.verdict.upper() if c.regression else c.verdict
-        t.add_row(escape(c.label), escape(c.gpu), _g(c.a_ms), _g(c.b_ms), f"{c.runs[0]}/{c.runs[1]}",
+        t.add_row(escape(c.label), escape(c.gpu), number(c.a_ms), number(c.b_ms), f"{c.runs[0]}/{c.runs[1]}",
                   f"[{style.get(c.verdict, 'default')}]{escape(verdict)}[/]", escape("; ".join([c.detail, *c.notes])))
     console.print(t)
     for o in cmp.left_out:
@@ -140,7 +136,7 @@ def print_noise(console: Any, found: Any, within: tuple[float, ...]) -> None:
     for col in ("config", "GPU", "runs", "p50 ms", "spread", "sd (ln p50)", "unstable runs"):
         t.add_column(col, justify="left" if col in ("config", "GPU") else "right")
     for c in sorted(rep, key=lambda c: -c.summary.range_rel):
-        t.add_row(escape(c.label), escape(c.ident[-1]), str(c.summary.runs), _g(c.summary.p50_ms),
+        t.add_row(escape(c.label), escape(c.ident[-1]), str(c.summary.runs), number(c.summary.p50_ms),
                   f"{c.summary.range_rel * 100:.1f}%",
                   f"{c.spread.sd_log * 100:.2f}% ({c.spread.df} df)" if c.spread.known else "-", str(c.unstable_runs))
     console.print(t)

@@ -298,3 +298,19 @@ def test_noise_report_and_its_plot(db_path: Path, tmp_path: Path) -> None:
     assert "## Noise between runs" in md.read_text() and "](n_noise.png)" in md.read_text()
     assert (tmp_path / "n_noise.png").read_bytes().startswith(b"\x89PNG")
     assert 'data-plot="noise"' in html.read_text()
+
+
+def test_the_results_table_never_prints_exponent_notation(tmp_path: Path) -> None:
+    """A sub-microsecond p50 and a six-figure throughput read as numbers, as everywhere else (core.units.number):
+    '%g' printed them as 1.234e-05 and 1.5e+05."""
+    path = tmp_path / "r.sqlite"
+    db = ResultsDB(path)
+    run = db.start_run(label="tiny", engine="local")
+    row = _row(run, "k", "ort-cpu", 1, 0.00001234)
+    row["throughput_ips"] = 150_000.0
+    db.insert_result(row)
+    db.close()
+    res = CliRunner().invoke(app, ["results", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "0.00001234" in res.output and "150,000" in res.output, res.output
+    assert "e-0" not in res.output and "e+0" not in res.output
