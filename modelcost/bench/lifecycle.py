@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from modelcost.bench import registry
 from modelcost.bench.base import BenchConfig, OutOfMemory, Runner, Session, Unavailable
 from modelcost.bench.memory import free_device_memory
-from modelcost.bench.timing import Clock, Measurement, clock_for, measure, pinned_to_one_cpu
+from modelcost.bench.timing import Clock, Measurement, clock_for, host_pace_us, measure, pinned_to_one_cpu
 from modelcost.core import errors
 from modelcost.core.text import first_line
 from modelcost.core.types import Status
@@ -116,11 +116,13 @@ def session_clock(session: Session) -> Clock:
 
 @dataclass
 class Timed:
-    """One warm-up + timed loop of a session: the loop's figures, its clock and the CPU it was pinned to."""
+    """One warm-up + timed loop of a session: the loop's figures, its clock, the CPU it was pinned to, and that
+    CPU's pace before the warm-up and after the timed loop (``timing.host_pace_us``; GPU sessions only)."""
 
     measurement: Measurement
     clock: Clock
     pinned_cpu: int | None
+    host_pace_us: list[float] | None = None
 
 
 def time_session(session: Session, config: BenchConfig, on_timed: Callable[[bool], None] | None = None,
@@ -128,6 +130,10 @@ def time_session(session: Session, config: BenchConfig, on_timed: Callable[[bool
     """Warm up and time ``session.run`` (``timing.measure``) with its clock, pinned on a GPU. ``on_timed`` brackets
     the timed phase (the NVML sampler); ``previous_ms``: the same session's screening median (``timing.warm_up``)."""
     clock = clock or session_clock(session)
+    pace = None
     with pinned_for([session], config) as cpu:
+        before = host_pace_us() if getattr(session, "device", "cpu") == "cuda" else None
         m = measure(clock, session.run, config, on_timed, previous_ms)
-    return Timed(m, clock, cpu)
+        if before is not None:
+            pace = [before, host_pace_us()]
+    return Timed(m, clock, cpu, pace)

@@ -373,7 +373,7 @@ class Sweep:
             result.notes.append(export_ahead.NOTE)
         if compiling:
             result.notes.append(compile_ahead.NOTE)
-        result.extra.pinned_cpu = cpu
+        result.extra.pinned_cpu, result.extra.host_pace_us = cpu, timed.host_pace_us
         result.latency_ms = latency_stats(m.samples_ms)
         result.throughput_ips = result.batch_size / result.latency_ms.p50 * 1e3
         result.budget_hit = m.budget_hit

@@ -268,6 +268,22 @@ def pinned_to_one_cpu(enabled: bool) -> Iterator[int | None]:
                 setter(tid, cpus)
 
 
+def host_pace_us(rounds: int = 5, n: int = 100_000) -> float:
+    """The pace of the CPU this thread runs on: the best of ``rounds`` runs of a fixed pure-Python loop of ``n``
+    additions, in microseconds (~3 ms on an H200 VM's host). A launch-bound GPU figure runs at the host's pace, and
+    on a VM that pace can differ from one process to the next with no sign in the load average or steal time
+    (BENCHMARKS.md, issue 27): the same machine's runs can be compared by this figure. The best of a few rounds
+    leaves out a one-off interruption; a host that is slow throughout shows."""
+    best = math.inf
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        total = 0
+        for i in range(n):
+            total += i
+        best = min(best, time.perf_counter() - t0)
+    return round(best * 1e6, 1)
+
+
 def step_aside(niceness: int, parent_pid: int | None = None) -> None:
     """For a helper process of a GPU run (bench.compile_ahead, bench.export_ahead): lower its priority by
     ``niceness``, keep it off the CPU ``pinned_to_one_cpu`` pins the timing loop to (the highest one), and (Linux,

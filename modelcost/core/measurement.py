@@ -52,6 +52,9 @@ class MeasurementInfo:
     """Details of how a result's figures were taken; None: not part of this result."""
 
     pinned_cpu: int | None = None  # the CPU the process was pinned to while a GPU config was timed
+    # that CPU's pace before its warm-up and after its timed loop, microseconds (bench.timing.host_pace_us): a
+    # launch-bound figure runs at the host's pace; comparable between runs on the same machine
+    host_pace_us: list[float] | None = None
     gpu_memory_basis: str | None = None  # how gpu_memory_peak_bytes was measured
     # the timed loop (bench.timing)
     samples: int | None = None

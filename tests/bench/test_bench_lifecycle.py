@@ -62,3 +62,32 @@ def test_the_wall_clock_takes_marks() -> None:
     for _ in range(3):
         clock.mark()
     assert len(clock.intervals_ms()) == 2 and clock.intervals_ms() == []  # read once, then cleared
+
+
+def test_a_gpu_session_records_the_host_pace_around_its_timed_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pinned CPU's pace (timing.host_pace_us) is taken just before and just after the timed loop of a GPU
+    session, so runs of one machine can be compared by it; a CPU session has none. (The pinning itself is
+    timing.pinned_to_one_cpu's, tested there: here it is left out.)"""
+    from modelcost.bench.base import BenchConfig
+    from modelcost.bench.timing import host_pace_us
+
+    paces = iter([3100.0, 3450.5])
+    monkeypatch.setattr(lifecycle, "host_pace_us", lambda: next(paces))
+    config = BenchConfig(device="cpu", warmup=1, min_time_s=0.0, min_iters=3, max_time_s=0.05, pin_cpu=False)
+
+    class GpuLike:
+        device = "cuda"
+
+        def run(self) -> None:
+            return None
+
+    timed = lifecycle.time_session(GpuLike(), config, clock=WallClock())
+    assert timed.host_pace_us == [3100.0, 3450.5] and timed.pinned_cpu is None
+
+    class OnCpu(GpuLike):
+        device = "cpu"
+
+    assert lifecycle.time_session(OnCpu(), config, clock=WallClock()).host_pace_us is None
+    # the probe itself: a positive figure, in microseconds, rounded to 0.1
+    pace = host_pace_us(rounds=2, n=1000)
+    assert pace > 0 and round(pace, 1) == pace
