@@ -186,6 +186,20 @@ def write_tables(out: Path, cases: list[dict]) -> dict:
     return summary
 
 
+def read_cases(path: Path) -> list[dict]:
+    """Every case recorded in ``path`` (JSON lines; none when it is not there yet)."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def append_cases(path: Path, rows: list[dict]) -> list[dict]:
+    """Record ``rows`` as they finish (a crash later loses none); returns every case recorded so far."""
+    with path.open("a") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    return read_cases(path)
+
+
 def merge_table(summary: dict) -> None:
     """Replace the committed table's rows of the same GPU x calibration x backend x precision."""
     try:
@@ -218,14 +232,10 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - a model that fails is recorded; the others go on
             rows = [{"model": name, "error": f"{type(exc).__name__}: {exc}"[:500],
                      "trace": traceback.format_exc()[-1500:]}]
-        with cases_file.open("a") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in rows)
-        cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
-        summary = write_tables(args.out, cases)
+        summary = write_tables(args.out, append_cases(cases_file, rows))
         print(f"{name}: {len(rows)} rows in {time.perf_counter() - t1:.0f} s; overall {summary['overall']}",
               flush=True)
-    cases = [json.loads(line) for line in cases_file.read_text().splitlines()] if cases_file.exists() else []
-    summary = write_tables(args.out, cases)
+    summary = write_tables(args.out, read_cases(cases_file))
     if args.write_table:
         merge_table(summary)
 

@@ -110,7 +110,7 @@ def main() -> None:
     args = parse()
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    from predict_validate import prepare_cache
+    from predict_validate import append_cases, prepare_cache, read_cases
 
     prepare_cache(args)
     from modelcost.core.errors import ModelcostError
@@ -135,16 +135,12 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - a case that fails is recorded; the next one runs
             rows = [{"model": MODEL, "batch": batch, "error": f"{type(exc).__name__}: {exc}"[:500],
                      "trace": traceback.format_exc()[-1500:]}]
-        with cases_file.open("a") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in rows)
-        cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
-        summary = write_tables(args.out, cases)
+        summary = write_tables(args.out, append_cases(cases_file, rows))
         for r in rows:
             print(json.dumps(r), flush=True)
         print(f"batch {batch}: {len(rows)} rows in {time.perf_counter() - t1:.0f} s; entries {summary['entries']}",
               flush=True)
-    cases = [json.loads(line) for line in cases_file.read_text().splitlines()] if cases_file.exists() else []
-    summary = write_tables(args.out, cases)
+    summary = write_tables(args.out, read_cases(cases_file))
     if args.write_table:
         from predict_validate import merge_table
 
