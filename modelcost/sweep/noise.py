@@ -96,15 +96,17 @@ def stored_baseline(db: Any, leave_out: Collection[int] = ()) -> dict[Identity, 
     baseline for that config), so a pair of runs is never judged by its own noise: with one stored baseline over
     every A/A run, each pair is judged by the noise of the others."""
     out, gone = {}, set(leave_out)
+    worked_out: dict[tuple[int, ...], dict[Identity, Spread]] = {}  # the runs kept -> the spreads they give
     for r in db.noise():
         ident = tuple(r[c] for c in IDENTITY)
         runs = {int(x) for x in r["runs"]}
         sp = Spread(float(r["sd_log"]), int(r["df"]))
         if runs & gone:
-            keep = sorted(runs - gone)
-            rows = db.results(f"WHERE run_id IN ({', '.join('?' * len(keep))})", keep) if keep else []
-            found = config_noise([x for x in rows if identity(x) == ident])
-            sp = found[0].spread if found else NO_SPREAD
+            keep = tuple(sorted(runs - gone))
+            if keep not in worked_out:  # one read of those runs for every identity that shares them
+                rows = db.results(f"WHERE run_id IN ({', '.join('?' * len(keep))})", keep) if keep else []
+                worked_out[keep] = {c.ident: c.spread for c in config_noise(rows)}
+            sp = worked_out[keep].get(ident, NO_SPREAD)
         if sp.known:
             out[ident] = sp
     return out
