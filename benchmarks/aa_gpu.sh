@@ -38,8 +38,10 @@ unset PYTHONDONTWRITEBYTECODE
 mc() { python3 -m modelcost "$@"; }
 steps=${*:-pair1 pair2 pair3 power judge noise}
 
-[ "$steps" = judge ] || [ "$steps" = noise ] || python3 -c "import torch, transformers, onnx, onnxruntime; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'ort', onnxruntime.get_available_providers())" || exit 1
-[ "$steps" = judge ] || [ "$steps" = noise ] || mc analyze zoo:resnet18 --static > /dev/null && echo "bytecode cache filled ($PYTHONPYCACHEPREFIX)"
+if [ "$steps" != judge ] && [ "$steps" != noise ]; then  # steps that measure: the GPU stack, a warm bytecode cache
+  python3 -c "import torch, transformers, onnx, onnxruntime; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'ort', onnxruntime.get_available_providers())" || exit 1
+  mc analyze zoo:resnet18 --static > /dev/null && echo "bytecode cache filled ($PYTHONPYCACHEPREFIX)"
+fi
 
 sweep() {  # PLAN LABEL REPEATS [VAR=VALUE]: one sweep; --force (the same content is measured again)
   env ${4:-} timeout 590 python3 -m modelcost sweep "$1" --db "$DB" --label "$2" --repeats "$3" \
