@@ -13,6 +13,14 @@ the CPU its main thread ran on when CUDA was initialised and that CPU's NUMA nod
 while it was timed. The driver prints the machine's topology first, then a table per mode.
 
     bash .device/on-device.sh python3 benchmarks/b1_noise_diag.py run [ROUNDS]
+
+``probes [PROCESSES]`` asks which probe tells a slow process from its own first milliseconds: each fresh process
+takes four host probes (a pure-Python loop, the launch of a tiny CUDA kernel through torch, a pointer chase over
+64 MiB, a 256 MiB memcpy) before and after timing ResNet-50 eager fp32 batch 1 (torch, CUDA events) and
+MobileNet-V2 fp32 batch 1 under ONNX Runtime's CUDA provider (host-timed ``run``), pinned as modelcost pins; the
+driver prints each process and the rank correlation of every probe with each figure.
+
+    bash .device/on-device.sh python3 benchmarks/b1_noise_diag.py probes [PROCESSES]
 """
 
 from __future__ import annotations
@@ -158,6 +166,137 @@ def one(mode: str) -> None:
                       "steal_all": steal1["cpu"] - steal0["cpu"]}))
 
 
+_CHASE: dict[int, list[int]] = {}
+
+
+def _chase_ns(mib: int = 64) -> float:
+    """Memory latency: ns per step of a pointer chase over a random cycle of ``mib`` MiB (numpy-built, 2^20 steps)."""
+    import numpy as np
+
+    if mib not in _CHASE:
+        n = mib * 1024 * 1024 // 8
+        order = np.random.default_rng(0).permutation(n)
+        nxt = np.empty(n, dtype=np.int64)
+        nxt[order] = np.roll(order, -1)
+        _CHASE[mib] = nxt.tolist()  # a Python list: each step is a dependent load
+    lst = _CHASE[mib]
+    steps, i = 1 << 20, 0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        i = lst[i]
+    return (time.perf_counter() - t0) / steps * 1e9
+
+
+def _memcpy_gbs(mib: int = 256) -> float:
+    import numpy as np
+
+    a = np.ones(mib * 1024 * 1024 // 8)
+    b = np.empty_like(a)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        np.copyto(b, a)
+        best = min(best, time.perf_counter() - t0)
+    return a.nbytes / best / 1e9
+
+
+def _all_probes(torch) -> dict:
+    return {"py_us": round(_cpu_probe_us()), "launch_us": round(_launch_probe_us(torch), 2),
+            "chase_ns": round(_chase_ns(), 1), "memcpy_gbs": round(_memcpy_gbs(), 2)}
+
+
+def one_probes(onnx_path: str) -> None:
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+
+    from modelcost.bench.timing import pinned_to_one_cpu
+    from modelcost.loaders.zoo import ZOO
+
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")
+    model = ZOO["resnet50"].factory().eval().cuda()
+    x = torch.randn(1, 3, 224, 224, device="cuda")
+    sess = ort.InferenceSession(onnx_path, providers=["CUDAExecutionProvider"])
+    feed = {sess.get_inputs()[0].name: np.random.rand(1, 3, 224, 224).astype(np.float32)}
+    with pinned_to_one_cpu(True) as cpu:
+        before = _all_probes(torch)
+        with torch.inference_mode():
+            end = time.perf_counter() + 1.0
+            while time.perf_counter() < end:
+                model(x)
+            torch.cuda.synchronize()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            times = []
+            for _ in range(300):
+                a.record()
+                model(x)
+                b.record()
+                b.synchronize()
+                times.append(a.elapsed_time(b))
+        end = time.perf_counter() + 1.0
+        while time.perf_counter() < end:
+            sess.run(None, feed)
+        ort_ms = []
+        for _ in range(300):
+            t0 = time.perf_counter()
+            sess.run(None, feed)
+            ort_ms.append((time.perf_counter() - t0) * 1e3)
+        after = _all_probes(torch)
+    print(json.dumps({"cpu": cpu, "eager_p50": statistics.median(times), "ort_p50": statistics.median(ort_ms),
+                      "before": before, "after": after}))
+
+
+def _spearman(xs: list[float], ys: list[float]) -> float:
+    def ranks(v: list[float]) -> list[float]:
+        order = sorted(range(len(v)), key=v.__getitem__)
+        r = [0.0] * len(v)
+        for k, i in enumerate(order):
+            r[i] = float(k)
+        return r
+
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.mean(rx), statistics.mean(ry)
+    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    den = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+    return num / den if den else float("nan")
+
+
+def run_probes(processes: int) -> None:
+    sys.path.insert(0, str(ROOT))
+    import torch
+
+    from modelcost.loaders.zoo import ZOO
+
+    onnx_path = "/tmp/b1_probe_mobilenet_v2.onnx"
+    if not Path(onnx_path).exists():
+        torch.onnx.export(ZOO["mobilenet_v2"].factory().eval(), (torch.randn(1, 3, 224, 224),), onnx_path,
+                          dynamo=False, opset_version=17)
+    rows = []
+    t_start = time.perf_counter()
+    for k in range(processes):
+        out = subprocess.run([sys.executable, __file__, "one-probes", onnx_path], capture_output=True, text=True,
+                             timeout=120)
+        line = next((x for x in reversed(out.stdout.splitlines()) if x.startswith("{")), None)
+        if line is None:
+            print(k, "failed:", out.stderr[-800:])
+            continue
+        row = json.loads(line)
+        rows.append(row)
+        print(f"{k:3d} {time.perf_counter() - t_start:6.0f}s cpu {row['cpu']} eager {row['eager_p50']:.3f} ms  "
+              f"ort {row['ort_p50']:.3f} ms  before {row['before']}  after {row['after']}", flush=True)
+    if len(rows) < 4:
+        return
+    print("\nrank correlation (Spearman) of each probe with each figure, over", len(rows), "processes")
+    for when in ("before", "after"):
+        for probe in ("py_us", "launch_us", "chase_ns", "memcpy_gbs"):
+            xs = [r[when][probe] for r in rows]
+            print(f"{when:6s} {probe:10s} eager {_spearman(xs, [r['eager_p50'] for r in rows]):+.2f}  "
+                  f"ort {_spearman(xs, [r['ort_p50'] for r in rows]):+.2f}")
+    print(f"eager vs ort: {_spearman([r['eager_p50'] for r in rows], [r['ort_p50'] for r in rows]):+.2f}")
+
+
 def topology() -> dict:
     cpus = sorted(os.sched_getaffinity(0))
     nodes = sorted({_node_of(c) for c in cpus})
@@ -207,5 +346,9 @@ def run(rounds: int) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "one":
         one(sys.argv[2])
+    elif sys.argv[1] == "one-probes":
+        one_probes(sys.argv[2])
+    elif sys.argv[1] == "probes":
+        run_probes(int(sys.argv[2]) if len(sys.argv) > 2 else 30)
     else:
         run(int(sys.argv[2]) if len(sys.argv) > 2 else 4)
