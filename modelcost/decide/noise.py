@@ -197,6 +197,7 @@ class Judgement:
     significant: bool
     contrast: Contrast
     why: str  # the verdict in words, with its figures
+    runs_needed: int | None = None  # too noisy: runs a side that would resolve +-resolution_pct at this spread
 
     @property
     def regression(self) -> bool:
@@ -232,6 +233,15 @@ def decide(tests: Sequence[Contrast], q: float = FAMILY_Q, tolerance_pct: float 
     return [_verdict(t, kept.get(i, False), tolerance_pct, resolution_pct) for i, t in enumerate(tests)]
 
 
+def runs_needed(t: Contrast, resolution_pct: float) -> int:
+    """Runs a side (n_A = n_B = n) whose 95% interval at this contrast's spread is at most +-``resolution_pct``:
+    the smallest n with t(0.975, df) x sd x sqrt(2 / n) <= ln(1 + resolution_pct / 100), with sd the pooled
+    spread behind ``t.se`` and the df it has now (more runs add df: the figure is on the safe side)."""
+    sd = t.se / math.sqrt(1.0 / t.runs_a + 1.0 / t.runs_b)
+    width = math.log1p(resolution_pct / 100.0) / t_quantile(0.975, t.df)
+    return max(2, math.ceil(2.0 * (sd / width) ** 2))
+
+
 def _verdict(t: Contrast, significant: bool, tolerance_pct: float, resolution_pct: float) -> Judgement:
     est = _pct(t.log_ratio)
     if t.df == 0:
@@ -250,8 +260,11 @@ def _verdict(t: Contrast, significant: bool, tolerance_pct: float, resolution_pc
     elif significant:
         verdict, figures = "no change", f"a change within the {tolerance_pct:g}% tolerance: {figures}"
     elif _pct(half) > resolution_pct:
-        verdict, figures = "too noisy to judge", (f"the 95% interval is wider than +-{resolution_pct:g}%, so a change "
-                                                  f"that large could hide in the noise: {figures}")
+        needed = runs_needed(t, resolution_pct)
+        return Judgement("too noisy to judge", est, lo, hi, t.p, significant, t,
+                         f"the 95% interval is wider than +-{resolution_pct:g}%, so a change that large could hide in "
+                         f"the noise: {figures}; about {needed} runs a side would resolve +-{resolution_pct:g}% at "
+                         f"this spread (sweep --repeats)", needed)
     else:
         verdict = "no change"
     return Judgement(verdict, est, lo, hi, t.p, significant, t, figures)

@@ -74,6 +74,18 @@ def test_verdicts_by_hand() -> None:
     assert judge([10.0, 12.0, 8.5], [9.0, 12.5, 10.0]).verdict == "too noisy to judge"
 
 
+def test_too_noisy_says_how_many_runs_would_do() -> None:
+    # One run a side, a stored baseline of sd 5% (ln units) over 1,000 df: se = 0.05 x sqrt(2) = 0.0707,
+    # half-width 1.962 x 0.0707 = 0.139 -> +14.9% > 10%: too noisy. Runs a side for +-10%:
+    # n >= 2 x (1.962 x 0.05 / ln 1.1)^2 = 2 x (0.0981 / 0.09531)^2 = 2 x 1.059 = 2.12 -> 3.
+    j = judge([10.0], [10.0], baseline=Spread(0.05, 1000))
+    assert j.verdict == "too noisy to judge" and j.runs_needed == 3 and "about 3 runs a side" in j.why
+    # sd 20% (the noisiest batch-1 configs of the H200 A/A pairs): 2 x (1.962 x 0.2 / 0.09531)^2 = 33.9 -> 34.
+    assert judge([10.0], [10.0], baseline=Spread(0.20, 1000)).runs_needed == 34
+    # A verdict that is not "too noisy" needs nothing more.
+    assert judge([10.0], [12.0], baseline=Spread(0.01, 20)).runs_needed is None
+
+
 def _plan_verdicts(rng: random.Random, factors: list[float], repeats: int, baseline_df: int = 0) -> list[str]:
     tests = []
     for sigma, factor in zip(SIGMAS, factors, strict=True):
