@@ -45,6 +45,7 @@ class CausalLM:
     notes: list[str] = field(default_factory=list)
     config_defaults: dict[str, Any] = field(default_factory=dict)  # cost-shaping keys transformers filled in
     attn_implementation: str | None = None  # the attention the model runs ("sdpa" | "eager"); None: unknown
+    cache_kwarg: str = "past_key_values"  # the forward's name for the KV cache ("cache" in newer transformers)
 
     def check_lengths(self, prompt_lens: Sequence[int], gen_lens: Sequence[int], batch_sizes: Sequence[int]) -> None:
         """Refuse lengths / batches past modelcost's ceilings or past the model's positions (``llm_limits``)."""
@@ -63,7 +64,7 @@ class CausalLM:
 
     def forward(self, module: Any, input_ids: Any, cache: Any, last_logits_only: bool, **extra: Any) -> Any:
         """Logits of one forward (prefill or decode step) that reads and extends ``cache``."""
-        kwargs: dict[str, Any] = {"past_key_values": cache}
+        kwargs: dict[str, Any] = {self.cache_kwarg: cache}
         if last_logits_only and self.logits_to_keep:
             kwargs["logits_to_keep"] = 1
         if self.family == "zoo":
@@ -95,6 +96,17 @@ def cache_like(lm: CausalLM, template: Any, positions: int) -> Any:
                 for t in (layer.keys, layer.values))
         cache.update(k, v, i)
     return cache
+
+
+def _cache_kwarg(module: Any) -> str:
+    """The name the forward takes its KV cache by: ``cache`` where it names that and not ``past_key_values``
+    (transformers 5.2x renamed it, and warns at every call under the old name), else ``past_key_values``. Read
+    once at load: the decode loop's host time must not pay for a signature lookup per step."""
+    try:
+        params = inspect.signature(module.forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in params and "past_key_values" not in params else "past_key_values"
 
 
 def _accepts(module: Any, name: str) -> bool:
@@ -209,7 +221,8 @@ def _from_config(source: str, data: dict[str, Any], attn_implementation: str | N
     name = Path(source).parent.name if source.endswith(".json") else Path(source).name
     return CausalLM(name or source, source, "transformers", module, getattr(config, "vocab_size", None),
                     _accepts(module, "logits_to_keep"), build, config=config,
-                    config_defaults=config_defaults(data, config), attn_implementation=config._attn_implementation)
+                    config_defaults=config_defaults(data, config), attn_implementation=config._attn_implementation,
+                    cache_kwarg=_cache_kwarg(module))
 
 
 def _from_factory(source: str, attn_implementation: str | None = None) -> CausalLM:
@@ -218,7 +231,7 @@ def _from_factory(source: str, attn_implementation: str | None = None) -> Causal
 
     loaded = load_torch(source, LoadOptions())
     module = loaded.module
-    if not _accepts(module, "past_key_values"):
+    if not (_accepts(module, "past_key_values") or _accepts(module, "cache")):
         raise ModelcostError(f"{source}: its forward takes no past_key_values (a KV cache); modelcost llm needs a "
                              "transformers causal LM or a module with the same forward")
     config = getattr(module, "config", None)
@@ -234,7 +247,7 @@ def _from_factory(source: str, attn_implementation: str | None = None) -> Causal
 
     return CausalLM(loaded.name, source, "transformers", module, getattr(config, "vocab_size", None),
                     _accepts(module, "logits_to_keep"), build, config=config, notes=list(loaded.notes),
-                    attn_implementation=getattr(config, "_attn_implementation", None))
+                    attn_implementation=getattr(config, "_attn_implementation", None), cache_kwarg=_cache_kwarg(module))
 
 
 def _set_attention(source: str, module: Any, attn_implementation: str) -> None:
