@@ -14,6 +14,16 @@ on), and the tables are rewritten after every model, so a run cut short keeps wh
     python benchmarks/predict_validate.py --out benchmarks/results/predict --write-table   # tables only
     # another GPU, from the first GPU's calibration (transfer): an empty cache holding only that file
     python benchmarks/predict_validate.py --calibration h100.json --cache-dir /tmp/mc-transfer --out ...
+    # no GPU: the measured cases of an earlier run predicted again from another calibration
+    python benchmarks/predict_validate.py --repredict .../cases.jsonl --calibration h100.json --out DIR
+
+--repredict CASES (CPU only; needs --calibration): every measured case of CASES is predicted again from that
+calibration alone (an empty cache holding only it: --cache-dir, else a temporary one), for the case's GPU
+(its "gpu", a table name) by the --target-gpu path: its own calibration when it is that GPU's, else
+transferred to it, and then calibrated_on names the GPU the calibration was measured on. One static analysis
+per (model, batch), at the batch the case measured (MODELS' source and input spec); measured_ms is kept from
+the case and error_pct recomputed. Same-GPU cases with the calibration they were measured under come back
+with their stored predictions (a check that the static analysis and the predictor have not moved since).
 
 Outputs: <out>/cases.jsonl (one line per prediction: model, GPU, calibrated_on, backend, precision, batch,
 predicted, measured, error %), <out>/predict_validation.json and .md (per GPU x calibration x backend x
@@ -29,9 +39,11 @@ import os
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS_FILE = "benchmarks/predict_models.py"
@@ -63,7 +75,13 @@ def parse() -> argparse.Namespace:
     p.add_argument("--cache-dir", type=Path, help="MODELCOST_CACHE_DIR for this run (an empty one for transfer)")
     p.add_argument("--budget-s", type=float, default=450.0, help="stop starting models after this many seconds")
     p.add_argument("--write-table", action="store_true", help="merge the summary into " + str(TABLE.name))
-    return p.parse_args()
+    p.add_argument("--repredict", type=Path, metavar="CASES", help="no GPU: predict the measured cases of CASES "
+                   "(a cases.jsonl) again from --calibration into --out")
+    args = p.parse_args()
+    for key in ("out", "calibration", "cache_dir", "repredict"):  # main() works from the repository root
+        if getattr(args, key) is not None:
+            setattr(args, key, getattr(args, key).resolve())
+    return args
 
 
 def chosen_models(arg: str) -> list[str]:
@@ -111,15 +129,77 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict]:
                                  batch_sizes=(batch,), input_shapes=(spec.replace("B", str(batch), 1),),
                                  bench=config, predict=True, screen="off", batch_search="off")
         run = api.run(source, options)
-        for pred in run.predictions:
-            if f"{pred.backend}:{pred.precision}" not in wanted or pred.measured_ms is None:
-                continue
-            rows.append({"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on,
-                         "backend": pred.backend, "precision": pred.precision, "batch": pred.batch_size,
-                         "predicted_ms": pred.latency_ms, "measured_ms": pred.measured_ms,
-                         "error_pct": pred.error_pct, "kernels": pred.kernels})
+        rows += [case_row(name, pred) for pred in run.predictions
+                 if f"{pred.backend}:{pred.precision}" in wanted and pred.measured_ms is not None]
         rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
     return rows
+
+
+def case_row(name: str, pred: Any) -> dict:
+    """One line of cases.jsonl: a LatencyPrediction with its measurement beside it."""
+    return {"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on, "backend": pred.backend,
+            "precision": pred.precision, "batch": pred.batch_size, "predicted_ms": pred.latency_ms,
+            "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels}
+
+
+def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> list[dict]:
+    """``cases`` (one model at one batch) predicted again from the calibrations ``found``, each for its own GPU
+    (runs/predict.attach_predictions' path for --target-gpu), beside the measurement it stored."""
+    from modelcost import api
+    from modelcost.analysis.predict import with_measurement
+    from modelcost.analysis.predict_transfer import predict_run
+    from modelcost.bench.stats import latency_stats
+    from modelcost.core.types import BenchResult
+    from modelcost.hardware.specs import spec_from_table
+
+    source, spec = MODELS[name]
+    cost = api.analyze_static(source, batch_size=batch, input_shapes=[spec.replace("B", str(batch), 1)])
+    rows = []
+    for gpu in dict.fromkeys(c["gpu"] for c in cases):
+        measured = [BenchResult(c["backend"], c["precision"], batch, "ok", latency_ms=latency_stats([c["measured_ms"]]))
+                    for c in cases if c["gpu"] == gpu]
+        preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], found)
+        rows += [case_row(name, with_measurement(p, measured)) for p in preds]
+        rows += [{"model": name, "batch": batch, "note": n} for n in notes]
+    return rows
+
+
+def repredict(args: argparse.Namespace) -> dict:
+    """--repredict: every measured case of ``args.repredict`` predicted again from ``args.calibration`` alone."""
+    from modelcost.core.calibration import folder, load_all
+    from modelcost.core.errors import ModelcostError
+
+    cases_file = args.out / "cases.jsonl"
+    if not args.calibration or args.calibrate:
+        sys.exit("predict_validate: --repredict needs --calibration FILE (the calibration to predict from) and "
+                 "runs no GPU, so no --calibrate")
+    if not args.repredict.is_file():
+        sys.exit(f"predict_validate: --repredict {args.repredict}: no such file")
+    if cases_file.exists():
+        sys.exit(f"predict_validate: {cases_file} exists; give --repredict an --out without a cases.jsonl")
+    measured = [c for c in read_cases(args.repredict) if c.get("measured_ms") is not None]
+    unknown = sorted({str(c.get("model")) for c in measured} - set(MODELS))
+    if unknown:
+        sys.exit(f"predict_validate: {args.repredict} measured {', '.join(unknown)}, not in MODELS (known: "
+                 f"{', '.join(MODELS)}), so its source and input spec are unknown")
+    groups: dict[tuple[str, int], list[dict]] = {}
+    for c in measured:
+        groups.setdefault((c["model"], c["batch"]), []).append(c)
+    with tempfile.TemporaryDirectory(prefix="mc-repredict-") as tmp:
+        args.cache_dir = args.cache_dir or Path(tmp)
+        try:
+            prepare_cache(args)
+            found = load_all()
+            if len(found) != 1:
+                sys.exit(f"predict_validate: {folder()} holds {len(found)} calibrations; --repredict predicts from "
+                         "the one --calibration names: give an empty --cache-dir")
+            for (name, batch), cases in groups.items():
+                rows = repredict_model(name, batch, cases, found)
+                print(f"{name} batch {batch}: {len(rows)} rows", flush=True)
+                append_cases(cases_file, rows)
+        except ModelcostError as exc:
+            sys.exit(f"predict_validate: {exc}")
+    return write_tables(args.out, read_cases(cases_file))
 
 
 def summarise(cases: list[dict]) -> dict:
@@ -218,6 +298,9 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     os.chdir(ROOT)  # the model sources are relative to the repository
     t0 = time.perf_counter()
+    if args.repredict:
+        print(f"repredicted: overall {repredict(args)['overall']}", flush=True)
+        return
     prepare_cache(args)
     if args.models != "none":
         check_calibrated()

@@ -7,9 +7,12 @@ import dataclasses
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
+
+from modelcost import api
 
 from modelcost.analysis.predict import (
     ErrorEntry,
@@ -287,13 +290,18 @@ def test_a_small_m_gemm_reads_its_weight_at_the_calibrated_bandwidth() -> None:
     assert tiled.memory_ms > 0
 
 
-def test_the_validation_script_writes_no_table_from_cases_without_a_calibration(tmp_path: Path) -> None:
+def validation_script() -> Any:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("predict_validate", ROOT / "benchmarks" / "predict_validate.py")
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
+    return script
+
+
+def test_the_validation_script_writes_no_table_from_cases_without_a_calibration(tmp_path: Path) -> None:
+    script = validation_script()
     failed = {"model": "resnet50", "error": "ModelcostError: --predict: no GPU calibration in /c; run ...",
               "trace": "Traceback ..."}
     with pytest.raises(SystemExit, match=r"resnet50 failed for want of a GPU calibration, so no table is written"):
@@ -310,3 +318,40 @@ def test_a_small_m_point_moves_with_the_bandwidth() -> None:
     # x 3350 / 4800 (bandwidth)
     assert moved.gemv[0].time_us == pytest.approx(cal.gemv[0].time_us)
     assert moved.gemv[1].time_us == pytest.approx(cal.gemv[1].time_us * 3350 / 4800)
+
+
+def test_the_validation_script_repredicts_stored_cases_from_another_calibration(monkeypatch: pytest.MonkeyPatch,
+                                                                                tmp_path: Path) -> None:
+    """--repredict (no GPU): each measured case predicted again for its own GPU from the one calibration given,
+    measured_ms kept, error recomputed; a GPU the calibration is not of is transferred and says so."""
+    import argparse
+
+    script = validation_script()
+    monkeypatch.setattr(script, "MODELS", {"tiny": (f"{ROOT}/tests/fixtures/tiny_cnn.py:make_model", "x=Bx3x64x64")})
+    monkeypatch.setenv("MODELCOST_CACHE_DIR", str(tmp_path / "cache"))  # restored after (prepare_cache sets it)
+    cal = synthetic("H100 SXM", **spec_from_table("H100 SXM").peak_tflops)
+    cal.gemm_efficiency["fp32"] = {"m:s n:s k:s": 0.3}
+    cal.conv_efficiency["fp32"] = {"m:s n:s k:s": 0.3}
+    stored = tmp_path / "stored.jsonl"
+    # CUDA graphs and 8 x 8 x 64 x 64 fp32 activations (1 MiB): kernel-bound, so the transfer shows
+    case = {"model": "tiny", "calibrated_on": "H200", "backend": "torch-compile-cudagraph", "precision": "fp32",
+            "batch": 8,
+            "predicted_ms": 99.0, "measured_ms": 0.5, "error_pct": 19700.0, "kernels": 1}
+    stored.write_text("".join(json.dumps(case | {"gpu": gpu}) + "\n" for gpu in ("H100 SXM", "H200")) +
+                      json.dumps({"model": "tiny", "batch": 8, "note": "predict: ..."}) + "\n")
+    args = argparse.Namespace(repredict=stored, calibration=calib.save(cal, tmp_path / "src"), cache_dir=None,
+                              calibrate=False, out=tmp_path / "out")
+    args.out.mkdir()
+    script.repredict(args)
+    rows = script.read_cases(args.out / "cases.jsonl")
+    assert [(r["gpu"], r["calibrated_on"]) for r in rows] == [("H100 SXM", "H100 SXM"), ("H200", "H100 SXM")]
+    cost = api.analyze_static(script.MODELS["tiny"][0], batch_size=8, input_shapes=["x=8x3x64x64"])
+    for row in rows:
+        own, _ = calibration_for(spec_from_table(row["gpu"]), [cal])
+        want = predict(cost, own, "torch-compile-cudagraph", "fp32", 8, calibrated_on="H100 SXM").latency_ms
+        assert row["predicted_ms"] == pytest.approx(want) and row["measured_ms"] == 0.5
+        assert row["error_pct"] == pytest.approx((want - 0.5) / 0.5 * 100)  # recomputed, not the stored 19700
+    assert rows[1]["predicted_ms"] != rows[0]["predicted_ms"]  # the H200 one moved by the spec ratios
+    assert (args.out / "predict_validation.md").exists()
+    with pytest.raises(SystemExit, match=r"cases.jsonl exists; give --repredict an --out without a cases.jsonl"):
+        script.repredict(args)  # never appended to (nor over) the cases already there
