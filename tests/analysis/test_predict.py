@@ -22,6 +22,7 @@ from modelcost.analysis.predict import (
     forward_ms,
     memory_us,
     predict,
+    validation_table,
 )
 from modelcost.analysis.predict_transfer import calibration_for, predict_run, transfer
 from modelcost.core import calibration as calib
@@ -213,8 +214,12 @@ def test_predict_on_a_target_gpu_from_the_cli(monkeypatch: pytest.MonkeyPatch, t
                                                                 ("torch-compile-cudagraph", "fp16"),
                                                                 ("torch-compile-cudagraph", "fp32")}
     assert all(p["gpu"] == "H100 SXM" and p["latency_ms"] > 0 and p["measured_ms"] is None for p in preds)
-    assert all(p["error_basis"].startswith("error unknown") for p in preds)
-    assert "predicted latency (--predict)" in result.output and "unknown" in result.output  # the terminal's table
+    # Each quotes the committed validation row of its own pairing (H100 on its own calibration), never a guess.
+    table = {(e.backend, e.precision): e for e in validation_table() if (e.gpu, e.calibrated_on) == ("H100 SXM",) * 2}
+    for p in preds:
+        row = table[(p["backend"], p["precision"])]
+        assert p["expected_error_pct"] == row.median_pct and p["error_basis"].startswith("validation (")
+    assert "predicted latency (--predict)" in result.output  # the terminal's table
 
 
 def test_a_lookup_reads_only_its_rows() -> None:
