@@ -43,7 +43,8 @@ from typing import Any
 from modelcost.core.llm import LayerKind, RepeatedLayers
 
 INDEX_ATTRIBUTES = frozenset({"layer_idx", "layer_id", "layer_index"})  # a layer's own position, nothing else
-_COUNTERS = ("zero_cost", "uncounted", "absorbed", "decomposed", "composites")  # the recorder's op counters
+# the recorder's op counters (a stand-in layer's are added again for each copy)
+_COUNTERS = ("zero_cost", "uncounted", "absorbed", "decomposed", "composites", "launches")
 
 
 class LayersDiffer(Exception):

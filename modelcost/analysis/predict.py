@@ -15,9 +15,11 @@ Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf3
   neighbour); f < 1 scales a memory-bound layer's traffic by f; each kernel past the first adds one empty
   kernel's time (``kernel_gap_us``).
 
-Per forward: host-issued backends (eager, compile, ORT) take max(sum of kernel times, kernels x the family's
-``launch_us``): the GPU waits for the host when the host is slower. CUDA-graph backends take the sum of kernel
-times + one ``graph_replay_us``.
+Per forward: host-issued backends (eager, compile, ORT) take max(sum of kernel times, the host's time to issue
+them): the GPU waits for the host when the host is slower. The host's time (``host_ms``): for the eager families,
+the forward's aten calls counted statically (CostReport.eager_ops: kernel launches and views) at the calibrated
+cost per call (``Calibration.host_us``); otherwise kernels x the family's ``launch_us``. CUDA-graph backends take
+the sum of kernel times + one ``graph_replay_us``.
 
 A GPU never calibrated is predicted from the nearest calibrated one (analysis/predict_transfer.py), and says
 so. Every prediction carries the error the validation table publishes (``predict_errors.json``, written by
@@ -44,7 +46,7 @@ from modelcost.core.calibration import (
     wave_utilization,
 )
 from modelcost.core.errors import ModelcostError
-from modelcost.core.types import BenchResult, CostReport, LatencyPrediction, LayerCost
+from modelcost.core.types import BenchResult, CostReport, EagerOps, LatencyPrediction, LayerCost
 
 VALIDATION_FILE = Path(__file__).with_name("predict_errors.json")
 BINARY_OPS = ("add", "sub", "mul", "div", "cat", "where", "maximum", "minimum")
@@ -253,8 +255,20 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
     return out
 
 
-def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str) -> tuple[float, float, int]:
-    """(kernel time, overhead, kernels) of one forward under ``backend``'s fusion and launch model."""
+def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: float) -> float:
+    """The host's time to issue one forward: its aten calls at the calibrated cost per call where the forward's
+    calls were counted and the calibration prices them (``Calibration.host_us``), else the kernels at the
+    family's ``launch_us`` (a calibration without host_us, an ONNX model, a compiled family)."""
+    cost = cal.host_us.get(family)
+    if cost is not None and eager_ops is not None:
+        return (cost.kernel_op_us * eager_ops.kernel_ops + cost.view_op_us * eager_ops.view_ops) / 1e3
+    return kernels * cal.launch_us[family] / 1e3
+
+
+def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str,
+               eager_ops: EagerOps | None = None) -> tuple[float, float, int]:
+    """(kernel time, overhead, kernels) of one forward under ``backend``'s fusion and launch model;
+    ``eager_ops``: the forward's aten calls (CostReport.eager_ops), which the host model prices (``host_ms``)."""
     if backend not in BACKEND_FAMILIES:
         raise ModelcostError(f"backend {backend!r}: no prediction model (known: {', '.join(BACKEND_FAMILIES)})")
     family, overhead = BACKEND_FAMILIES[backend]
@@ -275,8 +289,8 @@ def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str) 
         kernels += f
     if overhead == "graph":
         return kernel_ms, cal.graph_replay_us / 1e3, round(kernels)
-    host_ms = kernels * cal.launch_us[family] / 1e3
-    return kernel_ms, max(host_ms - kernel_ms, 0.0), round(kernels)
+    issue_ms = host_ms(cal, family, eager_ops, kernels)
+    return kernel_ms, max(issue_ms - kernel_ms, 0.0), round(kernels)
 
 
 @dataclass(frozen=True)
@@ -325,7 +339,7 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
         why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
         raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
     layers = estimate_layers(cost, cal, precision, batch_size)
-    kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend)
+    kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops)
     name = cal.gpu.name
     calibrated_on = calibrated_on or name
     median, p90, basis = expected_error(validation_table() if table is None else table, name,

@@ -42,7 +42,7 @@ from modelcost.analysis.roofline import ELEMENT_BYTES, peak_key
 from modelcost.core.calibration import Calibration
 from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import GenerationPoint, GenerationResult, LlmPrediction
-from modelcost.core.types import CostReport, LatencyPrediction
+from modelcost.core.types import CostReport, EagerOps, LatencyPrediction
 
 # backend -> (the forward model of its prefill, of its decode step (analysis/predict.BACKEND_FAMILIES), cache)
 LLM_BACKENDS: dict[str, tuple[str, str, str]] = {
@@ -153,6 +153,16 @@ def decode_layers(cost: CostReport, point: GenerationPoint, cal: Calibration, pr
             _argmax(cal, cost, elem, scale)]
 
 
+def step_ops(cost: CostReport, point: GenerationPoint, expands: bool) -> EagerOps | None:
+    """The aten calls one generation step issues: the counted forward's (CostReport.eager_ops, counted with a
+    dynamic cache), the loop's slice of the last position and its argmax, and with ``expands`` (a static cache's
+    mask: module doc) each attention layer's two repeat_kv (an expand, a copy)."""
+    if cost.eager_ops is None:
+        return None
+    repeats = 2 * _attention_layers(cost) if expands and kv_repeats(cost, point) > 1 else 0
+    return EagerOps(cost.eager_ops.kernel_ops + 1 + repeats, cost.eager_ops.view_ops + 1 + repeats)
+
+
 def _prediction(cal: Calibration, backend: str, precision: str, batch: int, phase: str, timed: tuple[float, float, int],
                 calibrated_on: str, table: Sequence[ErrorEntry]) -> LatencyPrediction:
     kernel_ms, overhead_ms, kernels = timed
@@ -183,8 +193,10 @@ def predict_point(prefill: CostReport, decode: CostReport | None, point: Generat
     calibrated_on = calibrated_on or cal.gpu.name
     table = validation_table() if table is None else table
     pre_expands, dec_expands = EXPANDS_KV[backend]
-    ttft = forward_ms(prefill_layers(prefill, point, cal, precision, pre_expands), cal, pre_model)
-    tpot = forward_ms(decode_layers(decode, point, cal, precision, cache, dec_expands), cal, dec_model)
+    ttft = forward_ms(prefill_layers(prefill, point, cal, precision, pre_expands), cal, pre_model,
+                      step_ops(prefill, point, pre_expands))
+    tpot = forward_ms(decode_layers(decode, point, cal, precision, cache, dec_expands), cal, dec_model,
+                      step_ops(decode, point, dec_expands))
     return LlmPrediction(point.prompt_len, point.gen_len,
                          _prediction(cal, backend, precision, point.batch_size, "ttft", ttft, calibrated_on, table),
                          _prediction(cal, backend, precision, point.batch_size, "tpot", tpot, calibrated_on, table))

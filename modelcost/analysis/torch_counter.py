@@ -28,8 +28,9 @@ from modelcost.analysis import torch_ops
 from modelcost.analysis.data_oracle import DataOracle, UnansweredQuestion, aten_leaves, example_values
 from modelcost.analysis.layer_repeat import LayerPlan
 from modelcost.analysis.summary import ParamTensor, build_report, param_and_storage_stats, peak_live_bytes
+from modelcost.core.eager_ops import launches_kernel
 from modelcost.core.env import env_flag
-from modelcost.core.types import CostReport, LayerCost, ModelInfo, TensorSpec
+from modelcost.core.types import CostReport, EagerOps, LayerCost, ModelInfo, TensorSpec
 from modelcost.loaders.torch_loader import LoadedTorch, forward_names
 
 
@@ -88,6 +89,7 @@ class _Recorder:
         self.absorbed: Counter[str] = Counter()
         self.decomposed: Counter[str] = Counter()
         self.composites: Counter[str] = Counter()
+        self.launches: Counter[str] = Counter()  # "kernel" / "view": aten calls as eager issues them (core/eager_ops)
         self.formula_errors: dict[str, str] = {}
         self.static_storages: set[int] = set()
         self.seen_storages: set[int] = set()
@@ -153,6 +155,12 @@ class _Recorder:
             if cost.macs and layer.macs_dtype is None:
                 layer.macs_dtype = cost.macs_dtype
 
+    def launched(self, mutable: bool, inputs: Any, outputs: Any) -> None:
+        """Tally one aten call as eager issues it: a kernel launch or a view (core/eager_ops.py)."""
+        keys = [k for k in map(_storage_key, _op_tensors(outputs)) if k is not None]
+        ins = (k for k in map(_storage_key, _op_tensors(inputs)) if k is not None)
+        self.launches["kernel" if launches_kernel(mutable, ins, keys) else "view"] += 1
+
     def cost_of(self, op: str, formula: Any) -> tuple[torch_ops.OpCost | None, str]:
         """Run a formula; one that fails on an unexpected call leaves the op uncounted (and says why)."""
         try:
@@ -204,6 +212,7 @@ class _CountingMode(TorchDispatchMode):
             self.rec.decomposed[name] += 1
             return result
         out = torch_ops.run_op(func, args, kwargs)
+        self.rec.launched(func._schema.is_mutable, (args, kwargs), out)
         cost = None
         if status == "counted":
             cost, status = self.rec.cost_of(name, lambda: torch_ops.op_cost(func, args, kwargs, out))
@@ -227,6 +236,7 @@ class _CompositeMode(TorchFunctionMode):
         finally:
             self.rec.in_composite -= 1
         self.rec.composites[kind] += 1
+        self.rec.launches["kernel"] += 1  # one fused kernel on the GPU (SDPA, cuDNN RNN...); its parts were absorbed
         cost, status = self.rec.cost_of(kind, lambda: torch_ops.composite_cost(kind, args, kwargs))
         self.rec.record(kind, status, cost, (args, kwargs), out)
         return out
@@ -368,6 +378,7 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str,
         notes=_notes(loaded, rec, module, shared), problems=problems, batch_size=loaded.batch_size,
     )
     report.assumptions = oracle.assumptions
+    report.eager_ops = EagerOps(rec.launches["kernel"], rec.launches["view"])
     if failure is not None:  # the model could not be traced: what ran before the failure is not its cost
         report.compute.complete = False
         report.compute.incomplete_reasons.append(failure)

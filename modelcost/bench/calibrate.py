@@ -3,7 +3,8 @@ each figure means) in about two minutes.
 
 Every kernel figure is timed inside a CUDA graph of ``reps`` back-to-back calls (bench.timing's CUDA-event
 clock around one replay), so it holds kernel time and the gap between kernels but no host time: the host
-costs are measured on their own (``launch_us``, by family, in bench/calibrate_fusion.py).
+costs are measured on their own (``launch_us``, by family, in bench/calibrate_fusion.py; ``host_us``, per aten
+call, in bench/calibrate_host.py).
 
 * GEMM: one matmul per shape class (M, N, K each at ``CLASS_SIZES``) and precision (fp32 = TF32 off, tf32,
   fp16, bf16: hf-static-compile runs bf16 LLMs); TF32 is set by hardware/tf32.py, the switch the measured
@@ -241,7 +242,10 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
     if fusion:
         from modelcost.bench.calibrate_fusion import learn_fusion
 
+        from modelcost.bench.calibrate_host import learn_host_cost
+
         cal.fusion, cal.launch_us, notes = learn_fusion(torch, say)
-        cal.notes += notes
+        cal.host_us, host_notes = learn_host_cost(torch, say)
+        cal.notes += notes + host_notes
     cal.elapsed_s = round(time.perf_counter() - t0, 1)
     return cal

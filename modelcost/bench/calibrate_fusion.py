@@ -77,7 +77,7 @@ def _block(torch: Any, name: str) -> Any:
     }[name]()
 
 
-def _net(torch: Any, name: str) -> tuple[Any, Any]:
+def _net(torch: Any, name: str, device: str = "cuda") -> tuple[Any, Any]:
     """(the net: BLOCKS blocks in sequence, or BLOCKS embeddings side by side summed, an input for it)."""
     nn = torch.nn
     if name == "embedding":
@@ -89,10 +89,10 @@ def _net(torch: Any, name: str) -> tuple[Any, Any]:
             def forward(self, ids: Any) -> Any:
                 return [p(ids) for p in self.parts]
 
-        return Many().cuda().eval(), torch.randint(0, 1000, (8, 64), device="cuda")
-    net = nn.Sequential(*[_block(torch, name) for _ in range(BLOCKS)]).cuda().eval()
+        return Many().to(device).eval(), torch.randint(0, 1000, (8, 64), device=device)
+    net = nn.Sequential(*[_block(torch, name) for _ in range(BLOCKS)]).to(device).eval()
     x = torch.randn(8, 32, 28, 28) if name.startswith("conv") else torch.randn(8, 64, 256)
-    return net, x.cuda()
+    return net, x.to(device)
 
 
 def count_kernels(torch: Any, fn: Callable[[], Any], runs: int = 3) -> float:
@@ -168,11 +168,17 @@ def _fit(counts: dict[str, float]) -> dict[str, float]:
     return {k: round(float(v), 3) for k, v in zip(KINDS, f, strict=True) if a[:, KINDS.index(k)].any()}
 
 
+def tiny_linear_net(torch: Any, device: str = "cuda") -> tuple[Any, Any]:
+    """A host-bound net by construction: 32 x (Linear 8x8 + ReLU) on one row."""
+    nn = torch.nn
+    net = nn.Sequential(*[m for _ in range(32) for m in (nn.Linear(8, 8), nn.ReLU())]).to(device).eval()
+    return net, torch.randn(1, 8, device=device)
+
+
 def launch_us(torch: Any, family: str, tmp: str) -> float:
     """Host microseconds per kernel of a host-bound net (32 x Linear 8x8 + ReLU) under ``family``."""
-    nn = torch.nn
-    net = nn.Sequential(*[m for _ in range(32) for m in (nn.Linear(8, 8), nn.ReLU())]).cuda().eval()
-    fn = _runner(torch, family, net, torch.randn(1, 8, device="cuda"), tmp)
+    net, x = tiny_linear_net(torch)
+    fn = _runner(torch, family, net, x, tmp)
     kernels = count_kernels(torch, fn)
     clock = CudaEventClock(torch)
     times = sorted(clock.time_ms(fn) for _ in range(30))

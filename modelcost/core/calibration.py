@@ -31,6 +31,11 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   timed inside CUDA graphs, so they hold no host time.
 * fusion per backend family: kernels one layer of each kind becomes (eager, autocast, compile, ORT CUDA),
   learned from torch.profiler kernel counts of small calibration nets.
+* the host's cost of an eager forward (``host_us``, eager and autocast): microseconds per aten call that launches
+  a kernel and per call that only makes a view (core/eager_ops.py sorts them), fitted over host-bound calibration
+  nets (bench/calibrate_host.py). A forward's aten calls are counted statically (CostReport.eager_ops), so the
+  host time of a model whose layers run many small ops (an RMSNorm is seven, a rotary embedding ten) is priced by
+  what it issues, not by its layers. Added within schema 2: a file without it predicts from ``launch_us``.
 
 The file: JSON, ``schema`` = ``SCHEMA``; one per GPU in ``<cache>/calibration/<gpu>.json``, written atomically
 and recorded in the cache's manifest (core.owned), so ``modelcost cache --clear`` removes it. A file of another
@@ -174,6 +179,16 @@ class Fusion:
     learned_from: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class HostCost:
+    """Host microseconds one eager forward spends per aten call that launches a kernel and per view call,
+    and the calibration nets the two were fitted over."""
+
+    kernel_op_us: float
+    view_op_us: float
+    learned_from: tuple[str, ...] = ()
+
+
 @dataclass
 class Calibration:
     gpu: GpuFingerprint
@@ -192,6 +207,7 @@ class Calibration:
     kernel_gap_us: float = 0.0
     graph_replay_us: float = 0.0
     fusion: dict[str, Fusion] = field(default_factory=dict)
+    host_us: dict[str, HostCost] = field(default_factory=dict)  # family -> host cost per aten call (eager ones)
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     schema: str = SCHEMA
@@ -213,6 +229,8 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
     try:
         fusion = {k: Fusion(v["family"], dict(v["kernels_per_layer"]), tuple(v.get("learned_from", ())))
                   for k, v in doc.get("fusion", {}).items()}
+        host = {k: HostCost(float(v["kernel_op_us"]), float(v["view_op_us"]), tuple(v.get("learned_from", ())))
+                for k, v in doc.get("host_us", {}).items()}
         return Calibration(
             gpu=GpuFingerprint(**doc["gpu"]), created=doc.get("created", ""),
             torch_version=doc.get("torch_version", ""), tile_m=int(doc["tile_m"]), tile_n=int(doc["tile_n"]),
@@ -223,7 +241,7 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             attention=[AttentionPoint(**p) for p in doc["attention"]],
             gemv=[GemvPoint(**p) for p in doc["gemv"]], matmul_modes=dict(doc["matmul_modes"]),
             launch_us={k: float(v) for k, v in doc["launch_us"].items()}, kernel_gap_us=float(doc["kernel_gap_us"]),
-            graph_replay_us=float(doc["graph_replay_us"]), fusion=fusion,
+            graph_replay_us=float(doc["graph_replay_us"]), fusion=fusion, host_us=host,
             elapsed_s=float(doc.get("elapsed_s", 0.0)), notes=list(doc.get("notes", [])))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelcostError(f"{where}: a {SCHEMA} file with a missing or malformed key ({exc})") from None

@@ -102,6 +102,16 @@ class MemoryStats:
     arithmetic_intensity: float = 0.0  # FLOPs / (weight + input + activation bytes)
 
 
+@dataclass(frozen=True)
+class EagerOps:
+    """The aten calls one forward makes, as eager execution issues them (core/eager_ops.py sorts them): those
+    that launch a GPU kernel (a new tensor, or one written in place) and those that only make a view or read
+    metadata. Both cost host time; the latency predictor's host model (analysis/predict.py) is priced per call."""
+
+    kernel_ops: int
+    view_ops: int
+
+
 @dataclass
 class CostReport:
     """The static analysis of one model at one set of input shapes."""
@@ -118,6 +128,7 @@ class CostReport:
     problems: list[str] = field(default_factory=list)  # bad input met on the way (wrong input shape, ...): exit 1
     batch_size: int | None = None
     assumptions: list[DataAssumption] = field(default_factory=list)  # values the model asked on meta (PyTorch)
+    eager_ops: EagerOps | None = None  # PyTorch only: the forward's aten calls (kernel-launching / views)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -79,6 +79,18 @@ def test_repeated_layers_give_the_figures_of_every_layer(tmp_path, name) -> None
     assert _figures(repeated) == _figures(every)
 
 
+def test_repeated_layers_give_the_eager_ops_of_every_layer(tmp_path) -> None:
+    """The host model's call counts (CostReport.eager_ops) of the prefill and a decode step are the same whether
+    every decoder layer ran or one stood for its copies (the recorder's 'launches' tally is repeated too)."""
+    lm = load_causal_lm(_config(tmp_path, "mixtral", TINY["mixtral"][0]), "fp32")
+    every, repeated = {}, {}
+    analyze_llm(lm, [12], [4], [2], repeat_layers=False, layer_counts=every)
+    analyze_llm(lm, [12], [4], [2], layer_counts=repeated)
+    for point, counts in every.items():
+        assert [c.eager_ops for c in counts] == [c.eager_ops for c in repeated[point]]
+        assert all(c.eager_ops.kernel_ops > 4 * 10 for c in counts)  # 4 layers of a dozen-odd kernels each
+
+
 def test_a_decoder_of_different_layers_is_counted_whole(tmp_path) -> None:
     """Two layers of two kinds (a MoE layer, then a dense one): one of each kind is every layer, so there is no
     plan."""

@@ -16,10 +16,12 @@ from modelcost import api
 
 from modelcost.analysis.predict import (
     ErrorEntry,
+    LayerEstimate,
     attention_efficiency,
     estimate_layers,
     expected_error,
     forward_ms,
+    host_ms,
     memory_us,
     predict,
     validation_table,
@@ -32,6 +34,7 @@ from modelcost.core.calibration import (
     Fusion,
     GemvPoint,
     GpuFingerprint,
+    HostCost,
     TimePoint,
     wave_utilization,
 )
@@ -39,6 +42,7 @@ from modelcost.core.errors import ModelcostError
 from modelcost.core.types import (
     ComputeStats,
     CostReport,
+    EagerOps,
     LayerCost,
     MemoryStats,
     ModelInfo,
@@ -360,3 +364,26 @@ def test_the_validation_script_repredicts_stored_cases_from_another_calibration(
     assert (args.out / "predict_validation.md").exists()
     with pytest.raises(SystemExit, match=r"cases.jsonl exists; give --repredict an --out without a cases.jsonl"):
         script.repredict(args)  # never appended to (nor over) the cases already there
+
+
+def test_the_host_model_prices_the_counted_calls() -> None:
+    # host_us for eager: 18 us per kernel call, 4 us per view call. A forward of 100 kernel calls and 50 views:
+    # 100 x 18 + 50 x 4 = 2,000 us = 2.0 ms. Without counted calls (an ONNX model) or for a family the host model
+    # does not price (compile): kernels x launch_us = 7 x 10 us = 0.07 ms (eager), 7 x 5 us = 0.035 ms (compile).
+    cal = dataclasses.replace(synthetic(), host_us={"eager": HostCost(18.0, 4.0)})
+    assert host_ms(cal, "eager", EagerOps(100, 50), 7) == pytest.approx(2.0)
+    assert host_ms(cal, "eager", None, 7) == pytest.approx(0.07)
+    assert host_ms(cal, "compile", EagerOps(100, 50), 7) == pytest.approx(0.035)
+    # One 1 MB elementwise layer (3 us of GPU time on the synthetic curve) issued in 2.0 ms: the GPU waits for the
+    # host, so the forward takes 2.0 ms, 1.997 ms of it overhead.
+    layer = LayerEstimate("add", "elementwise", 0.0, 0.003)
+    kernel_ms, overhead_ms, _ = forward_ms([layer], cal, "torch-eager", EagerOps(100, 50))
+    assert (kernel_ms, kernel_ms + overhead_ms) == pytest.approx((0.003, 2.0))
+
+
+def test_host_cost_round_trips_and_a_file_without_it_still_reads() -> None:
+    cal = dataclasses.replace(synthetic(), host_us={"eager": HostCost(18.0, 4.0, ("linear", "views"))})
+    doc = calib.to_dict(cal)
+    assert calib.from_dict(doc).host_us == cal.host_us
+    doc.pop("host_us")  # a schema-2 file written before host_us: predicted from launch_us, as it was
+    assert calib.from_dict(doc).host_us == {}

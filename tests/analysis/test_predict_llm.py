@@ -3,6 +3,7 @@ every figure derived by hand; the measured median beside the prediction; the CLI
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from modelcost.analysis.predict_llm import predict_point, with_measurements
 from modelcost.core import calibration as calib
 from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import DecodeCost, GenerationPoint, GenerationResult, KvCache, PrefillCost
-from modelcost.core.types import LayerCost
+from modelcost.core.types import EagerOps, LayerCost
 from modelcost.hardware.specs import spec_from_table
 from tests.analysis.test_predict import cost_of, synthetic
 
@@ -101,6 +102,27 @@ def test_grouped_query_attention_expands_kv_in_the_compiled_static_decode() -> N
     # 512 B -> 2.000512 us) and the whole argmax (2.002 us): 10.3968 + 2.1024 + 4.001024 + 2.002 + 6.102096 us
     eager = predict_point(prefill, decode, gqa, synthetic(), "hf-static", "fp16", table=[]).tpot
     assert eager.compute_ms == pytest.approx(24.60432e-3)
+
+
+def test_the_host_model_prices_each_step_s_calls() -> None:
+    # With host_us (eager: 18 us per kernel call, 4 per view) and counted calls, the host's time is the calls':
+    # the counted prefill's 300 kernel calls and 200 views, + the loop's slice and argmax (1 + 1): hf-eager's
+    # prefill 301 x 18 + 201 x 4 = 6,222 us (far above its 130 us of kernels: host-bound).
+    cal = synthetic()
+    cal.host_us = {"eager": calib.HostCost(18.0, 4.0)}
+    prefill = dataclasses.replace(cost_of(Q_PREFILL, SDPA_PREFILL, HEAD), eager_ops=EagerOps(300, 200))
+    decode = dataclasses.replace(cost_of(Q_DECODE, SDPA_DECODE, HEAD), eager_ops=EagerOps(100, 60))
+    gqa = point(elements=256, size=512)  # n_rep 4 (the test above)
+    eager = predict_point(prefill, decode, gqa, cal, "hf-eager", "fp16", table=[])
+    assert eager.ttft.latency_ms == pytest.approx(6.222)
+    # the decode step: 101 x 18 + 61 x 4 = 2,062 us
+    assert eager.tpot.latency_ms == pytest.approx(2.062)
+    # A static cache's prefill expands K and V in its one attention layer (repeat_kv: an expand and a copy, each
+    # of K and V): + 2 kernel calls and 2 views: 303 x 18 + 203 x 4 = 6,266 us. Its compiled decode is one graph
+    # replay: no host model.
+    static = predict_point(prefill, decode, gqa, cal, "hf-static-compile", "fp16", table=[])
+    assert static.ttft.latency_ms == pytest.approx(6.266)
+    assert static.tpot.overhead_ms == pytest.approx(0.020)
 
 
 def test_eager_attention_is_refused_not_predicted_without_its_cache_reads() -> None:

@@ -527,3 +527,24 @@ def test_a_failing_formula_leaves_the_op_uncounted_with_a_note(monkeypatch):
     assert r.compute.uncounted_ops == {"aten.mm": 1} and not r.problems
     assert r.compute.flops == 15  # the add after it still counts
     assert any("aten.mm: its formula failed" in note for note in r.notes)
+
+
+def test_eager_ops_count_kernel_launches_and_views() -> None:
+    """The forward's aten calls as eager issues them (core/eager_ops.py), what the predictor's host model prices."""
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            y = self.fc(x).view(2, 4, 8)
+            return torch.relu_(y) + 1, F.scaled_dot_product_attention(y, y, y)
+
+    with torch.device("meta"):
+        block = Block()
+    report = analyze_module(block, [meta(1, 8, 8)])
+    # Linear on a 3-d input: view to 2-d, t (weight), addmm (kernel), _unsafe_view back; then .view: 4 views.
+    # Kernels: addmm, relu_ (in place: it writes), add (a new tensor), and SDPA: one fused kernel whatever it
+    # runs inside on meta (a composite: its parts are absorbed) = 4.
+    assert (report.eager_ops.kernel_ops, report.eager_ops.view_ops) == (4, 4)
