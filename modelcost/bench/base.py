@@ -200,7 +200,7 @@ class BackendInfo:
     # for (--backends / --precisions / --exhaustive). The registry says why each row is in or out.
     default: tuple[str, ...] = ()
     # How much machinery a deployment needs: 0 a plain eager model or ORT session, 1 CUDA-graph capture, 2 a compiler
-    # or an engine build, 3 both. It breaks a recommendation's ties within measurement noise (decide.recommend).
+    # or an engine build, 3 both. It breaks a recommendation's ties within measurement noise (decide.ties).
     simplicity: int = 2
     # Likely fastest first: the order a screening sweep measures configs in (bench.screening; only the order
     # depends on it, never a figure). Lower first.

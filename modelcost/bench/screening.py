@@ -18,7 +18,7 @@ A dropped config keeps its screening figures, status ``screened`` and the reason
 The decision is online (against what has been measured so far), so the sweep measures configs that tend to be fast first
 (``speed_rank``); the order changes how many full measurements are made, never a full figure. While torch.compile's
 graphs are compiled in a background process (bench.compile_ahead) the plain torch configs go first instead
-(``bench.runner.compile_ahead_order``): one or two more of them get a full measurement (CUDA graphs of the fp16 model at
+(``bench.plan.compile_ahead_order``): one or two more of them get a full measurement (CUDA graphs of the fp16 model at
 each batch), and each compile they hide is seconds of wall time (BENCHMARKS.md, 'Figures that used to live in
 docstrings').
 """

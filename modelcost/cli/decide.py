@@ -213,7 +213,7 @@ def recommend(
 
     from modelcost import api
     from modelcost.cli.flow import bench_config, run_options, screen_mode, wants_batch_search
-    from modelcost.decide.recommend import Constraints
+    from modelcost.decide.constraints import Constraints
 
     auto = wants_batch_search(batch_sizes)
     only = None if auto else _batches(batch_sizes) if batch_sizes else ([batch_size] if batch_size else None)

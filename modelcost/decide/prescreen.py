@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from modelcost.core.types import LatencyPrediction
-from modelcost.decide.recommend import Constraints
+from modelcost.decide.constraints import Constraints
 
 Key = tuple[str, str, int]  # backend, precision, batch
 SURE_STATS = ("p50", "mean")  # latency statistics a predicted median can vouch for

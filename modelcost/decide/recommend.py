@@ -17,134 +17,22 @@ Definitions, used everywhere the recommendation is shown:
   all the same from what was measured (``_tentative``), with ``caveats`` that say how unsure it is (its flags,
   its sample counts), so a run always says what it would pick; nothing is picked only when nothing was measured
   or no config meets the constraints even on those figures.
-- accuracy drop, in percent: (1 - top-1 agreement with the FP32 reference) x 100 when the output looks like
-  class scores, else (1 - cosine similarity) x 100. An FP32 config without accuracy figures is the reference
-  (drop 0); a reduced-precision config without them fails the constraint ("not measured").
-- ties: two configs tie when the 95% intervals of the objective overlap (throughput, or the latency statistic,
-  each +- a relative 95% half-width: the larger of the median's from the timing loop and, for a config measured
-  in several runs or sessions (``sweep --repeats``; a finalist of analyze / bench / recommend measured again,
-  runs/finalists.py), the between-run one (``extra.between_run_ci95_rel``, decide/noise.py), so a difference
-  inside the noise between runs is a tie; a tail percentile gets the median's relative width, a lower bound of
-  its own). Among the configs that tie with the fastest, the pick is decided by,
-  in this order: accuracy vs the FP32 reference (accuracy drop, then max abs error), peak GPU memory, simplicity
-  (eager < CUDA graphs < compiled / engine-built: the ``simplicity`` of the backend's registry row), and only
-  then the objective itself. The reasons name the rule that decided.
+- accuracy drop: see decide/constraints.py, which checks the limits.
+- ties within the measurement noise, and the rules that break them: see decide/ties.py.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass
-
 from modelcost.bench import registry
 from modelcost.core.decisions import ConstraintCheck, Recommendation
-from modelcost.core.errors import ModelcostError
 from modelcost.core.text import config_label
 from modelcost.core.samples import too_few_reason
 from modelcost.core.types import BenchResult
 from modelcost.core.units import number
-
-LATENCY_STATS = ("p50", "p90", "p95", "p99", "mean")
-OBJECTIVES = ("throughput", "latency")
-GB = 1e9
-
-
-@dataclass(frozen=True)
-class Constraints:
-    max_latency_ms: float | None = None
-    min_throughput_ips: float | None = None
-    max_memory_gb: float | None = None
-    max_accuracy_drop_pct: float | None = None
-    batch_sizes: tuple[int, ...] | None = None  # only these batch sizes are acceptable
-    latency_stat: str = "p99"
-
-    def as_dict(self) -> dict[str, float]:
-        given = {name: getattr(self, name) for name in LIMITS}
-        return {k: v for k, v in given.items() if v is not None}
-
-
-LIMITS = ("max_latency_ms", "min_throughput_ips", "max_memory_gb", "max_accuracy_drop_pct")  # Constraints' limits
-
-
-def check_constraints(c: Constraints, objective: str = "throughput") -> None:
-    """The one check of what a recommendation is asked for (``recommend``; a sweep plan's [constraints] when it is
-    read): every limit a finite number >= 0, a known latency statistic and objective. Messages name the field."""
-    for name in LIMITS:
-        value = getattr(c, name)
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise ModelcostError(f"{name} must be a number >= 0, not {value!r}")
-    if c.latency_stat not in LATENCY_STATS:
-        raise ModelcostError(f"latency_stat must be one of {', '.join(LATENCY_STATS)}, not {c.latency_stat!r}")
-    if objective not in OBJECTIVES:
-        raise ModelcostError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
-
+from modelcost.decide.constraints import GB, Constraints, accuracy_drop_pct, check_config, check_constraints, latency_of
+from modelcost.decide.ties import break_tie, objective_interval
 
 label = config_label  # 'ort-cuda fp16 b8': how a config is named in every recommendation text
-
-
-def latency_of(r: BenchResult, stat: str) -> float | None:
-    return None if r.latency_ms is None else float(getattr(r.latency_ms, stat))
-
-
-def accuracy_drop_pct(r: BenchResult) -> float | None:
-    """See the module docstring. None: not measured."""
-    acc = r.accuracy
-    if acc is None:
-        return 0.0 if r.precision == "fp32" else None
-    if acc.top1_agreement is not None:
-        return (1.0 - acc.top1_agreement) * 100.0
-    return max(0.0, (1.0 - acc.cosine) * 100.0)
-
-
-def _excess(value: float, limit: float, unit: str, upper: bool) -> str:
-    """'+2.4 ms, +24.0%' over an upper limit; '-1000 ips, -20.0%' under a lower one."""
-    delta = abs(value - limit)
-    sign = "+" if upper else "-"
-    rel = f", {sign}{delta / abs(limit) * 100:.1f}%" if limit else ""
-    return f"{sign}{number(delta)} {unit}{rel}"
-
-
-def _check_upper(name: str, what: str, value: float | None, limit: float, unit: str) -> ConstraintCheck:
-    if value is None:
-        return ConstraintCheck(name, limit, None, False,
-                               f"{what} not measured: cannot show it is <= {number(limit)} {unit}")
-    ok = value <= limit
-    rel = "<=" if ok else ">"
-    detail = f"{what} {number(value)} {unit} {rel} {number(limit)} {unit}"
-    if not ok:
-        detail += f" ({_excess(value, limit, unit, True)} over)"
-    return ConstraintCheck(name, limit, value, ok, detail)
-
-
-def check_config(r: BenchResult, c: Constraints) -> list[ConstraintCheck]:
-    """Every given constraint applied to one measured config."""
-    checks: list[ConstraintCheck] = []
-    if c.batch_sizes:
-        ok = r.batch_size in c.batch_sizes
-        wanted = ",".join(str(b) for b in c.batch_sizes)
-        checks.append(ConstraintCheck("batch_size", float(r.batch_size), float(r.batch_size), ok,
-                                      f"batch {r.batch_size} {'in' if ok else 'not in'} {{{wanted}}}"))
-    if c.max_latency_ms is not None:
-        checks.append(_check_upper("max_latency_ms", f"{c.latency_stat} latency", latency_of(r, c.latency_stat),
-                                   c.max_latency_ms, "ms"))
-    if c.min_throughput_ips is not None:
-        v, lim = r.throughput_ips, c.min_throughput_ips
-        if v is None:
-            checks.append(ConstraintCheck("min_throughput_ips", lim, None, False, "throughput not measured"))
-        else:
-            ok = v >= lim
-            detail = f"throughput {number(v)} ips {'>=' if ok else '<'} {number(lim)} ips"
-            if not ok:
-                detail += f" ({_excess(v, lim, 'ips', False)} short)"
-            checks.append(ConstraintCheck("min_throughput_ips", lim, v, ok, detail))
-    if c.max_memory_gb is not None:
-        mem = None if r.gpu_memory_peak_bytes is None else r.gpu_memory_peak_bytes / GB
-        checks.append(_check_upper("max_memory_gb", "peak GPU memory", mem, c.max_memory_gb, "GB"))
-    if c.max_accuracy_drop_pct is not None:
-        checks.append(_check_upper("max_accuracy_drop_pct", "accuracy drop", accuracy_drop_pct(r),
-                                   c.max_accuracy_drop_pct, "%"))
-    return checks
 
 
 def pareto_front(results: list[BenchResult], stat: str = "p50") -> list[BenchResult]:
@@ -277,81 +165,6 @@ def _enough_samples(measured: list[BenchResult], stat: str) -> tuple[list[BenchR
     return ranked, unranked
 
 
-def ci_rel(r: BenchResult) -> float | None:
-    """The relative half-width of the 95% interval of the median latency: the larger of the timing loop's and the
-    between-run one (a config measured in several runs), or None if neither is known."""
-    known = [v for v in (_rel(r.extra.median_ci95_rel), _rel(r.extra.between_run_ci95_rel)) if v is not None]
-    return max(known) if known else None
-
-
-def _rel(value: object) -> float | None:
-    try:
-        value = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
-
-
-def objective_interval(r: BenchResult, objective: str, stat: str,
-                       floor_rel: float = 0.0) -> tuple[float, float] | None:
-    """The 95% interval of ``r``'s objective figure (see the module docstring), or None when unknown.
-    ``floor_rel``: at least this relative half-width (runs/finalists.py: the noise a single session cannot see)."""
-    rel = ci_rel(r)
-    if floor_rel > 0:
-        rel = max(rel or 0.0, floor_rel)
-    value = (r.throughput_ips if objective == "throughput" else latency_of(r, stat))
-    if rel is None or value is None:
-        return None
-    return value * (1 - rel), value * (1 + rel)
-
-
-def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
-    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
-
-
-# Tie rules in order: (name, key, how far above the best key still counts as equal). Accuracy: errors within 1.5x
-# of the best are the same accuracy (the same precision on other kernels or another batch; bf16 vs fp16 differ far
-# more: BENCHMARKS.md, 'Sixth session', 'Figures that used to live in docstrings'). Peak memory: within 5%.
-ACCURACY_SAME = 1.5
-MEMORY_SAME = 0.05
-_TIE_RULES: tuple[tuple[str, Callable[[BenchResult], tuple[float, ...]], float], ...] = (
-    ("accuracy vs the fp32 reference", lambda r: (
-        accuracy_drop_pct(r) if accuracy_drop_pct(r) is not None else math.inf,
-        r.accuracy.max_abs_err if r.accuracy is not None else (0.0 if r.precision == "fp32" else math.inf)),
-     ACCURACY_SAME),
-    ("peak GPU memory", lambda r: (float(r.gpu_memory_peak_bytes) if r.gpu_memory_peak_bytes is not None
-                                   else math.inf,), 1 + MEMORY_SAME),
-    ("simplicity (eager < CUDA graphs < compiled)", lambda r: (float(registry.simplicity(r.backend)),), 1.0),
-)
-
-
-def _as_good(key: tuple[float, ...], best: tuple[float, ...], factor: float) -> bool:
-    """Every component of ``key`` within ``factor`` x the best's (unknown, inf, only equals unknown)."""
-    return all(k <= b * factor if math.isfinite(b) else k == b for k, b in zip(key, best, strict=True))
-
-
-def break_tie(ranked: list[BenchResult], objective: str, stat: str) -> tuple[list[BenchResult], str]:
-    """The configs whose objective interval overlaps the best-ranked one's, the pick first, and the rule that
-    decided; ([], "") when the best is ahead beyond the measurement noise (or its interval is unknown).
-
-    The rules narrow the tied configs in order: each keeps those as good as the best on it (within its tolerance,
-    ``_TIE_RULES``); the pick is the best-ranked one left, and the rule named is the one that set aside the
-    best-ranked other config (the objective itself when no rule did)."""
-    best_iv = objective_interval(ranked[0], objective, stat)
-    tied = [r for r in ranked if r is ranked[0] or _overlap(best_iv, objective_interval(r, objective, stat))]
-    if len(tied) < 2:
-        return [], ""
-    left, set_aside_by = list(tied), {}
-    for name, key, factor in _TIE_RULES:
-        best = min(key(r) for r in left)
-        set_aside_by.update({id(r): name for r in left if not _as_good(key(r), best, factor)})
-        left = [r for r in left if id(r) not in set_aside_by]
-        if len(left) == 1:
-            break
-    pick = left[0]  # the best-ranked of those left (``tied`` keeps the ranking's order)
-    others = [r for r in tied if r is not pick]
-    return [pick, *others], set_aside_by.get(id(others[0]), "the objective itself (every tie rule was equal)")
-
 
 def _tie_reason(rec: Recommendation) -> list[str]:
     if not rec.tie:
@@ -453,36 +266,3 @@ def _total_excess(checks: list[ConstraintCheck]) -> float:
     return total
 
 
-def screening_rejects(c: Constraints) -> Callable[[BenchResult, float], str | None]:
-    """For bench.screening: ``rejects(r, margin)``. margin > 0: why a config's short screening figures already fail
-    a constraint by more than ``margin`` (so the full measurement cannot bring it within the limit), else None;
-    unmeasured figures reject nothing here (the recommendation says so later). margin < 0: why the config does
-    not meet every constraint by more than ``-margin``, a constrained figure not measured counting as a failure
-    (the test a config must pass before it may screen others out)."""
-    def rejects(r: BenchResult, margin: float) -> str | None:
-        strict = margin < 0
-
-        def fails(value: float | None, limit: float | None, upper: bool) -> bool:
-            if limit is None:
-                return False
-            if value is None:
-                return strict
-            return value > limit * (1 + margin) if upper else value * (1 + margin) < limit
-
-        if c.batch_sizes and r.batch_size not in c.batch_sizes:
-            return f"batch {r.batch_size} is not among the batch sizes asked for"
-        lat = latency_of(r, c.latency_stat)
-        if fails(lat, c.max_latency_ms, upper=True):
-            return f"{c.latency_stat} latency {number(lat)} ms > {number(c.max_latency_ms)} ms"
-        thr = r.throughput_ips
-        if fails(thr, c.min_throughput_ips, upper=False):
-            return f"throughput {number(thr)} ips < {number(c.min_throughput_ips)} ips"
-        mem = r.gpu_memory_peak_bytes
-        if fails(None if mem is None else mem / GB, c.max_memory_gb, upper=True):
-            return f"peak GPU memory {number(None if mem is None else mem / GB)} GB > {number(c.max_memory_gb)} GB"
-        drop = accuracy_drop_pct(r)
-        if fails(drop, c.max_accuracy_drop_pct, upper=True):
-            return f"accuracy drop {number(drop, 3)}% > {number(c.max_accuracy_drop_pct)}%"
-        return None
-
-    return rejects

@@ -43,7 +43,7 @@ def run_comparison(base: BenchModel, cand: BenchModel, *, sources: tuple[str, st
                    ) -> tuple[RunReport, Comparison, Path | None]:
     """Compare and write the report folder (``out``, default reports/<base>-vs-<cand>-<time>)."""
     from modelcost.bench.memory import device_info
-    from modelcost.bench.runner import resolve_device
+    from modelcost.bench.plan import resolve_device
     from modelcost.core.errors import ModelcostError
 
     if opts.rounds < 2:

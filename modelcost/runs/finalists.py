@@ -2,7 +2,7 @@
 
 After the sweep, the configs the pick is in doubt between are timed again (bench/finalists.py: a new runner and
 session each time, interleaved with the other finalists, within ``--finalist-share`` of the sweep's time), and
-each finalist's figures gain the between-session spread, which widens the tie interval of decide/recommend.py:
+each finalist's figures gain the between-session spread, which widens the tie interval of decide/ties.py:
 
 - finalists (``choose``): the configs of the pick's ranking (``options.pick``, else ``run_pick``) whose objective
   interval overlaps the best one's, each interval at least +-``FLOOR_REL`` wide (a single session's interval
@@ -34,7 +34,8 @@ MAX_FINALISTS = 3
 def choose(results: list[BenchResult],
            pick: Callable[[list[BenchResult]], Any]) -> tuple[list[BenchResult], str | None]:
     """(the finalists, the pick first; None) or ([], why there are none: "one config", "no pick", "no doubt")."""
-    from modelcost.decide.recommend import latency_of, objective_interval
+    from modelcost.decide.constraints import latency_of
+    from modelcost.decide.ties import objective_interval
 
     if sum(1 for r in results if r.status == "ok" and r.latency_ms is not None) < 2:
         return [], "one config"

@@ -87,15 +87,15 @@ def run(source: Any, options: RunOptions | None = None, on_stage: OnStage | None
 class SweepPlan(NamedTuple):
     batches: list[int]
     screen: bool
-    plan: Any  # bench.runner.Plan: what runs, made once (the compile child, the batch search and the sweep share it)
+    plan: Any  # bench.plan.Plan: what runs, made once (the compile child, the batch search and the sweep share it)
 
 
 def sweep_plan(model: LoadedModel, options: RunOptions, report: RunReport) -> SweepPlan:
     """The batch sizes to measure and whether to screen (issue 9): ``options.sweep()``, or batch 1 and the batch
     at which throughput saturates (said in the run notes), and screening on a GPU unless turned off; with the plan
-    (``bench.runner.make_plan``) that the sweep then runs."""
+    (``bench.plan.make_plan``) that the sweep then runs."""
     from modelcost.bench.memory import create_cuda_context_in_background
-    from modelcost.bench.runner import make_plan, warm_compile_workers
+    from modelcost.bench.plan import make_plan, warm_compile_workers
 
     batches = options.sweep()
     plan = make_plan(model.bench_model(), options.backends, options.precisions, options.bench, options.exhaustive)

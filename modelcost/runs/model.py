@@ -56,7 +56,7 @@ class RunOptions:
     # backend at every precision, each measured in full (no screening): --exhaustive
     exhaustive: bool = False
     predict: bool = False  # --predict: predicted latencies from the calibration (run.predictions; issue 28)
-    # recommend --predict: (decide.recommend.Constraints, objective); every candidate is predicted first and only
+    # recommend --predict: (decide.constraints.Constraints, objective); every candidate is predicted first and only
     # those that may still win are measured (runs/predict.prescreen_plan, decide/prescreen.py). None: off.
     prescreen: tuple[Any, str] | None = None
 

@@ -21,7 +21,7 @@ def recommend(
     command: str = "recommend", options: RunOptions | None = None, predict: bool = False, run: Any = None,
 ) -> tuple[Any, Any, Any]:
     """Benchmark ``source`` and pick the backend + precision + batch size that meets ``constraints``
-    (``modelcost.decide.recommend.Constraints``) best. Returns (RunReport, Recommendation, folder or None).
+    (``modelcost.decide.constraints.Constraints``) best. Returns (RunReport, Recommendation, folder or None).
     Ctrl-C ends the sweep early: the recommendation is made from what finished, marked incomplete.
     ``options`` (the ``RunOptions`` analyze / bench take) replaces backends, precisions, batch_sizes,
     input_shapes, trust_pickle and config; ``run``: the RunReport to fill (the CLI's, so that an interrupted
@@ -30,7 +30,7 @@ def recommend(
     ``predict``: every candidate predicted first from this GPU's calibration, and only those that may still win
     within the predictor's validated error measured (decide/prescreen.py); each one skipped is a "screened" row
     whose reason holds its prediction; with an unknown error everything is measured, and the notes say so."""
-    from modelcost.decide.recommend import Constraints, screening_rejects
+    from modelcost.decide.constraints import Constraints, screening_rejects
     from modelcost.decide.recommend import recommend as pick
     from modelcost.runs.inference import run as run_inference
     from modelcost.runs.report import Checkpointer

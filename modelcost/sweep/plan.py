@@ -150,7 +150,7 @@ def _check_values(plan: Plan) -> None:
 
     from modelcost.bench.base import PRECISIONS, BenchConfig, timing_problem
     from modelcost.bench.registry import info
-    from modelcost.decide.recommend import Constraints, check_constraints
+    from modelcost.decide.constraints import Constraints, check_constraints
 
     places = [("[sweep]", plan)] + [(f"[[models]] #{i + 1}", m) for i, m in enumerate(plan.models)]
     for where, entry in places:

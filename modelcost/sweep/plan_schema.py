@@ -1,6 +1,6 @@
 """The sweep plan's keys and their types, as strict pydantic models: a string is never taken for a boolean or a
 number ("no" is not false), an integer never for a boolean, and a list item is checked like the key. [timing] takes
-BenchConfig's fields with BenchConfig's types and [constraints] Constraints' (decide/recommend.py), so a field
+BenchConfig's fields with BenchConfig's types and [constraints] Constraints' (decide/constraints.py), so a field
 added there is a plan key at once; their values are then checked by those classes' own checks (plan.py).
 
 ``validate(doc)`` returns the checked ``PlanDoc`` or raises one ModelcostError line naming the plan key.
@@ -61,7 +61,7 @@ def _timing_table() -> type[_Table]:
 
 
 def _constraints_table() -> type[_Table]:
-    from modelcost.decide.recommend import Constraints
+    from modelcost.decide.constraints import Constraints
 
     # batch_sizes: the plan's own [sweep] / [[models]] batch sizes say which are measured
     return _table_of(Constraints, ("batch_sizes",), objective=(str, None))

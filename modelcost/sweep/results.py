@@ -100,7 +100,7 @@ def bench_result(row: dict[str, Any], between_run_rel: float | None = None) -> B
 
 def plan_constraints(db: ResultsDB) -> tuple[Any, str]:
     """(Constraints, objective) from the latest run's plan."""
-    from modelcost.decide.recommend import Constraints
+    from modelcost.decide.constraints import Constraints
 
     runs = db.runs()
     text = runs[-1]["plan_toml"] if runs else ""

@@ -62,7 +62,8 @@ def test_the_batch_search_probes_with_it(tmp_path: Path, dummy: str) -> None:
 
 def test_a_recommendation_ranks_it_by_its_rows_simplicity(tmp_path: Path, dummy: str) -> None:
     from modelcost.bench.runner import run_benchmarks
-    from modelcost.decide.recommend import Constraints, recommend
+    from modelcost.decide.constraints import Constraints
+    from modelcost.decide.recommend import recommend
 
     results, _ = run_benchmarks(tiny_model(), backends=[dummy], config=config(tmp_path))
     mine = results[0]

@@ -310,16 +310,16 @@ def test_recommend_makes_its_plan_once_with_the_backends_it_was_given(tmp_path: 
     share one plan, made with those backends. The two used to be made apart, and sweep_plan's ignored the argument:
     on a GPU it would have compiled torch.compile graphs in the background for a sweep that runs ONNX Runtime only."""
     from modelcost import api
-    from modelcost.bench import runner
+    from modelcost.bench import plan
 
     made: list[tuple] = []
-    real = runner.make_plan
+    real = plan.make_plan
 
     def counting(model, backends, precisions, config, exhaustive=False):  # noqa: ANN001, ANN202
         made.append((tuple(backends or ()), exhaustive))
         return real(model, backends, precisions, config, exhaustive)
 
-    monkeypatch.setattr(runner, "make_plan", counting)
+    monkeypatch.setattr(plan, "make_plan", counting)
     net = tmp_path / "tiny.py"
     net.write_text("import torch\n\ndef make():\n    return torch.nn.Sequential(torch.nn.Linear(4, 2))\n")
     report, rec, _ = api.recommend(f"{net}:make", backends=["ort-cpu"], batch_sizes=[1],

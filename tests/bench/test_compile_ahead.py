@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from modelcost.bench import compile_ahead
-from modelcost.bench.runner import compile_ahead_order
+from modelcost.bench.plan import compile_ahead_order
 from modelcost.loaders.base import LoadOptions
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -11,7 +11,7 @@ import torch
 from modelcost.bench import registry
 from modelcost.bench.base import BenchConfig
 from modelcost.bench.model import from_module
-from modelcost.bench.runner import make_plan
+from modelcost.bench.plan import make_plan
 from modelcost.core.types import TensorSpec
 
 

@@ -56,7 +56,7 @@ def test_only_a_config_that_meets_the_constraints_screens_others_out():
     # recommend --max-accuracy-drop-pct 0.1: the fp16 config is 3x faster but drops 0.5% (cosine 0.995); it cannot
     # be the answer, so it must not screen out the slower fp32 config that may be.
     from modelcost.core.types import AccuracyStats
-    from modelcost.decide.recommend import Constraints, screening_rejects
+    from modelcost.decide.constraints import Constraints, screening_rejects
 
     fast16, slow32 = res("a", 1, 1.0), res("b", 1, 3.0)
     fast16.precision = "fp16"

@@ -12,7 +12,8 @@ from rich.console import Console
 
 from modelcost.core.samples import enough_samples, footnote, min_samples, too_few_reason
 from modelcost.core.types import BenchResult, LatencyStats
-from modelcost.decide.recommend import Constraints, label, recommend
+from modelcost.decide.constraints import Constraints
+from modelcost.decide.recommend import label, recommend
 from modelcost.report.console_bench import print_benchmarks
 from modelcost.report.html import render_html
 from modelcost.report.markdown import render_markdown

@@ -8,7 +8,8 @@ import pytest
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import AccuracyStats, BenchResult, LatencyStats
-from modelcost.decide.recommend import Constraints, accuracy_drop_pct, label, pareto_front, recommend
+from modelcost.decide.constraints import Constraints, accuracy_drop_pct
+from modelcost.decide.recommend import label, pareto_front, recommend
 
 
 def lat(p50: float, p99: float | None = None) -> LatencyStats:

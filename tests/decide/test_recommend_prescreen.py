@@ -8,10 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from modelcost.bench.runner import make_plan, run_benchmarks
+from modelcost.bench.plan import make_plan
+from modelcost.bench.runner import run_benchmarks
 from modelcost.core.types import BenchResult, LatencyPrediction
+from modelcost.decide.constraints import Constraints
 from modelcost.decide.prescreen import prescreen
-from modelcost.decide.recommend import Constraints
 from modelcost.hardware.specs import spec_from_table
 from tests.bench.test_bench_runner import fast_config, tiny_model
 from tests.analysis.test_predict import GELU, cost_of, synthetic

@@ -4,7 +4,8 @@ broken by accuracy vs the FP32 reference, then peak memory, then simplicity, and
 from __future__ import annotations
 
 from modelcost.core.types import AccuracyStats, BenchResult, LatencyStats
-from modelcost.decide.recommend import break_tie, objective_interval, recommend
+from modelcost.decide.recommend import recommend
+from modelcost.decide.ties import break_tie, objective_interval
 
 
 def res(backend: str, precision: str, p50: float, ci: float = 0.01, max_abs: float = 0.01, top1: float | None = 1.0,

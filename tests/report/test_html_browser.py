@@ -16,7 +16,8 @@ import subprocess
 import pytest
 
 from tests.report import test_report_data as data
-from modelcost.decide.recommend import Constraints, recommend
+from modelcost.decide.constraints import Constraints
+from modelcost.decide.recommend import recommend
 from modelcost.report.folder import write_report_folder
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -11,7 +11,8 @@ import pytest
 
 from tests.report import test_report_data as data
 from modelcost.core.types import RunReport
-from modelcost.decide.recommend import Constraints, recommend
+from modelcost.decide.constraints import Constraints
+from modelcost.decide.recommend import recommend
 from modelcost.report.folder import default_dir, write_report_folder
 
 

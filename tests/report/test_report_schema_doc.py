@@ -30,7 +30,8 @@ from modelcost.core.types import (
     CeilingMeasurement,
     LatencyStats,
 )
-from modelcost.decide.recommend import Constraints, recommend
+from modelcost.decide.constraints import Constraints
+from modelcost.decide.recommend import recommend
 from modelcost.hardware.specs import spec_from_table
 from modelcost.report.folder import comparison_to_dict, recommendation_to_dict
 from modelcost.report.json_report import to_plain

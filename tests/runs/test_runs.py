@@ -35,7 +35,7 @@ def test_api_recommend_is_the_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
     """api.recommend goes through runs.inference.run (no second load -> static -> sweep copy), with the
     recommend options: static not required, the constraints' screening check, the recommend batches."""
     from modelcost import api
-    from modelcost.decide.recommend import Constraints
+    from modelcost.decide.constraints import Constraints
     from modelcost.runs import inference
 
     seen = []

@@ -155,7 +155,8 @@ def test_constraints_that_pass_are_what_recommend_takes() -> None:
 
 
 def test_recommend_uses_the_same_constraints_check() -> None:
-    from modelcost.decide.recommend import Constraints, recommend
+    from modelcost.decide.constraints import Constraints
+    from modelcost.decide.recommend import recommend
 
     with pytest.raises(ModelcostError, match="max_latency_ms must be a number >= 0, not -1"):
         recommend([], Constraints(max_latency_ms=-1))
