@@ -15,6 +15,9 @@ coordinate-descent tuning is most of it); --budget-s stops starting cases.
     python benchmarks/predict_validate_llm.py --out benchmarks/results/predict
     python benchmarks/predict_validate_llm.py --out benchmarks/results/predict --write-table  # + the table rows
 
+    # no GPU: the measured points of an earlier run predicted again from another calibration file
+    python benchmarks/predict_validate_llm.py --repredict OLD/llm_cases.jsonl --calibration FILE --out DIR
+
 Outputs: <out>/llm_cases.jsonl (one line per phase: model, GPU, calibrated_on, backend "<backend>/ttft" or
 "/tpot", precision, batch, predicted, measured, error %), <out>/predict_validation_llm.json and .md (predicted
 vs measured per case, and per GPU x calibration x backend/phase x precision: median / p90 / worst |error|).
@@ -56,6 +59,8 @@ def parse() -> argparse.Namespace:
     p.add_argument("--target-gpu", help="also predict for this table GPU (no measurement: a dry run on a CPU)")
     p.add_argument("--budget-s", type=float, default=420.0, help="stop starting cases after this many seconds")
     p.add_argument("--write-table", action="store_true", help="merge the summary into predict_errors.json")
+    p.add_argument("--repredict", type=Path, metavar="CASES", help="no GPU: predict the measured points of CASES "
+                   "(an earlier llm_cases.jsonl) again from --calibration, beside their stored measurements")
     return p.parse_args()
 
 
@@ -79,6 +84,36 @@ def run_case(config: Path, batch: int, args: argparse.Namespace) -> list[dict]:
               f"{r.unstable or ''}".strip()} for r in report.benchmarks if r.status != "ok" or r.unstable]
     rows += [{"model": MODEL, "batch": batch, "note": n} for n in report.notes if n.startswith("predict")]
     return rows
+
+
+def repredict(args: argparse.Namespace, config: Path) -> list[dict]:
+    """--repredict: each measured (GPU, batch, backend) point of ``args.repredict`` predicted again for its GPU
+    from the calibration in the cache (``args.calibration``), beside the measurement it stored."""
+    from modelcost import api
+
+    measured = [c for c in read_cases_of(args.repredict) if c.get("measured_ms") is not None]
+    rows = []
+    for gpu, batch, backend in dict.fromkeys((c["gpu"], c["batch"], c["backend"].split("/")[0]) for c in measured):
+        stored = {c["backend"]: c["measured_ms"] for c in measured if (c["gpu"], c["batch"]) == (gpu, batch)}
+        report = api.llm(str(config), prompt_lens=[args.prompt_len], gen_lens=[args.gen_len], batch_sizes=[batch],
+                         dtype="bf16", predict=True, target_gpu=gpu, backends=[backend])
+        for pred in report.predictions:
+            for phase, p in (("ttft", pred.ttft), ("tpot", pred.tpot)):
+                m = stored.get(f"{backend}/{phase}")
+                rows.append({"model": MODEL, "gpu": p.gpu, "calibrated_on": p.calibrated_on,
+                             "backend": f"{backend}/{phase}", "precision": p.precision, "batch": batch,
+                             "prompt_len": pred.prompt_len, "gen_len": pred.gen_len, "predicted_ms": p.latency_ms,
+                             "measured_ms": m, "error_pct": None if m is None else (p.latency_ms - m) / m * 100,
+                             "kernels": p.kernels, "overhead_ms": p.overhead_ms})
+    return rows
+
+
+def read_cases_of(path: Path) -> list[dict]:
+    from predict_validate import read_cases
+
+    if not path.is_file():
+        sys.exit(f"predict_validate_llm: --repredict {path}: no such file")
+    return read_cases(path)
 
 
 def write_tables(out: Path, cases: list[dict]) -> dict:
@@ -125,6 +160,16 @@ def main() -> None:
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(json.dumps(LLAMA_3_2_1B, indent=2) + "\n")
     cases_file = args.out / "llm_cases.jsonl"
+    if args.repredict:
+        if not args.calibration or cases_file.exists():
+            sys.exit("predict_validate_llm: --repredict needs --calibration FILE and an --out without llm_cases.jsonl")
+        summary = write_tables(args.out, append_cases(cases_file, repredict(args, config)))
+        print(f"repredicted: {summary['entries']}", flush=True)
+        if args.write_table:
+            from predict_validate import merge_table
+
+            merge_table(summary)
+        return
     for batch in [int(b) for b in args.batches.split(",")]:
         if time.perf_counter() - t0 > args.budget_s:
             print(f"budget {args.budget_s:.0f} s spent: batch {batch} and later not run", flush=True)

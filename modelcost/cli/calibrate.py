@@ -34,5 +34,8 @@ def calibrate(
         + f"; kernel gap {cal.kernel_gap_us:.2f} us; graph replay {cal.graph_replay_us:.1f} us")
     for family, fusion in cal.fusion.items():
         say(f"  {family}: kernels per layer " + ", ".join(f"{k} {v:g}" for k, v in fusion.kernels_per_layer.items()))
+    for family, host in cal.host_us.items():
+        say(f"  {family}: host time {host.kernel_op_us:.1f} us per kernel-launching aten call, "
+            f"{host.view_op_us:.1f} us per view call")
     for note in cal.notes:
         say(f"  note: {note}")
