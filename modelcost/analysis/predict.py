@@ -29,6 +29,7 @@ benchmarks/predict_validate.py), or "error unknown" when the table has no entry 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -255,6 +256,17 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
     return out
 
 
+def backend_layers(layers: list[LayerEstimate], cal: Calibration, backend: str,
+                   precision: str) -> list[LayerEstimate]:
+    """The layers' kernel times as ``backend`` runs them: the tables hold torch's kernels; an ort-cuda layer takes
+    its kind's calibrated factor (``Calibration.ort_factor``: ONNX Runtime's time over torch's), others as they are."""
+    factor = cal.ort_factor.get(precision, {}) if BACKEND_FAMILIES.get(backend, ("",))[0] == "ort-cuda" else {}
+    if not factor:
+        return layers
+    return [dataclasses.replace(e, compute_ms=e.compute_ms * factor.get(e.kind, 1.0),
+                                memory_ms=e.memory_ms * factor.get(e.kind, 1.0)) for e in layers]
+
+
 def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: float) -> float:
     """The host's time to issue one forward: its aten calls at the calibrated cost per call where the forward's
     calls were counted and the calibration prices them (``Calibration.host_us``), else the kernels at the
@@ -338,7 +350,7 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     if not cost.compute.complete:
         why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
         raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
-    layers = estimate_layers(cost, cal, precision, batch_size)
+    layers = backend_layers(estimate_layers(cost, cal, precision, batch_size), cal, backend, precision)
     kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops)
     name = cal.gpu.name
     calibrated_on = calibrated_on or name

@@ -247,5 +247,10 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
         cal.fusion, cal.launch_us, notes = learn_fusion(torch, say)
         cal.host_us, host_notes = learn_host_cost(torch, say)
         cal.notes += notes + host_notes
+        if "ort-cuda" in cal.fusion:  # onnxruntime-gpu is here
+            from modelcost.bench.calibrate_ort import learn_ort_factor
+
+            cal.ort_factor, ort_notes = learn_ort_factor(torch, say)
+            cal.notes += ort_notes
     cal.elapsed_s = round(time.perf_counter() - t0, 1)
     return cal

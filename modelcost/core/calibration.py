@@ -36,6 +36,9 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   nets (bench/calibrate_host.py). A forward's aten calls are counted statically (CostReport.eager_ops), so the
   host time of a model whose layers run many small ops (an RMSNorm is seven, a rotary embedding ten) is priced by
   what it issues, not by its layers. Added within schema 2: a file without it predicts from ``launch_us``.
+* ONNX Runtime's kernels against torch's (``ort_factor``, precision -> layer kind -> ORT time / torch time), from
+  GPU-bound calibration nets run both ways (bench/calibrate_ort.py): an ort-cuda layer's time is the tables'
+  (torch's kernels) times its factor. Added within schema 2: a file without it predicts ort-cuda as torch.
 
 The file: JSON, ``schema`` = ``SCHEMA``; one per GPU in ``<cache>/calibration/<gpu>.json``, written atomically
 and recorded in the cache's manifest (core.owned), so ``modelcost cache --clear`` removes it. A file of another
@@ -208,6 +211,7 @@ class Calibration:
     graph_replay_us: float = 0.0
     fusion: dict[str, Fusion] = field(default_factory=dict)
     host_us: dict[str, HostCost] = field(default_factory=dict)  # family -> host cost per aten call (eager ones)
+    ort_factor: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> kind -> ORT / torch time
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     schema: str = SCHEMA
@@ -242,6 +246,7 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             gemv=[GemvPoint(**p) for p in doc["gemv"]], matmul_modes=dict(doc["matmul_modes"]),
             launch_us={k: float(v) for k, v in doc["launch_us"].items()}, kernel_gap_us=float(doc["kernel_gap_us"]),
             graph_replay_us=float(doc["graph_replay_us"]), fusion=fusion, host_us=host,
+            ort_factor={p: {k: float(v) for k, v in t.items()} for p, t in doc.get("ort_factor", {}).items()},
             elapsed_s=float(doc.get("elapsed_s", 0.0)), notes=list(doc.get("notes", [])))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelcostError(f"{where}: a {SCHEMA} file with a missing or malformed key ({exc})") from None

@@ -18,6 +18,7 @@ from modelcost.analysis.predict import (
     ErrorEntry,
     LayerEstimate,
     attention_efficiency,
+    backend_layers,
     estimate_layers,
     expected_error,
     forward_ms,
@@ -387,3 +388,17 @@ def test_host_cost_round_trips_and_a_file_without_it_still_reads() -> None:
     assert calib.from_dict(doc).host_us == cal.host_us
     doc.pop("host_us")  # a schema-2 file written before host_us: predicted from launch_us, as it was
     assert calib.from_dict(doc).host_us == {}
+
+
+def test_ort_layers_take_their_kind_s_calibrated_factor() -> None:
+    # ort_factor fp16: GEMMs 1.5x torch's time, norms 2x. A GEMM layer of 0.1 ms and a norm of 0.01 ms become
+    # 0.15 and 0.02 ms under ort-cuda; a conv (no factor) stays; torch-eager never takes the factor, nor fp32.
+    cal = dataclasses.replace(synthetic(), ort_factor={"fp16": {"gemm": 1.5, "norm": 2.0}})
+    layers = [LayerEstimate("fc", "gemm", 0.1, 0.02), LayerEstimate("ln", "norm", 0.0, 0.01),
+              LayerEstimate("c", "conv", 0.05, 0.01)]
+    ort = backend_layers(layers, cal, "ort-cuda", "fp16")
+    assert [t for e in ort for t in (e.compute_ms, e.memory_ms)] == pytest.approx([0.15, 0.03, 0.0, 0.02, 0.05, 0.01])
+    assert backend_layers(layers, cal, "torch-eager", "fp16") == layers
+    assert backend_layers(layers, cal, "ort-cuda", "fp32") == layers
+    doc = calib.to_dict(cal)
+    assert calib.from_dict(doc).ort_factor == {"fp16": {"gemm": 1.5, "norm": 2.0}}

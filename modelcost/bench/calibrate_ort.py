@@ -1,0 +1,136 @@
+"""ONNX Runtime's CUDA kernels against torch's, per layer kind and precision (issue 28): ``Calibration.ort_factor``.
+
+The predictor times a layer from the GEMM / conv / memory / attention tables, which torch's kernels (cuBLAS,
+cuDNN, SDPA) were measured with. ONNX Runtime's CUDA EP runs the same layers differently: its fp16 model is a
+conversion (``onnxruntime.transformers.float16``, I/O kept fp32: Cast nodes at the edges and around the ops left
+in fp32), its convolutions run NCHW, and an exported attention is MatMul + Softmax + MatMul with the score matrix
+in memory. On the validation set that made ort-cuda fp16 at batch 64 run 1.4-1.9x torch-half's time, which the
+tables cannot see.
+
+So each GPU-bound calibration net (``NETS``: four layers of one kind at a size where the GPU, not the host, sets the
+time) runs under torch eager and under ONNX Runtime's CUDA EP, built as the ort-cuda backend builds its sessions
+(fp32: TF32 off; fp16: the same converted copy; graph optimizations on), and the factor of a kind is ORT's time
+over torch's for the net of that kind. The predictor multiplies an ort-cuda layer's kernel time by the factor of
+its kind and precision. None of these nets is a validation architecture.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from modelcost.bench.timing import CudaEventClock
+
+# net -> the layer kinds whose factor it gives
+KIND_OF_NET = {"gemm": ("gemm",), "conv": ("conv",), "residual-ln": ("norm", "elementwise"),
+               "attention": ("attention",)}
+PRECISIONS = ("fp32", "fp16")
+
+
+def _net(torch: Any, name: str) -> tuple[Any, Any]:
+    """(net, input) of one GPU-bound calibration net, fp32 on the GPU."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Residual(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc, self.norm = nn.Linear(1024, 1024), nn.LayerNorm(1024)
+
+        def forward(self, x: Any) -> Any:
+            return self.norm(x + self.fc(x))
+
+    class Attention(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.qkv, self.out = nn.Linear(768, 3 * 768), nn.Linear(768, 768)
+
+        def forward(self, x: Any) -> Any:
+            b, s, _ = x.shape
+            q, k, v = self.qkv(x).view(b, s, 3, 12, 64).permute(2, 0, 3, 1, 4)
+            return self.out(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, 768))
+
+    blocks = {"gemm": lambda: nn.Linear(1024, 1024), "conv": lambda: nn.Conv2d(128, 128, 3, padding=1),
+              "residual-ln": Residual, "attention": Attention}[name]
+    shape = {"gemm": (32, 512, 1024), "conv": (32, 128, 56, 56), "residual-ln": (32, 512, 1024),
+             "attention": (32, 256, 768)}[name]
+    return nn.Sequential(*[blocks() for _ in range(4)]).cuda().eval(), torch.randn(*shape, device="cuda")
+
+
+def _median_ms(fn: Callable[[], Any], timer: Callable[[Callable[[], Any]], float], runs: int = 15) -> float:
+    for _ in range(3):
+        fn()
+    return statistics.median(timer(fn) for _ in range(runs))
+
+
+def torch_ms(torch: Any, net: Any, x: Any, precision: str) -> float:
+    """Median ms of one eager forward as the torch backends run it (cuDNN autotuned; fp32 with TF32 off)."""
+    from modelcost.hardware.tf32 import tf32_mode
+
+    net, x = (net.half(), x.half()) if precision == "fp16" else (net.float(), x.float())
+    saved = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = True
+    try:
+        with tf32_mode(False), torch.inference_mode():
+            return _median_ms(lambda: net(x), CudaEventClock(torch).time_ms)
+    finally:
+        torch.backends.cudnn.benchmark = saved
+        net.float()
+
+
+def ort_ms(torch: Any, net: Any, x: Any, precision: str, tmp: str) -> float:
+    """Median ms of one ONNX Runtime CUDA run of ``net`` (exported fp32; fp16: the ort-cuda backend's copy)."""
+    import onnxruntime as ort
+
+    from modelcost.bench.backends.ort import fp16_copy
+
+    path = os.path.join(tmp, f"{id(net)}.onnx")
+    if not os.path.exists(path):
+        with torch.no_grad():  # tracing for export: not under inference_mode
+            torch.onnx.export(net.float(), (x.float(),), path, dynamo=False, opset_version=17)
+    from pathlib import Path
+
+    model = fp16_copy(Path(path), Path(tmp), f"{id(net)}") if precision == "fp16" else Path(path)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    sess = ort.InferenceSession(str(model), sess_options=options,
+                                providers=[("CUDAExecutionProvider", {"use_tf32": "0"})])
+    if sess.get_providers()[0] != "CUDAExecutionProvider":
+        raise RuntimeError("onnxruntime has no CUDA execution provider here")
+    x = x.float().contiguous()
+    binding = sess.io_binding()
+    import numpy as np
+
+    binding.bind_input(sess.get_inputs()[0].name, "cuda", 0, np.float32, list(x.shape), x.data_ptr())
+    binding.bind_output(sess.get_outputs()[0].name, "cuda")
+
+    def wall_ms(fn: Callable[[], Any]) -> float:  # run_with_iobinding returns once the run is done
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1e3
+
+    return _median_ms(lambda: sess.run_with_iobinding(binding), wall_ms)
+
+
+def learn_ort_factor(torch: Any, progress: Callable[[str], None]) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """(precision -> kind -> ORT time over torch time, notes on what could not be measured)."""
+    progress("ONNX Runtime against torch, per layer kind")
+    factor: dict[str, dict[str, float]] = {p: {} for p in PRECISIONS}
+    notes: list[str] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-ort-") as tmp:
+            for name, kinds in KIND_OF_NET.items():
+                net, x = _net(torch, name)
+                for precision in PRECISIONS:
+                    ratio = ort_ms(torch, net, x, precision, tmp) / torch_ms(torch, net, x, precision)
+                    factor[precision].update({k: round(ratio, 3) for k in kinds})
+                del net, x
+                torch.cuda.empty_cache()
+    except Exception as exc:  # noqa: BLE001 - ort-cuda predictions then use the tables as torch's, said so
+        notes.append(f"ort-cuda time factor: not calibrated ({type(exc).__name__}: "
+                     f"{str(exc).splitlines()[0][:200]})")
+    return {p: f for p, f in factor.items() if f}, notes
