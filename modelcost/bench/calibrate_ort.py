@@ -81,19 +81,20 @@ def torch_ms(torch: Any, net: Any, x: Any, precision: str) -> float:
         net.float()
 
 
-def ort_ms(torch: Any, net: Any, x: Any, precision: str, tmp: str) -> float:
-    """Median ms of one ONNX Runtime CUDA run of ``net`` (exported fp32; fp16: the ort-cuda backend's copy)."""
+def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str) -> float:
+    """Median ms of one ONNX Runtime CUDA run of the net ``name`` (exported fp32 once, to a file named for it: an
+    object id is reused once the net is freed; fp16: the ort-cuda backend's copy)."""
     import onnxruntime as ort
 
     from modelcost.bench.backends.ort import fp16_copy
 
-    path = os.path.join(tmp, f"{id(net)}.onnx")
+    path = os.path.join(tmp, f"{name}.onnx")
     if not os.path.exists(path):
         with torch.no_grad():  # tracing for export: not under inference_mode
             torch.onnx.export(net.float(), (x.float(),), path, dynamo=False, opset_version=17)
     from pathlib import Path
 
-    model = fp16_copy(Path(path), Path(tmp), f"{id(net)}") if precision == "fp16" else Path(path)
+    model = fp16_copy(Path(path), Path(tmp), name) if precision == "fp16" else Path(path)
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
@@ -121,16 +122,16 @@ def learn_ort_factor(torch: Any, progress: Callable[[str], None]) -> tuple[dict[
     progress("ONNX Runtime against torch, per layer kind")
     factor: dict[str, dict[str, float]] = {p: {} for p in PRECISIONS}
     notes: list[str] = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-ort-") as tmp:
-            for name, kinds in KIND_OF_NET.items():
+    with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-ort-") as tmp:
+        for name, kinds in KIND_OF_NET.items():
+            try:  # a net that fails leaves its kinds at the tables' (torch's) time, said so; the others go on
                 net, x = _net(torch, name)
                 for precision in PRECISIONS:
-                    ratio = ort_ms(torch, net, x, precision, tmp) / torch_ms(torch, net, x, precision)
+                    ratio = ort_ms(torch, name, net, x, precision, tmp) / torch_ms(torch, net, x, precision)
                     factor[precision].update({k: round(ratio, 3) for k in kinds})
-                del net, x
-                torch.cuda.empty_cache()
-    except Exception as exc:  # noqa: BLE001 - ort-cuda predictions then use the tables as torch's, said so
-        notes.append(f"ort-cuda time factor: not calibrated ({type(exc).__name__}: "
-                     f"{str(exc).splitlines()[0][:200]})")
+            except Exception as exc:  # noqa: BLE001
+                notes.append(f"ort-cuda time factor of {', '.join(kinds)}: not calibrated ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0][:200]})")
+            net = x = None
+            torch.cuda.empty_cache()
     return {p: f for p, f in factor.items() if f}, notes
