@@ -51,7 +51,8 @@ def objective_interval(r: BenchResult, objective: str, stat: str,
     return value * (1 - rel), value * (1 + rel)
 
 
-def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+def intervals_overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+    """Whether two (low, high) intervals share a point (ends included); an unknown (None) one overlaps nothing."""
     return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
 
 
@@ -84,7 +85,7 @@ def break_tie(ranked: list[BenchResult], objective: str, stat: str) -> tuple[lis
     ``_TIE_RULES``); the pick is the best-ranked one left, and the rule named is the one that set aside the
     best-ranked other config (the objective itself when no rule did)."""
     best_iv = objective_interval(ranked[0], objective, stat)
-    tied = [r for r in ranked if r is ranked[0] or _overlap(best_iv, objective_interval(r, objective, stat))]
+    tied = [r for r in ranked if r is ranked[0] or intervals_overlap(best_iv, objective_interval(r, objective, stat))]
     if len(tied) < 2:
         return [], ""
     left, set_aside_by = list(tied), {}

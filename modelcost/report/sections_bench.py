@@ -61,8 +61,8 @@ def benchmark_blocks(results: list[BenchResult]) -> list[Block]:
                    Bullets([f"{config_label(r)}: {'; '.join(r.unstable)}" for r in unstable])]
     extra = [r for r in ok if r.build_s is not None or r.first_inference_ms is not None]
     if extra:
-        blocks += [Heading("Build and first inference", 3),
-                   Table(["config", "build s", "first inference ms"],
+        blocks += [Heading("Build and first call (one-time costs, not latencies)", 3),
+                   Table(["config", "build s", "first call ms (includes lazy init)"],
                          [[config_label(r), _f(r.build_s, 2), _f(r.first_inference_ms, 2)] for r in extra],
                          [False, True, True])]
     bad = [r for r in results if r not in ok]

@@ -35,7 +35,7 @@ def choose(results: list[BenchResult],
            pick: Callable[[list[BenchResult]], Any]) -> tuple[list[BenchResult], str | None]:
     """(the finalists, the pick first; None) or ([], why there are none: "one config", "no pick", "no doubt")."""
     from modelcost.decide.constraints import latency_of
-    from modelcost.decide.ties import objective_interval
+    from modelcost.decide.ties import intervals_overlap, objective_interval
 
     if sum(1 for r in results if r.status == "ok" and r.latency_ms is not None) < 2:
         return [], "one config"
@@ -49,14 +49,10 @@ def choose(results: list[BenchResult],
 
     ranked = sorted(rec.feasible, key=figure)
     top = objective_interval(ranked[0], rec.objective, stat, FLOOR_REL)
-    near = [r for r in ranked if r is not rec.best and top is not None
-            and _overlap(top, objective_interval(r, rec.objective, stat, FLOOR_REL))]
+    near = [r for r in ranked if r is not rec.best
+            and intervals_overlap(top, objective_interval(r, rec.objective, stat, FLOOR_REL))]
     chosen = [rec.best, *near][:MAX_FINALISTS]
     return (chosen, None) if len(chosen) > 1 else ([], "no doubt")
-
-
-def _overlap(a: tuple[float, float], b: tuple[float, float] | None) -> bool:
-    return b is not None and a[0] <= b[1] and b[0] <= a[1]
 
 
 def repeat_finalists(model: Any, report: RunReport, options: Any, sweep_s: float, *,

@@ -107,7 +107,8 @@ def test_a_rerun_leaves_out_what_lost_by_more_than_2x(tmp_path: Path) -> None:
 
 def test_every_batch_left_out_means_not_even_prepared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from modelcost.bench import registry
-    from modelcost.bench.runner import Reference, run_benchmarks
+    from modelcost.bench.reference import Reference
+    from modelcost.bench.runner import run_benchmarks
 
     config = _fast(tmp_path)
     run_benchmarks(_tiny(), backends=["ort-cpu", "torch-cpu"], batch_sizes=[1], config=config, screen=True)
