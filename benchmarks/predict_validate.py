@@ -139,7 +139,8 @@ def case_row(name: str, pred: Any) -> dict:
     """One line of cases.jsonl: a LatencyPrediction with its measurement beside it."""
     return {"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on, "backend": pred.backend,
             "precision": pred.precision, "batch": pred.batch_size, "predicted_ms": pred.latency_ms,
-            "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels}
+            "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels,
+            "features": list(pred.calibration_features)}
 
 
 def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> list[dict]:
@@ -203,18 +204,20 @@ def repredict(args: argparse.Namespace) -> dict:
 
 
 def summarise(cases: list[dict]) -> dict:
-    """Per GPU x calibration x backend x precision: cases, median / p90 / worst |error| %; the 10 worst cases."""
+    """Per GPU x calibration x backend x precision x calibration features: cases, median / p90 / worst |error| %;
+    the 10 worst cases."""
     groups: dict[tuple, list[dict]] = {}
     for c in cases:
         if c.get("error_pct") is not None:
-            groups.setdefault((c["gpu"], c["calibrated_on"], c["backend"], c["precision"]), []).append(c)
+            key = (c["gpu"], c["calibrated_on"], c["backend"], c["precision"], tuple(c.get("features", ())))
+            groups.setdefault(key, []).append(c)
     entries = []
-    for (gpu, cal, backend, precision), rows in sorted(groups.items()):
+    for (gpu, cal, backend, precision, features), rows in sorted(groups.items()):
         errs = sorted(abs(r["error_pct"]) for r in rows)
         entries.append({"gpu": gpu, "calibrated_on": cal, "backend": backend, "precision": precision,
                         "cases": len(errs), "median_pct": round(statistics.median(errs), 2),
                         "p90_pct": round(errs[min(len(errs) - 1, int(0.9 * len(errs)))], 2),
-                        "worst_pct": round(errs[-1], 2)})
+                        "worst_pct": round(errs[-1], 2), "features": list(features)})
     every = sorted((abs(c["error_pct"]) for c in cases if c.get("error_pct") is not None))
     overall = {"cases": len(every)}
     if every:

@@ -79,6 +79,7 @@ def run_case(config: Path, batch: int, args: argparse.Namespace) -> list[dict]:
                          "backend": f"{p.backend}/{phase}", "precision": p.precision, "batch": p.batch_size,
                          "prompt_len": pred.prompt_len, "gen_len": pred.gen_len, "predicted_ms": p.latency_ms,
                          "measured_ms": p.measured_ms, "error_pct": p.error_pct, "kernels": p.kernels,
+                         "features": list(p.calibration_features),
                          "overhead_ms": p.overhead_ms})
     rows += [{"model": MODEL, "batch": batch, "note": f"{r.backend}: {r.status} {r.reason or ''} "
               f"{r.unstable or ''}".strip()} for r in report.benchmarks if r.status != "ok" or r.unstable]
@@ -104,7 +105,8 @@ def repredict(args: argparse.Namespace, config: Path) -> list[dict]:
                              "backend": f"{backend}/{phase}", "precision": p.precision, "batch": batch,
                              "prompt_len": pred.prompt_len, "gen_len": pred.gen_len, "predicted_ms": p.latency_ms,
                              "measured_ms": m, "error_pct": None if m is None else (p.latency_ms - m) / m * 100,
-                             "kernels": p.kernels, "overhead_ms": p.overhead_ms})
+                             "kernels": p.kernels, "overhead_ms": p.overhead_ms,
+                             "features": list(p.calibration_features)})
     return rows
 
 

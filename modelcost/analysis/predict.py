@@ -46,6 +46,7 @@ from modelcost.core.calibration import (
     shape_class,
     wave_utilization,
 )
+from modelcost.core.calibration import features as calibration_features
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import BenchResult, CostReport, EagerOps, LatencyPrediction, LayerCost
 
@@ -318,28 +319,40 @@ class ErrorEntry:
     median_pct: float
     p90_pct: float
     worst_pct: float
+    features: tuple[str, ...] = ()  # the calibration's optional mechanisms it was validated with (core.calibration)
 
 
 def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
     """The committed validation table (benchmarks/predict_validate.py writes it); empty when there is none."""
     try:
         doc = json.loads(Path(path or VALIDATION_FILE).read_text(encoding="utf-8"))
-        return [ErrorEntry(**row) for row in doc.get("entries", [])]
+        return [ErrorEntry(**{**row, "features": tuple(row.get("features", ()))}) for row in doc.get("entries", [])]
     except (OSError, ValueError, TypeError):
         return []
 
 
-def expected_error(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str,
-                   precision: str) -> tuple[float | None, float | None, str]:
+def expected_error(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
+                   features: Sequence[str] = ()) -> tuple[float | None, float | None, str]:
     """(median %, p90 %, basis) from the validation row for exactly this GPU, calibration GPU, backend and
-    precision; (None, None, "error unknown: ...") when there is none. Never a guess."""
+    precision, validated with a calibration of the same ``features`` (core.calibration.features: a prediction
+    from a calibration with other mechanisms is another model); (None, None, "error unknown: ...") when there is
+    none. Never a guess."""
     for row in table:
-        if (row.gpu, row.calibrated_on, row.backend, row.precision) == (gpu, calibrated_on, backend, precision):
-            basis = (f"validation ({row.cases} held-out cases, calibrated on {row.calibrated_on}): median "
-                     f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
-            return row.median_pct, row.p90_pct, basis
+        if (row.gpu, row.calibrated_on, row.backend, row.precision) != (gpu, calibrated_on, backend, precision):
+            continue
+        if tuple(row.features) != tuple(features):
+            return None, None, (f"error unknown: {backend} {precision} on {gpu} calibrated on {calibrated_on} was "
+                                f"validated with a calibration {_with(row.features)}, and this one is "
+                                f"{_with(features)} (benchmarks/predict_validate.py validates it)")
+        basis = (f"validation ({row.cases} held-out cases, calibrated on {row.calibrated_on}): median "
+                 f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
+        return row.median_pct, row.p90_pct, basis
     return None, None, (f"error unknown: the validation table has no entry for {backend} {precision} on {gpu} "
                         f"calibrated on {calibrated_on} (benchmarks/predict_validate.py makes one)")
+
+
+def _with(features: Sequence[str]) -> str:
+    return f"with {', '.join(features)}" if features else "without host_us or ort_factor"
 
 
 def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, batch_size: int, *,
@@ -355,11 +368,12 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     name = cal.gpu.name
     calibrated_on = calibrated_on or name
     median, p90, basis = expected_error(validation_table() if table is None else table, name,
-                                        calibrated_on, backend, precision)
+                                        calibrated_on, backend, precision, calibration_features(cal))
     return LatencyPrediction(gpu=name, backend=backend, precision=precision, batch_size=batch_size,
                              latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,
-                             expected_error_pct=median, expected_error_p90_pct=p90, error_basis=basis)
+                             expected_error_pct=median, expected_error_p90_pct=p90, error_basis=basis,
+                             calibration_features=list(calibration_features(cal)))
 
 
 def with_measurement(pred: LatencyPrediction, results: Iterable[BenchResult]) -> LatencyPrediction:

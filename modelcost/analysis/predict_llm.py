@@ -40,6 +40,7 @@ from modelcost.analysis.predict import (
 )
 from modelcost.analysis.roofline import ELEMENT_BYTES, peak_key
 from modelcost.core.calibration import Calibration
+from modelcost.core.calibration import features as calibration_features
 from modelcost.core.errors import ModelcostError
 from modelcost.core.llm import GenerationPoint, GenerationResult, LlmPrediction
 from modelcost.core.types import CostReport, EagerOps, LatencyPrediction
@@ -166,11 +167,13 @@ def step_ops(cost: CostReport, point: GenerationPoint, expands: bool) -> EagerOp
 def _prediction(cal: Calibration, backend: str, precision: str, batch: int, phase: str, timed: tuple[float, float, int],
                 calibrated_on: str, table: Sequence[ErrorEntry]) -> LatencyPrediction:
     kernel_ms, overhead_ms, kernels = timed
-    median, p90, basis = expected_error(table, cal.gpu.name, calibrated_on, f"{backend}/{phase}", precision)
+    median, p90, basis = expected_error(table, cal.gpu.name, calibrated_on, f"{backend}/{phase}", precision,
+                                        calibration_features(cal))
     return LatencyPrediction(gpu=cal.gpu.name, backend=backend, precision=precision, batch_size=batch,
                              latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != cal.gpu.name,
-                             expected_error_pct=median, expected_error_p90_pct=p90, error_basis=basis)
+                             expected_error_pct=median, expected_error_p90_pct=p90, error_basis=basis,
+                             calibration_features=list(calibration_features(cal)))
 
 
 def predict_point(prefill: CostReport, decode: CostReport | None, point: GenerationPoint, cal: Calibration,

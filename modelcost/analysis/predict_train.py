@@ -32,6 +32,7 @@ from modelcost.analysis.predict import (
     validation_table,
 )
 from modelcost.core.calibration import Calibration
+from modelcost.core.calibration import features as calibration_features
 from modelcost.core.errors import ModelcostError
 from modelcost.core.training import TrainingBench, TrainingReport
 from modelcost.core.types import CostReport, LatencyPrediction
@@ -90,12 +91,13 @@ def predict_step(forward: CostReport, report: TrainingReport, cal: Calibration, 
     calibrated_on = calibrated_on or cal.gpu.name
     backend = f"train-{variant}"
     median, p90, basis = expected_error(validation_table() if table is None else table, cal.gpu.name, calibrated_on,
-                                        backend, precision)
+                                        backend, precision, calibration_features(cal))
     return LatencyPrediction(gpu=cal.gpu.name, backend=backend, precision=precision, batch_size=batch_size,
                              latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
                              kernels=kernels + 1, calibrated_on=calibrated_on,
                              transferred=calibrated_on != cal.gpu.name, expected_error_pct=median,
-                             expected_error_p90_pct=p90, error_basis=basis)
+                             expected_error_p90_pct=p90, error_basis=basis,
+                             calibration_features=list(calibration_features(cal)))
 
 
 def with_measurement(pred: LatencyPrediction, results: Sequence[TrainingBench]) -> LatencyPrediction:

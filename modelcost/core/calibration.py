@@ -217,6 +217,12 @@ class Calibration:
     schema: str = SCHEMA
 
 
+def features(cal: Calibration) -> tuple[str, ...]:
+    """The optional mechanisms this calibration holds ("host_us", "ort_factor"): a prediction made with other
+    ones is another model, so the validation table keeps them with each row (analysis/predict.expected_error)."""
+    return tuple(name for name in ("host_us", "ort_factor") if getattr(cal, name))
+
+
 def to_dict(cal: Calibration) -> dict[str, Any]:
     doc = dataclasses.asdict(cal)
     return {"schema": doc.pop("schema"), **doc}

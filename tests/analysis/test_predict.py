@@ -25,7 +25,6 @@ from modelcost.analysis.predict import (
     host_ms,
     memory_us,
     predict,
-    validation_table,
 )
 from modelcost.analysis.predict_transfer import calibration_for, predict_run, transfer
 from modelcost.core import calibration as calib
@@ -219,12 +218,12 @@ def test_predict_on_a_target_gpu_from_the_cli(monkeypatch: pytest.MonkeyPatch, t
                                                                 ("torch-compile-cudagraph", "fp16"),
                                                                 ("torch-compile-cudagraph", "fp32")}
     assert all(p["gpu"] == "H100 SXM" and p["latency_ms"] > 0 and p["measured_ms"] is None for p in preds)
-    # Each quotes the committed validation row of its own pairing (H100 on its own calibration), never a guess.
-    table = {(e.backend, e.precision): e for e in validation_table() if (e.gpu, e.calibrated_on) == ("H100 SXM",) * 2}
-    for p in preds:
-        row = table[(p["backend"], p["precision"])]
-        assert p["expected_error_pct"] == row.median_pct and p["error_basis"].startswith("validation (")
-    assert "predicted latency (--predict)" in result.output  # the terminal's table
+    # The committed H100-on-H100 rows were validated with a calibration holding host_us and ort_factor; this
+    # synthetic one holds neither, so it is another model and its error is unknown, said why, never borrowed.
+    assert all(p["calibration_features"] == [] for p in preds)
+    assert all(p["expected_error_pct"] is None and "was validated with a calibration with host_us" in p["error_basis"]
+               for p in preds)
+    assert "predicted latency (--predict)" in result.output and "unknown" in result.output  # the terminal's table
 
 
 def test_a_lookup_reads_only_its_rows() -> None:
@@ -402,3 +401,12 @@ def test_ort_layers_take_their_kind_s_calibrated_factor() -> None:
     assert backend_layers(layers, cal, "ort-cuda", "fp32") == layers
     doc = calib.to_dict(cal)
     assert calib.from_dict(doc).ort_factor == {"fp16": {"gemm": 1.5, "norm": 2.0}}
+
+
+def test_an_error_is_quoted_only_for_a_calibration_of_the_same_features() -> None:
+    row = ErrorEntry("H100 SXM", "H100 SXM", "torch-eager", "fp32", 16, 10.7, 22.2, 30.5, ("host_us", "ort_factor"))
+    assert expected_error([row], "H100 SXM", "H100 SXM", "torch-eager", "fp32", ("host_us", "ort_factor"))[:2] \
+        == (10.7, 22.2)
+    median, p90, basis = expected_error([row], "H100 SXM", "H100 SXM", "torch-eager", "fp32", ())
+    assert (median, p90) == (None, None) and "without host_us or ort_factor" in basis
+    assert calib.features(dataclasses.replace(synthetic(), host_us={"eager": HostCost(1.0, 0.0)})) == ("host_us",)
