@@ -264,7 +264,7 @@ def _verdict(t: Contrast, significant: bool, tolerance_pct: float, resolution_pc
         return Judgement("too noisy to judge", est, lo, hi, t.p, significant, t,
                          f"the 95% interval is wider than +-{resolution_pct:g}%, so a change that large could hide in "
                          f"the noise: {figures}; about {needed} runs a side would resolve +-{resolution_pct:g}% at "
-                         f"this spread (sweep --repeats)", needed)
+                         f"this spread (repeats of the sweep)", needed)
     else:
         verdict = "no change"
     return Judgement(verdict, est, lo, hi, t.p, significant, t, figures)
