@@ -36,27 +36,40 @@ NETS: dict[str, dict[str, int]] = {
 }
 
 
-def _block(torch: Any, name: str) -> Any:
-    nn, F = torch.nn, torch.nn.functional
+def residual_block(torch: Any, width: int) -> Any:
+    """Linear + residual add + LayerNorm over ``width`` features."""
+    nn = torch.nn
 
     class Residual(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.fc, self.norm = nn.Linear(256, 256), nn.LayerNorm(256)
+            self.fc, self.norm = nn.Linear(width, width), nn.LayerNorm(width)
 
         def forward(self, x: Any) -> Any:
             return self.norm(x + self.fc(x))
 
+    return Residual()
+
+
+def attention_block(torch: Any, width: int, heads: int) -> Any:
+    """One QKV projection, SDPA over ``heads`` heads, one output projection."""
+    nn, F = torch.nn, torch.nn.functional
+
     class Attention(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.qkv, self.out = nn.Linear(256, 768), nn.Linear(256, 256)
+            self.qkv, self.out = nn.Linear(width, 3 * width), nn.Linear(width, width)
 
         def forward(self, x: Any) -> Any:
             b, s, _ = x.shape
-            q, k, v = self.qkv(x).view(b, s, 3, 4, 64).permute(2, 0, 3, 1, 4)
-            y = F.scaled_dot_product_attention(q, k, v)
-            return self.out(y.transpose(1, 2).reshape(b, s, 256))
+            q, k, v = self.qkv(x).view(b, s, 3, heads, width // heads).permute(2, 0, 3, 1, 4)
+            return self.out(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, width))
+
+    return Attention()
+
+
+def _block(torch: Any, name: str) -> Any:
+    nn = torch.nn
 
     class Embed(nn.Module):
         def __init__(self) -> None:
@@ -69,10 +82,10 @@ def _block(torch: Any, name: str) -> Any:
     return {
         "linear": lambda: nn.Linear(256, 256),
         "mlp": lambda: nn.Sequential(nn.Linear(256, 256), nn.GELU()),
-        "residual-ln": Residual,
+        "residual-ln": lambda: residual_block(torch, 256),
         "conv": lambda: nn.Conv2d(32, 32, 3, padding=1),
         "conv-bn-relu": lambda: nn.Sequential(nn.Conv2d(32, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU()),
-        "attention": Attention,
+        "attention": lambda: attention_block(torch, 256, 4),
         "embedding": Embed,
     }[name]()
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from modelcost.bench.calibrate_fusion import attention_block, residual_block
 from modelcost.bench.timing import CudaEventClock
 
 # net -> the layer kinds whose factor it gives
@@ -33,28 +34,10 @@ PRECISIONS = ("fp32", "fp16")
 
 def _net(torch: Any, name: str) -> tuple[Any, Any]:
     """(net, input) of one GPU-bound calibration net, fp32 on the GPU."""
-    nn, F = torch.nn, torch.nn.functional
-
-    class Residual(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc, self.norm = nn.Linear(1024, 1024), nn.LayerNorm(1024)
-
-        def forward(self, x: Any) -> Any:
-            return self.norm(x + self.fc(x))
-
-    class Attention(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.qkv, self.out = nn.Linear(768, 3 * 768), nn.Linear(768, 768)
-
-        def forward(self, x: Any) -> Any:
-            b, s, _ = x.shape
-            q, k, v = self.qkv(x).view(b, s, 3, 12, 64).permute(2, 0, 3, 1, 4)
-            return self.out(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, 768))
-
+    nn = torch.nn
     blocks = {"gemm": lambda: nn.Linear(1024, 1024), "conv": lambda: nn.Conv2d(128, 128, 3, padding=1),
-              "residual-ln": Residual, "attention": Attention}[name]
+              "residual-ln": lambda: residual_block(torch, 1024),
+              "attention": lambda: attention_block(torch, 768, 12)}[name]
     shape = {"gemm": (32, 512, 1024), "conv": (32, 128, 56, 56), "residual-ln": (32, 512, 1024),
              "attention": (32, 256, 768)}[name]
     return nn.Sequential(*[blocks() for _ in range(4)]).cuda().eval(), torch.randn(*shape, device="cuda")
