@@ -21,6 +21,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from modelcost.bench.calibrate_fusion import attention_block, residual_block
@@ -30,17 +31,37 @@ from modelcost.bench.timing import CudaEventClock
 KIND_OF_NET = {"gemm": ("gemm",), "conv": ("conv",), "residual-ln": ("norm", "elementwise"),
                "attention": ("attention",)}
 PRECISIONS = ("fp32", "fp16")
+# net -> its input: GPU-bound sizes (each of the four layers a fraction of a millisecond or more in fp16)
+SHAPES = {"gemm": (32, 512, 1024), "conv": (32, 128, 56, 56), "residual-ln": (32, 512, 1024),
+          "attention": (32, 256, 768)}
 
 
-def _net(torch: Any, name: str) -> tuple[Any, Any]:
-    """(net, input) of one GPU-bound calibration net, fp32 on the GPU."""
+@dataclass(frozen=True)
+class Device:
+    """Where the nets run: the GPU (what calibrate measures), or the CPU (the tests run every step of it there)."""
+
+    torch: str = "cuda"
+    providers: tuple[Any, ...] = (("CUDAExecutionProvider", {"use_tf32": "0"}),)  # fp32 = TF32 off, as ort-cuda
+
+    @property
+    def provider(self) -> str:
+        first = self.providers[0]
+        return first[0] if isinstance(first, tuple) else first
+
+
+GPU = Device()
+
+
+def _net(torch: Any, name: str, device: Device = GPU, shapes: dict[str, tuple[int, ...]] | None = None
+         ) -> tuple[Any, Any]:
+    """(net, input) of one calibration net, fp32 on ``device``."""
     nn = torch.nn
     blocks = {"gemm": lambda: nn.Linear(1024, 1024), "conv": lambda: nn.Conv2d(128, 128, 3, padding=1),
               "residual-ln": lambda: residual_block(torch, 1024),
               "attention": lambda: attention_block(torch, 768, 12)}[name]
-    shape = {"gemm": (32, 512, 1024), "conv": (32, 128, 56, 56), "residual-ln": (32, 512, 1024),
-             "attention": (32, 256, 768)}[name]
-    return nn.Sequential(*[blocks() for _ in range(4)]).cuda().eval(), torch.randn(*shape, device="cuda")
+    shape = (shapes or SHAPES)[name]
+    return nn.Sequential(*[blocks() for _ in range(4)]).to(device.torch).eval(), torch.randn(*shape,
+                                                                                          device=device.torch)
 
 
 def _median_ms(fn: Callable[[], Any], timer: Callable[[Callable[[], Any]], float], runs: int = 15) -> float:
@@ -49,7 +70,13 @@ def _median_ms(fn: Callable[[], Any], timer: Callable[[Callable[[], Any]], float
     return statistics.median(timer(fn) for _ in range(runs))
 
 
-def torch_ms(torch: Any, net: Any, x: Any, precision: str) -> float:
+def _wall_ms(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def torch_ms(torch: Any, net: Any, x: Any, precision: str, device: Device = GPU) -> float:
     """Median ms of one eager forward as the torch backends run it (cuDNN autotuned; fp32 with TF32 off)."""
     from modelcost.hardware.tf32 import tf32_mode
 
@@ -58,13 +85,14 @@ def torch_ms(torch: Any, net: Any, x: Any, precision: str) -> float:
     torch.backends.cudnn.benchmark = True
     try:
         with tf32_mode(False), torch.inference_mode():
-            return _median_ms(lambda: net(x), CudaEventClock(torch).time_ms)
+            clock = CudaEventClock(torch).time_ms if device.torch == "cuda" else _wall_ms
+            return _median_ms(lambda: net(x), clock)
     finally:
         torch.backends.cudnn.benchmark = saved
         net.float()
 
 
-def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str) -> float:
+def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str, device: Device = GPU) -> float:
     """Median ms of one ONNX Runtime CUDA run of the net ``name`` (exported fp32 once, to a file named for it: an
     object id is reused once the net is freed; fp16: the ort-cuda backend's copy)."""
     import onnxruntime as ort
@@ -81,26 +109,20 @@ def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str) ->
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
-    sess = ort.InferenceSession(str(model), sess_options=options,
-                                providers=[("CUDAExecutionProvider", {"use_tf32": "0"})])
-    if sess.get_providers()[0] != "CUDAExecutionProvider":
-        raise RuntimeError("onnxruntime has no CUDA execution provider here")
+    sess = ort.InferenceSession(str(model), sess_options=options, providers=list(device.providers))
+    if sess.get_providers()[0] != device.provider:
+        raise RuntimeError(f"onnxruntime has no {device.provider} here")
     x = x.float().contiguous()
     binding = sess.io_binding()
     import numpy as np
 
-    binding.bind_input(sess.get_inputs()[0].name, "cuda", 0, np.float32, list(x.shape), x.data_ptr())
-    binding.bind_output(sess.get_outputs()[0].name, "cuda")
-
-    def wall_ms(fn: Callable[[], Any]) -> float:  # run_with_iobinding returns once the run is done
-        t0 = time.perf_counter()
-        fn()
-        return (time.perf_counter() - t0) * 1e3
-
-    return _median_ms(lambda: sess.run_with_iobinding(binding), wall_ms)
+    binding.bind_input(sess.get_inputs()[0].name, device.torch, 0, np.float32, list(x.shape), x.data_ptr())
+    binding.bind_output(sess.get_outputs()[0].name, device.torch)
+    return _median_ms(lambda: sess.run_with_iobinding(binding), _wall_ms)  # it returns once the run is done
 
 
-def learn_ort_factor(torch: Any, progress: Callable[[str], None]) -> tuple[dict[str, dict[str, float]], list[str]]:
+def learn_ort_factor(torch: Any, progress: Callable[[str], None], device: Device = GPU,
+                     shapes: dict[str, tuple[int, ...]] | None = None) -> tuple[dict[str, dict[str, float]], list[str]]:
     """(precision -> kind -> ORT time over torch time, notes on what could not be measured)."""
     progress("ONNX Runtime against torch, per layer kind")
     factor: dict[str, dict[str, float]] = {p: {} for p in PRECISIONS}
@@ -108,9 +130,10 @@ def learn_ort_factor(torch: Any, progress: Callable[[str], None]) -> tuple[dict[
     with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-ort-") as tmp:
         for name, kinds in KIND_OF_NET.items():
             try:  # a net that fails leaves its kinds at the tables' (torch's) time, said so; the others go on
-                net, x = _net(torch, name)
+                net, x = _net(torch, name, device, shapes)
                 for precision in PRECISIONS:
-                    ratio = ort_ms(torch, name, net, x, precision, tmp) / torch_ms(torch, net, x, precision)
+                    ratio = (ort_ms(torch, name, net, x, precision, tmp, device)
+                             / torch_ms(torch, net, x, precision, device))
                     factor[precision].update({k: round(ratio, 3) for k in kinds})
             except Exception as exc:  # noqa: BLE001
                 notes.append(f"ort-cuda time factor of {', '.join(kinds)}: not calibrated ({type(exc).__name__}: "
