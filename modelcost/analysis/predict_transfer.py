@@ -56,9 +56,16 @@ def _ratio(a: float | None, b: float | None) -> float:
     return a / b if a and b else 1.0
 
 
+def _table_spec(gpu: GpuSpec) -> GpuSpec:
+    """The datasheet figures of a target GPU the table knows (NVML's figures of this machine differ by a hair:
+    2619 MHz x 5120 bit = 3352.3 GB/s against the H100's 3350), else its own."""
+    sku = find_sku(gpu.name)
+    return spec_from_sku(sku) if sku is not None else gpu
+
+
 def transfer(cal: Calibration, target: GpuSpec) -> Calibration:
-    """``cal`` moved to ``target`` by the spec ratios (module doc); notes say from where and how."""
-    src = _table_figures(cal.gpu)
+    """``cal`` moved to ``target`` by the spec ratios, table to table (module doc); notes say from where and how."""
+    src, target = _table_figures(cal.gpu), _table_spec(target)
     peaks = {k: v * _ratio(target.peak_tflops.get(k), src.peak_tflops.get(k))
              for k, v in cal.gpu.peak_tflops.items() if target.peak_tflops.get(k)}
     bw = _ratio(target.bandwidth_gbps, src.bandwidth_gbps)

@@ -150,6 +150,10 @@ def test_transfer_by_spec_ratios() -> None:
     assert pred.transferred and pred.calibrated_on == "H100 SXM" and "transferred" not in pred.error_basis
     same, source = calibration_for(spec_from_table("H100 SXM"), [h100])
     assert source == "H100 SXM" and same.memory_curve == h100.memory_curve
+    # The target as NVML reports this machine (an H200's memory clock x bus: a hair off the datasheet's 4800
+    # GB/s) moves the calibration exactly as the table's H200 does: the ratios are taken table to table.
+    nvml = dataclasses.replace(h200, name="NVIDIA H200", bandwidth_gbps=4812.8, source="nvml")
+    assert transfer(h100, nvml).memory_curve == moved.memory_curve
 
 
 def test_expected_error_comes_from_the_table_or_is_unknown() -> None:
