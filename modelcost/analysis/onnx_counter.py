@@ -100,6 +100,8 @@ class _Walker:
         layer = LayerCost(
             name=name, op=label, output_shapes=[o.shape for o in outs if o is not None and o.shape is not None]
         )
+        if node.op_type in ("Conv", "ConvTranspose", "QLinearConv", "ConvInteger"):
+            layer.groups = next((int(a.i) for a in node.attribute if a.name == "group"), 1)
         weights = {n: self.params[n] for n in dict.fromkeys(node.input) if n in self.params}
         layer.params = sum(p.numel for p in weights.values())
         layer.weight_bytes = sum(p.size_bytes for p in weights.values())

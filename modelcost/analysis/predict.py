@@ -40,6 +40,7 @@ from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_si
 from modelcost.core.calibration import (
     BACKEND_FAMILIES,
     GEMV_MAX_M,
+    GROUPED,
     MATMUL_MODES,
     SIZE_CLASSES,
     Calibration,
@@ -113,12 +114,16 @@ def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> 
     if key in rows:
         return rows[key]
     order = list(SIZE_CLASSES)
+    grouped = key.endswith(GROUPED)
+    # the nearest class of the same sort (grouped or dense), or of any sort where the table has none of it
+    # (a calibration that kept no grouped convs apart)
+    alike = [k for k in rows if k.endswith(GROUPED) == grouped] or list(rows)
 
     def steps(other: str) -> int:
         return sum(abs(order.index(a.split(":")[1]) - order.index(b.split(":")[1]))
-                   for a, b in zip(key.split(), other.split(), strict=True))
+                   for a, b in zip(key.split()[:3], other.split()[:3], strict=True))
 
-    return rows[min(rows, key=steps)]
+    return rows[min(alike, key=steps)]
 
 
 def check_matmul_mode(cal: Calibration, precision: str) -> None:
@@ -217,7 +222,7 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
     table = cal.conv_efficiency if kind == "conv" else cal.gemm_efficiency
-    eff = efficiency(table, precision, shape_class(m, n, k))
+    eff = efficiency(table, precision, shape_class(m, n, k, kind == "conv" and (layer.groups or 1) > 1))
     util = wave_utilization(math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
     return flops / (peak * eff * util) * 1e3
 

@@ -43,6 +43,7 @@ class _Layer:
     macs: int = 0
     flops: int = 0
     macs_dtype: str | None = None
+    groups: int | None = None
     output_shapes: list[tuple[int, ...]] = field(default_factory=list)
     activation_bytes: int = 0
     counted: bool = False
@@ -51,7 +52,7 @@ class _Layer:
     def to_cost(self) -> LayerCost:
         status = "uncounted" if self.uncounted else "counted" if self.counted else "zero_cost"
         return LayerCost(self.name, self.op, self.macs, self.flops, self.params, self.output_shapes,
-                         self.macs_dtype, self.weight_bytes, self.activation_bytes, status)
+                         self.macs_dtype, self.weight_bytes, self.activation_bytes, status, self.groups)
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -154,6 +155,8 @@ class _Recorder:
             layer.flops += cost.flops
             if cost.macs and layer.macs_dtype is None:
                 layer.macs_dtype = cost.macs_dtype
+            if cost.groups is not None:
+                layer.groups = cost.groups
 
     def launched(self, mutable: bool, inputs: Any, outputs: Any) -> None:
         """Tally one aten call as eager issues it: a kernel launch or a view (core/eager_ops.py)."""

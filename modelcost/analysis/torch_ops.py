@@ -42,6 +42,7 @@ class OpCost:
     macs: int = 0
     flops: int = 0
     macs_dtype: str | None = None
+    groups: int | None = None  # a convolution's groups (the predictor's conv table keeps grouped ones apart)
 
 
 FORMULAS: dict[Any, Formula] = {}  # OpOverloadPacket -> formula(bound args, output)

@@ -116,7 +116,7 @@ def _conv(a: dict, out: Any) -> OpCost:
         in_channels = w.shape[1] * groups
         macs = F.conv_macs(batch, w.shape[0], out_spatial, in_channels, groups, kernel)
     bias = y.numel() if a.get("bias") is not None else 0
-    return OpCost(macs, 2 * macs + bias, _dtype(x))
+    return OpCost(macs, 2 * macs + bias, _dtype(x), groups)
 
 
 # ---------------------------------------------------------------------------------------------------

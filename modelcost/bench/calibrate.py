@@ -174,7 +174,7 @@ def _conv_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float, fmt
             t_s = graph_time_us(torch, lambda conv=conv, x=x: conv(x)) / 1e6
         m, n, k = b * s * s, co, c // g * kk * kk
         util = wave_utilization(math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
-        found.setdefault(shape_class(m, n, k), []).append(_efficiency(2 * m * n * k / (peak * util), t_s))
+        found.setdefault(shape_class(m, n, k, g > 1), []).append(_efficiency(2 * m * n * k / (peak * util), t_s))
     return found
 
 

@@ -109,9 +109,15 @@ def wave_utilization(tiles: float, sm_count: int) -> float:
     return tiles / (math.ceil(tiles / sm_count) * sm_count)
 
 
-def shape_class(m: float, n: float, k: float) -> str:
-    """'m:s n:l k:m': the class key of a GEMM (or implicit-GEMM conv) of these dimensions."""
-    return f"m:{size_class(m)} n:{size_class(n)} k:{size_class(k)}"
+GROUPED = "grouped"  # the conv table's fourth key part: a grouped / depthwise conv, kept apart from dense ones
+
+
+def shape_class(m: float, n: float, k: float, grouped: bool = False) -> str:
+    """'m:s n:l k:m': the class key of a GEMM (or implicit-GEMM conv) of these dimensions; 'm:xxl n:s k:s
+    grouped' for a grouped conv (a depthwise conv's K of 9 is a dense 1x1 conv's class, at a hundredth of its
+    efficiency: one mean over both charged ResNet's 1x1 convs like depthwise ones)."""
+    key = f"m:{size_class(m)} n:{size_class(n)} k:{size_class(k)}"
+    return f"{key} {GROUPED}" if grouped else key
 
 
 @dataclass(frozen=True)
@@ -218,9 +224,13 @@ class Calibration:
 
 
 def features(cal: Calibration) -> tuple[str, ...]:
-    """The optional mechanisms this calibration holds ("host_us", "ort_factor"): a prediction made with other
+    """The optional mechanisms this calibration holds ("host_us", "ort_factor", "grouped_convs": a conv table
+    that keeps grouped convs apart): a prediction made with other
     ones is another model, so the validation table keeps them with each row (analysis/predict.expected_error)."""
-    return tuple(name for name in ("host_us", "ort_factor") if getattr(cal, name))
+    found = [name for name in ("host_us", "ort_factor") if getattr(cal, name)]
+    if any(key.endswith(GROUPED) for table in cal.conv_efficiency.values() for key in table):
+        found.append("grouped_convs")
+    return tuple(found)
 
 
 def to_dict(cal: Calibration) -> dict[str, Any]:

@@ -55,6 +55,7 @@ class LayerCost:
     weight_bytes: int = 0
     activation_bytes: int = 0  # bytes of this layer's outputs
     status: str = "counted"  # "counted" | "zero_cost" | "uncounted"
+    groups: int | None = None  # a convolution's groups (1: dense; = channels: depthwise); None for other layers
 
 
 @dataclass

@@ -81,6 +81,7 @@ def test_conv_plain_with_bias(tmp_path: Path) -> None:
     # output 2x4x6x6 (no pad): MACs = 2*4*36 * 3*9 = 7,776; FLOPs = 2*7,776 + bias 288 = 15,840
     assert (layer.macs, layer.flops) == (7_776, 15_840)
     assert layer.params == 108 + 4 and layer.output_shapes == [(2, 4, 6, 6)] and layer.macs_dtype == "float32"
+    assert layer.groups == 1  # no group attribute: dense
 
 
 def test_conv_strides_pads_dilation(tmp_path: Path) -> None:
@@ -94,10 +95,10 @@ def test_conv_strides_pads_dilation(tmp_path: Path) -> None:
 def test_conv_groups_and_depthwise(tmp_path: Path) -> None:
     layer, _ = one(tmp_path, "Conv", {"x": [1, 8, 5, 5]}, [_w("w", 4, 2, 3, 3)], {"group": 4, "pads": [1] * 4})
     # 4 groups of 2 in-channels: MACs = 4 out * 25 * (8/4) * 9 = 1,800
-    assert layer.macs == 1_800
+    assert layer.macs == 1_800 and layer.groups == 4
     layer, _ = one(tmp_path, "Conv", {"x": [1, 8, 5, 5]}, [_w("w", 8, 1, 3, 3)], {"group": 8, "pads": [1] * 4})
     # depthwise: MACs = 8 * 25 * 1 * 9 = 1,800
-    assert layer.macs == 1_800
+    assert layer.macs == 1_800 and layer.groups == 8
 
 
 def test_conv_auto_pad_same_upper_1d_and_3d(tmp_path: Path) -> None:

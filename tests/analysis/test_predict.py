@@ -19,6 +19,7 @@ from modelcost.analysis.predict import (
     LayerEstimate,
     attention_efficiency,
     backend_layers,
+    efficiency,
     estimate_layers,
     expected_error,
     forward_ms,
@@ -414,3 +415,19 @@ def test_an_error_is_quoted_only_for_a_calibration_of_the_same_features() -> Non
     median, p90, basis = expected_error([row], "H100 SXM", "H100 SXM", "torch-eager", "fp32", ())
     assert (median, p90) == (None, None) and "without host_us or ort_factor" in basis
     assert calib.features(dataclasses.replace(synthetic(), host_us={"eager": HostCost(1.0, 0.0)})) == ("host_us",)
+
+
+def test_a_grouped_conv_takes_the_grouped_classes() -> None:
+    # A depthwise 3x3 conv and a dense 1x1 conv of the same implicit-GEMM class (M 4096 = xl, N 64 = s, K 9 and
+    # 64 = s): the table keeps them apart (0.01 grouped, 0.5 dense), as a calibration with grouped_convs does.
+    rows = {"m:xl n:s k:s": 0.5, "m:xl n:s k:s grouped": 0.01}
+    table = {"fp16": rows}
+    assert efficiency(table, "fp16", calib.shape_class(4096, 64, 9, grouped=True)) == 0.01
+    assert efficiency(table, "fp16", calib.shape_class(4096, 64, 64)) == 0.5
+    # a dense class the table lacks takes the nearest dense one, never a grouped one, and the other way round
+    assert efficiency(table, "fp16", calib.shape_class(4096, 64, 300)) == 0.5
+    assert efficiency(table, "fp16", calib.shape_class(4096, 300, 9, grouped=True)) == 0.01
+    # an older calibration (no grouped classes): a grouped conv takes the dense classes, as before
+    assert efficiency({"fp16": {"m:xl n:s k:s": 0.5}}, "fp16", calib.shape_class(4096, 64, 9, grouped=True)) == 0.5
+    cal = dataclasses.replace(synthetic(), conv_efficiency=table)
+    assert calib.features(cal) == ("grouped_convs",)

@@ -548,3 +548,11 @@ def test_eager_ops_count_kernel_launches_and_views() -> None:
     # Kernels: addmm, relu_ (in place: it writes), add (a new tensor), and SDPA: one fused kernel whatever it
     # runs inside on meta (a composite: its parts are absorbed) = 4.
     assert (report.eager_ops.kernel_ops, report.eager_ops.view_ops) == (4, 4)
+
+
+def test_a_conv_layer_records_its_groups() -> None:
+    """What the predictor's conv table tells dense from grouped convs by; other layers record none."""
+    with torch.device("meta"):
+        net = nn.Sequential(nn.Conv2d(32, 32, 3, groups=32), nn.Conv2d(32, 64, 1), nn.ReLU())
+    report = analyze_module(net, [meta(1, 32, 16, 16)])
+    assert [layer.groups for layer in report.layers] == [32, 1, None]
