@@ -7,7 +7,8 @@ measured kernel time to another GPU by the ratio of waves and of the roof (bandw
 Here every figure is a fraction of the GPU's own roof, so it moves to another GPU with that GPU's peaks:
 
 * GEMM and conv (as an implicit GEMM: M = batch x output pixels, N = output channels, K = the rest) efficiency
-  by shape class: each of M, N, K falls in one of ``SIZE_CLASSES`` (edges ``SIZE_EDGES``). Efficiency is the
+  by shape class: each of M, N, K falls in one of ``SIZE_CLASSES`` (edges ``SIZE_EDGES``); grouped convs
+  (depthwise) have classes of their own (``shape_class(..., grouped=True)``). Efficiency is the
   fraction of the dense peak reached *after* wave quantization: a GEMM of T = ceil(M/tile_m) x ceil(N/tile_n)
   output tiles runs in W = ceil(T / SMs) waves, of which only T / (W x SMs) of the slots are busy, so
   time = 2MNK / (peak x efficiency x T / (W x SMs)).
@@ -225,8 +226,8 @@ class Calibration:
 
 def features(cal: Calibration) -> tuple[str, ...]:
     """The optional mechanisms this calibration holds ("host_us", "ort_factor", "grouped_convs": a conv table
-    that keeps grouped convs apart): a prediction made with other
-    ones is another model, so the validation table keeps them with each row (analysis/predict.expected_error)."""
+    that keeps grouped convs apart). A prediction made with other ones is another model, so the validation table
+    keeps them with each row (analysis/predict.expected_error)."""
     found = [name for name in ("host_us", "ort_factor") if getattr(cal, name)]
     if any(key.endswith(GROUPED) for table in cal.conv_efficiency.values() for key in table):
         found.append("grouped_convs")
