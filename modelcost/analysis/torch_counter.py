@@ -128,9 +128,16 @@ class _Recorder:
                 layer.activation_bytes += _nbytes(t)
 
     # ops ---------------------------------------------------------------------------------------------
-    def record(self, op: str, status: str, cost: torch_ops.OpCost | None, inputs: Any, outputs: Any) -> None:
+    def record(self, op: str, status: str, cost: torch_ops.OpCost | None, inputs: Any, outputs: Any,
+               mutable: bool | None = None) -> None:
+        """One aten call (``mutable``: its schema writes an argument) or, with ``mutable`` None, one composite."""
         outs = _op_tensors(outputs)
-        self._track_memory(_op_tensors(inputs), outs)
+        in_keys = [k for k in map(_storage_key, _op_tensors(inputs)) if k is not None]
+        out_keys = [_storage_key(t) for t in outs]
+        self._track_memory(in_keys, outs, out_keys)
+        # as eager issues it (core/eager_ops.py); a composite is one fused kernel on the GPU (SDPA, cuDNN RNN...)
+        kernel = mutable is None or launches_kernel(mutable, in_keys, (k for k in out_keys if k is not None))
+        self.launches["kernel" if kernel else "view"] += 1
         if status == "zero_cost":
             self.zero_cost[op] += 1
         elif status == "uncounted":
@@ -158,12 +165,6 @@ class _Recorder:
             if cost.groups is not None:
                 layer.groups = cost.groups
 
-    def launched(self, mutable: bool, inputs: Any, outputs: Any) -> None:
-        """Tally one aten call as eager issues it: a kernel launch or a view (core/eager_ops.py)."""
-        keys = [k for k in map(_storage_key, _op_tensors(outputs)) if k is not None]
-        ins = (k for k in map(_storage_key, _op_tensors(inputs)) if k is not None)
-        self.launches["kernel" if launches_kernel(mutable, ins, keys) else "view"] += 1
-
     def cost_of(self, op: str, formula: Any) -> tuple[torch_ops.OpCost | None, str]:
         """Run a formula; one that fails on an unexpected call leaves the op uncounted (and says why)."""
         try:
@@ -172,16 +173,15 @@ class _Recorder:
             self.formula_errors.setdefault(op, f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:200]}")
             return None, "uncounted"
 
-    def _track_memory(self, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> None:
+    def _track_memory(self, in_keys: list[int], outputs: list[torch.Tensor], out_keys: list[int | None]) -> None:
         produced: dict[int, int] = {}
-        for t in outputs:
-            key = _storage_key(t)
+        for t, key in zip(outputs, out_keys, strict=True):
             if key is None or key in self.static_storages or key in self.seen_storages:
                 continue
             self.seen_storages.add(key)
             self.keep_alive.append(t)
             produced[key] = t.untyped_storage().nbytes()
-        consumed = [k for k in map(_storage_key, inputs) if k is not None and k not in self.static_storages]
+        consumed = [k for k in in_keys if k not in self.static_storages]
         self.steps.append((list(produced.items()), consumed))
         self.activation_bytes += sum(produced.values())
 
@@ -215,11 +215,10 @@ class _CountingMode(TorchDispatchMode):
             self.rec.decomposed[name] += 1
             return result
         out = torch_ops.run_op(func, args, kwargs)
-        self.rec.launched(func._schema.is_mutable, (args, kwargs), out)
         cost = None
         if status == "counted":
             cost, status = self.rec.cost_of(name, lambda: torch_ops.op_cost(func, args, kwargs, out))
-        self.rec.record(name, status, cost, (args, kwargs), out)
+        self.rec.record(name, status, cost, (args, kwargs), out, func._schema.is_mutable)
         return out
 
 
@@ -239,7 +238,6 @@ class _CompositeMode(TorchFunctionMode):
         finally:
             self.rec.in_composite -= 1
         self.rec.composites[kind] += 1
-        self.rec.launches["kernel"] += 1  # one fused kernel on the GPU (SDPA, cuDNN RNN...); its parts were absorbed
         cost, status = self.rec.cost_of(kind, lambda: torch_ops.composite_cost(kind, args, kwargs))
         self.rec.record(kind, status, cost, (args, kwargs), out)
         return out
