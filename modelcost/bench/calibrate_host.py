@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from modelcost.bench.calibrate_fusion import NETS, _net, _runner, tiny_linear_net
-from modelcost.bench.timing import CudaEventClock
+from modelcost.bench.timing import CudaEventClock, median_call_ms
 from modelcost.core.calibration import HostCost
 from modelcost.core.eager_ops import launches_kernel
 
@@ -78,12 +78,7 @@ def count_ops(torch: Any, fn: Callable[[], Any]) -> tuple[int, int]:
 
 def host_us(torch: Any, fn: Callable[[], Any], runs: int = 30) -> float:
     """Microseconds of one host-bound call of ``fn`` (CUDA events, median of ``runs`` after 3 warm-ups)."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    clock = CudaEventClock(torch)
-    times = sorted(clock.time_ms(fn) for _ in range(runs))
-    return times[len(times) // 2] * 1e3
+    return median_call_ms(fn, CudaEventClock(torch).time_ms, runs, settle=torch.cuda.synchronize) * 1e3
 
 
 def fit(rows: Sequence[tuple[int, int, float]]) -> tuple[float, float]:

@@ -17,20 +17,20 @@ its kind and precision. None of these nets is a validation architecture.
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from modelcost.bench.calibrate_fusion import attention_block, residual_block
-from modelcost.bench.timing import CudaEventClock
+from modelcost.bench.timing import WallClock, clock_for, median_call_ms
 
 # net -> the layer kinds whose factor it gives
 KIND_OF_NET = {"gemm": ("gemm",), "conv": ("conv",), "residual-ln": ("norm", "elementwise"),
                "attention": ("attention",)}
 PRECISIONS = ("fp32", "fp16")
+RUNS = 15  # timed calls of each net per side (after 3 warm-ups): their median is the figure
 # net -> its input: GPU-bound sizes (each of the four layers a fraction of a millisecond or more in fp16)
 SHAPES = {"gemm": (32, 512, 1024), "conv": (32, 128, 56, 56), "residual-ln": (32, 512, 1024),
           "attention": (32, 256, 768)}
@@ -64,18 +64,6 @@ def _net(torch: Any, name: str, device: Device = GPU, shapes: dict[str, tuple[in
                                                                                           device=device.torch)
 
 
-def _median_ms(fn: Callable[[], Any], timer: Callable[[Callable[[], Any]], float], runs: int = 15) -> float:
-    for _ in range(3):
-        fn()
-    return statistics.median(timer(fn) for _ in range(runs))
-
-
-def _wall_ms(fn: Callable[[], Any]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) * 1e3
-
-
 def torch_ms(torch: Any, net: Any, x: Any, precision: str, device: Device = GPU) -> float:
     """Median ms of one eager forward as the torch backends run it (cuDNN autotuned; fp32 with TF32 off)."""
     from modelcost.hardware.tf32 import tf32_mode
@@ -85,8 +73,7 @@ def torch_ms(torch: Any, net: Any, x: Any, precision: str, device: Device = GPU)
     torch.backends.cudnn.benchmark = True
     try:
         with tf32_mode(False), torch.inference_mode():
-            clock = CudaEventClock(torch).time_ms if device.torch == "cuda" else _wall_ms
-            return _median_ms(lambda: net(x), clock)
+            return median_call_ms(lambda: net(x), clock_for(device.torch).time_ms, RUNS)
     finally:
         torch.backends.cudnn.benchmark = saved
         net.float()
@@ -95,6 +82,7 @@ def torch_ms(torch: Any, net: Any, x: Any, precision: str, device: Device = GPU)
 def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str, device: Device = GPU) -> float:
     """Median ms of one ONNX Runtime CUDA run of the net ``name`` (exported fp32 once, to a file named for it: an
     object id is reused once the net is freed; fp16: the ort-cuda backend's copy)."""
+    import numpy as np
     import onnxruntime as ort
 
     from modelcost.bench.backends.ort import fp16_copy
@@ -103,8 +91,6 @@ def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str, de
     if not os.path.exists(path):
         with torch.no_grad():  # tracing for export: not under inference_mode
             torch.onnx.export(net.float(), (x.float(),), path, dynamo=False, opset_version=17)
-    from pathlib import Path
-
     model = fp16_copy(Path(path), Path(tmp), name) if precision == "fp16" else Path(path)
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -114,11 +100,10 @@ def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str, de
         raise RuntimeError(f"onnxruntime has no {device.provider} here")
     x = x.float().contiguous()
     binding = sess.io_binding()
-    import numpy as np
-
     binding.bind_input(sess.get_inputs()[0].name, device.torch, 0, np.float32, list(x.shape), x.data_ptr())
     binding.bind_output(sess.get_outputs()[0].name, device.torch)
-    return _median_ms(lambda: sess.run_with_iobinding(binding), _wall_ms)  # it returns once the run is done
+    # run_with_iobinding returns once the run is done: host wall time is the run's time
+    return median_call_ms(lambda: sess.run_with_iobinding(binding), WallClock().time_ms, RUNS)
 
 
 def learn_ort_factor(torch: Any, progress: Callable[[str], None], device: Device = GPU,

@@ -268,6 +268,19 @@ def pinned_to_one_cpu(enabled: bool) -> Iterator[int | None]:
                 setter(tid, cpus)
 
 
+def median_call_ms(fn: Fn, clock_ms: Callable[[Fn], float], runs: int, warmups: int = 3,
+                   settle: Callable[[], Any] | None = None) -> float:
+    """The middle of ``runs`` timed calls of ``fn`` (``clock_ms``: a clock's ``time_ms``; the upper middle of an
+    even count), after ``warmups`` untimed calls and then ``settle`` (a device synchronize, say). For the
+    calibration's one-figure timings, where ``measure``'s stability rules would be more than the figure needs."""
+    for _ in range(warmups):
+        fn()
+    if settle is not None:
+        settle()
+    times = sorted(clock_ms(fn) for _ in range(runs))
+    return times[len(times) // 2]
+
+
 def host_pace_us(rounds: int = 5, n: int = 100_000) -> float:
     """The pace of the CPU this thread runs on: the best of ``rounds`` runs of a fixed pure-Python loop of ``n``
     additions, in microseconds (~3 ms on an H200 VM's host). A launch-bound GPU figure runs at the host's pace, and

@@ -143,3 +143,18 @@ def test_pinned_to_one_cpu_restores_the_affinity():
     with pinned_to_one_cpu(False) as cpu:
         assert cpu is None
         assert os.sched_getaffinity(0) == before
+
+
+def test_median_call_ms_warms_up_settles_and_takes_the_middle() -> None:
+    from modelcost.bench.timing import median_call_ms
+
+    calls, events = [], []
+    times = iter([5.0, 1.0, 3.0, 2.0])
+
+    def clock_ms(fn):
+        fn()
+        return next(times)
+
+    # 3 untimed calls, the settle, then 4 timed ones: sorted 1, 2, 3, 5 -> the upper middle (index 2) is 3.0
+    got = median_call_ms(lambda: calls.append(1), clock_ms, 4, settle=lambda: events.append(len(calls)))
+    assert got == 3.0 and len(calls) == 7 and events == [3]
