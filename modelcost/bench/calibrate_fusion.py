@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from modelcost.bench.timing import CudaEventClock
@@ -165,20 +165,28 @@ def _np_dtype(x: Any) -> Any:
 
 def _fit(counts: dict[str, float]) -> dict[str, float]:
     """Kernels per layer kind: non-negative least squares of counts[net] = sum over kinds of layers x f."""
+    nets = list(counts)
+    a = [[NETS[n].get(k, 0) * BLOCKS for k in KINDS] for n in nets]
+    f = nonnegative_fit(a, [counts[n] for n in nets])
+    return {k: round(v, 3) for i, (k, v) in enumerate(zip(KINDS, f, strict=True)) if any(row[i] for row in a)}
+
+
+def nonnegative_fit(a: Sequence[Sequence[float]], b: Sequence[float]) -> list[float]:
+    """Least squares of a x = b with x >= 0, the small active-set way: the columns the fit makes negative are
+    dropped (set to 0) and the others refitted, until none is negative. Shared by the fusion fit and the host cost
+    fit (bench/calibrate_host.py)."""
     import numpy as np
 
-    nets = list(counts)
-    a = np.array([[NETS[n].get(k, 0) * BLOCKS for k in KINDS] for n in nets], dtype=float)
-    b = np.array([counts[n] for n in nets], dtype=float)
-    free = list(range(len(KINDS)))
-    f = np.zeros(len(KINDS))
-    while free:  # drop the kinds the fit makes negative, refit the others (a small active-set NNLS)
-        sol, *_ = np.linalg.lstsq(a[:, free], b, rcond=None)
+    m, y = np.array(a, dtype=float), np.array(b, dtype=float)
+    free = list(range(m.shape[1]))
+    x = np.zeros(m.shape[1])
+    while free:
+        sol, *_ = np.linalg.lstsq(m[:, free], y, rcond=None)
         if (sol >= 0).all():
-            f[free] = sol
+            x[free] = sol
             break
         free = [i for i, v in zip(free, sol, strict=True) if v >= 0]
-    return {k: round(float(v), 3) for k, v in zip(KINDS, f, strict=True) if a[:, KINDS.index(k)].any()}
+    return [float(v) for v in x]
 
 
 def tiny_linear_net(torch: Any, device: str = "cuda") -> tuple[Any, Any]:

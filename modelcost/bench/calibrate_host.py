@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from modelcost.bench.calibrate_fusion import NETS, _net, _runner, tiny_linear_net
+from modelcost.bench.calibrate_fusion import NETS, _net, _runner, nonnegative_fit, tiny_linear_net
 from modelcost.bench.timing import CudaEventClock, median_call_ms
 from modelcost.core.calibration import HostCost
 from modelcost.core.eager_ops import launches_kernel
@@ -83,20 +83,10 @@ def host_us(torch: Any, fn: Callable[[], Any], runs: int = 30) -> float:
 
 def fit(rows: Sequence[tuple[int, int, float]]) -> tuple[float, float]:
     """(kernel_op_us, view_op_us): non-negative least squares of time = a x kernel calls + b x view calls over
-    (kernel calls, view calls, time us) rows; a coefficient the plain fit makes negative is set to 0 and the
-    other refitted alone."""
-    import numpy as np
-
-    a = np.array([[k, v] for k, v, _ in rows], dtype=float)
-    y = np.array([t for _, _, t in rows], dtype=float)
-    sol, *_ = np.linalg.lstsq(a, y, rcond=None)
-    if (sol >= 0).all():
-        return float(sol[0]), float(sol[1])
-    keep = 0 if sol[0] >= sol[1] else 1
-    alone, *_ = np.linalg.lstsq(a[:, [keep]], y, rcond=None)
-    out = [0.0, 0.0]
-    out[keep] = max(float(alone[0]), 0.0)
-    return out[0], out[1]
+    (kernel calls, view calls, time us) rows (``calibrate_fusion.nonnegative_fit``: a price the plain fit makes
+    negative is 0, the other refitted alone)."""
+    kernel_us, view_us = nonnegative_fit([[k, v] for k, v, _ in rows], [t for _, _, t in rows])
+    return kernel_us, view_us
 
 
 def learn_host_cost(torch: Any, progress: Callable[[str], None]) -> tuple[dict[str, HostCost], list[str]]:
