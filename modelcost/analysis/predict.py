@@ -47,6 +47,7 @@ from modelcost.core.calibration import (
     shape_class,
     wave_utilization,
 )
+from modelcost.core.calibration import FEATURES as CALIBRATION_FEATURES
 from modelcost.core.calibration import features as calibration_features
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import BenchResult, CostReport, EagerOps, LatencyPrediction, LayerCost
@@ -357,7 +358,7 @@ def expected_error(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, ba
 
 
 def _with(features: Sequence[str]) -> str:
-    return f"with {', '.join(features)}" if features else "without host_us or ort_factor"
+    return f"with {', '.join(features)}" if features else f"with none of {', '.join(CALIBRATION_FEATURES)}"
 
 
 def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, batch_size: int, *,

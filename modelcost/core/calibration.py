@@ -224,14 +224,16 @@ class Calibration:
     schema: str = SCHEMA
 
 
+FEATURES = ("host_us", "ort_factor", "grouped_convs")  # the optional mechanisms a calibration may hold
+
+
 def features(cal: Calibration) -> tuple[str, ...]:
     """The optional mechanisms this calibration holds ("host_us", "ort_factor", "grouped_convs": a conv table
     that keeps grouped convs apart). A prediction made with other ones is another model, so the validation table
     keeps them with each row (analysis/predict.expected_error)."""
-    found = [name for name in ("host_us", "ort_factor") if getattr(cal, name)]
-    if any(key.endswith(GROUPED) for table in cal.conv_efficiency.values() for key in table):
-        found.append("grouped_convs")
-    return tuple(found)
+    held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor),
+            "grouped_convs": any(key.endswith(GROUPED) for table in cal.conv_efficiency.values() for key in table)}
+    return tuple(name for name in FEATURES if held[name])
 
 
 def to_dict(cal: Calibration) -> dict[str, Any]:
