@@ -67,15 +67,25 @@ def _steal_ticks() -> dict[str, int]:
 
 
 def _cpu_probe_us() -> float:
-    """The host's pace: the best of 5 runs of a fixed pure-Python loop (microseconds)."""
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        s = 0
-        for i in range(200_000):
-            s += i
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e6
+    """The host's pace: the best of 5 runs of a fixed pure-Python loop (microseconds): bench.timing.host_pace_us,
+    the figure every GPU config records, over 200,000 additions."""
+    sys.path.insert(0, str(ROOT))
+    from modelcost.bench.timing import host_pace_us
+
+    return host_pace_us(5, 200_000)
+
+
+def _event_times_ms(torch, fn, calls: int) -> list[float]:
+    """CUDA-event time of each of ``calls`` calls of ``fn``, each waited for before the next."""
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(calls):
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return times
 
 
 def _launch_probe_us(torch) -> float:
@@ -144,14 +154,7 @@ def one(mode: str) -> None:
         stop = threading.Event()
         sampler = threading.Thread(target=_clock_sampler, args=(stop, clocks), daemon=True)
         sampler.start()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(400):
-            a.record()
-            model(x)
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b))
+        times = _event_times_ms(torch, lambda: model(x), 400)
         stop.set()
     steal1 = _steal_ticks()
     probe_after = (_cpu_probe_us(), _launch_probe_us(torch))
@@ -227,14 +230,7 @@ def one_probes(onnx_path: str) -> None:
             while time.perf_counter() < end:
                 model(x)
             torch.cuda.synchronize()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            times = []
-            for _ in range(300):
-                a.record()
-                model(x)
-                b.record()
-                b.synchronize()
-                times.append(a.elapsed_time(b))
+            times = _event_times_ms(torch, lambda: model(x), 300)
         end = time.perf_counter() + 1.0
         while time.perf_counter() < end:
             sess.run(None, feed)
