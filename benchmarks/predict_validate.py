@@ -2,7 +2,8 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's
-resnet50, mobilenet_v2, bert-base, gpt2) it runs modelcost's own pipeline with --predict: the same benchmark
+resnet50, mobilenet_v2, bert-base, gpt2; and --models fresh, 8 more written before the twelfth session measured
+them: benchmarks/predict_models_fresh.py) it runs modelcost's own pipeline with --predict: the same benchmark
 a user gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
 onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is
 appended to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go
@@ -47,6 +48,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS_FILE = "benchmarks/predict_models.py"
+FRESH_FILE = "benchmarks/predict_models_fresh.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -56,9 +58,20 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "bert_base": ("zoo:bert-base", "input_ids=Bx128"),
     "gpt2": ("zoo:gpt2", "input_ids=Bx128"),
     "t5_encoder_ish": (f"{MODELS_FILE}:t5_encoder_ish", "input_ids=Bx128:int64"),
+    # the fresh set (twelfth session): written and frozen before any of it was measured
+    "resnext50_ish": (f"{FRESH_FILE}:resnext50_ish", "input=Bx3x224x224"),
+    "vgg16_ish": (f"{FRESH_FILE}:vgg16_ish", "input=Bx3x224x224"),
+    "densenet121_ish": (f"{FRESH_FILE}:densenet121_ish", "input=Bx3x224x224"),
+    "unet_ish": (f"{FRESH_FILE}:unet_ish", "x=Bx3x224x224"),
+    "mixer_b16": (f"{FRESH_FILE}:mixer_b16", "x=Bx3x224x224"),
+    "whisper_encoder_ish": (f"{FRESH_FILE}:whisper_encoder_ish", "features=Bx80x3000"),
+    "qwen2_05b": (f"{FRESH_FILE}:qwen2_05b", "input_ids=Bx128:int64"),
+    "modernbert_base": (f"{FRESH_FILE}:modernbert_base", "input_ids=Bx128:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
-          "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"]}
+          "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
+          "fresh": ["resnext50_ish", "vgg16_ish", "densenet121_ish", "unet_ish", "mixer_b16", "whisper_encoder_ish",
+                    "qwen2_05b", "modernbert_base"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"

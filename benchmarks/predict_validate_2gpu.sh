@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 28 on a two-GPU machine of the lent kind: calibrate GPU 0, then measure a list of held-out models with
+# --predict on both GPUs at once (one predict_validate.py process per GPU, each predicting from GPU 0's calibration),
+# so one device call measures twice the models. The two processes share the host (32 cores): a batch-1 figure is a
+# host-bound one, so the pair is a slightly busier host than one process alone; BENCHMARKS.md says which runs were
+# made so.
+#
+#   bash .device/on-device.sh bash benchmarks/predict_validate_2gpu.sh "MODELS_GPU0" "MODELS_GPU1"
+#
+# MODELS_GPUn: predict_validate.py --models lists (comma separated; "none" leaves a GPU idle). Results in $OUT/pv/:
+# calibration-*.json, g0/ and g1/ (cases.jsonl and tables of each process), g0.log, g1.log. The calibration is made
+# once per machine (kept in /tmp/mcc0 while the machine stays warm, so a second call measures more models without
+# calibrating again). BUDGET_S (default 380) stops each process from starting a model after that many seconds.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/pv_out}
+PV=$OUT/pv
+BUDGET_S=${BUDGET_S:-380}
+mkdir -p "$PV/g0" "$PV/g1" /tmp/mcc0 /tmp/mcc1
+t0=$(date +%s)
+if ! ls /tmp/mcc0/calibration/*.json >/dev/null 2>&1; then
+  CUDA_VISIBLE_DEVICES=0 python3 benchmarks/predict_validate.py --calibrate --models none --cache-dir /tmp/mcc0 \
+    --out "$PV" > "$PV/calibrate.log" 2>&1
+  tail -3 "$PV/calibrate.log"
+fi
+cal=$(ls /tmp/mcc0/calibration/*.json | head -1)
+cp "$cal" "$PV/"
+echo "calibration $cal after $(( $(date +%s) - t0 )) s"
+for g in 0 1; do
+  models=$([ "$g" = 0 ] && echo "$1" || echo "$2")
+  [ "$models" = none ] && continue
+  CUDA_VISIBLE_DEVICES=$g python3 benchmarks/predict_validate.py --calibration "$cal" --cache-dir /tmp/mcc$g \
+    --out "$PV/g$g" --models "$models" --budget-s "$BUDGET_S" > "$PV/g$g.log" 2>&1 &
+done
+wait
+for g in 0 1; do echo "== GPU $g"; grep -E "rows in|budget|Error" "$PV/g$g.log" | tail -8; done
+echo "done after $(( $(date +%s) - t0 )) s"
