@@ -41,6 +41,7 @@ from modelcost.core.calibration import (
     BACKEND_FAMILIES,
     GEMV_MAX_M,
     GROUPED,
+    conv_gemm,
     MATMUL_MODES,
     SIZE_CLASSES,
     Calibration,
@@ -222,9 +223,12 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         return flops / (peak * eff * util) * 1e3
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
-    table = cal.conv_efficiency if kind == "conv" else cal.gemm_efficiency
-    eff = efficiency(table, precision, shape_class(m, n, k, kind == "conv" and (layer.groups or 1) > 1))
-    util = wave_utilization(math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
+    if kind == "conv":
+        key, n, gemms = conv_gemm(m, n, k, layer.groups or 1)
+        eff = efficiency(cal.conv_efficiency, precision, key)
+    else:
+        gemms, eff = 1, efficiency(cal.gemm_efficiency, precision, shape_class(m, n, k))
+    util = wave_utilization(gemms * math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
     return flops / (peak * eff * util) * 1e3
 
 

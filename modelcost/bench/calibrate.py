@@ -37,6 +37,7 @@ from modelcost.core.calibration import (
     Calibration,
     GemvPoint,
     TimePoint,
+    conv_gemm,
     fingerprint,
     shape_class,
     wave_utilization,
@@ -172,9 +173,10 @@ def _conv_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float, fmt
         x = torch.randn(b, c, s, s, device="cuda", dtype=dtype).to(memory_format=fmt)
         with torch.inference_mode():
             t_s = graph_time_us(torch, lambda conv=conv, x=x: conv(x)) / 1e6
-        m, n, k = b * s * s, co, c // g * kk * kk
-        util = wave_utilization(math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
-        found.setdefault(shape_class(m, n, k, g > 1), []).append(_efficiency(2 * m * n * k / (peak * util), t_s))
+        m, k = b * s * s, c // g * kk * kk
+        key, n, gemms = conv_gemm(m, co, k, g)
+        util = wave_utilization(gemms * math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
+        found.setdefault(key, []).append(_efficiency(2 * m * co * k / (peak * util), t_s))
     return found
 
 

@@ -7,11 +7,11 @@ measured kernel time to another GPU by the ratio of waves and of the roof (bandw
 Here every figure is a fraction of the GPU's own roof, so it moves to another GPU with that GPU's peaks:
 
 * GEMM and conv (as an implicit GEMM: M = batch x output pixels, N = output channels, K = the rest) efficiency
-  by shape class: each of M, N, K falls in one of ``SIZE_CLASSES`` (edges ``SIZE_EDGES``); grouped convs
-  (depthwise) have classes of their own (``shape_class(..., grouped=True)``). Efficiency is the
-  fraction of the dense peak reached *after* wave quantization: a GEMM of T = ceil(M/tile_m) x ceil(N/tile_n)
-  output tiles runs in W = ceil(T / SMs) waves, of which only T / (W x SMs) of the slots are busy, so
-  time = 2MNK / (peak x efficiency x T / (W x SMs)).
+  by shape class: each of M, N, K falls in one of ``SIZE_CLASSES`` (edges ``SIZE_EDGES``); depthwise convs
+  have classes of their own (``shape_class(..., grouped=True)``; ``conv_gemm`` says which class a conv takes).
+  Efficiency is the fraction of the dense peak reached *after* wave quantization: a GEMM of
+  T = ceil(M/tile_m) x ceil(N/tile_n) output tiles runs in W = ceil(T / SMs) waves, of which only T / (W x SMs)
+  of the slots are busy, so time = 2MNK / (peak x efficiency x T / (W x SMs)).
   The efficiency is kept as measured, above 1 where the library beat that model (cuBLAS picks smaller tiles or
   split-K for a grid of few tiles: an fp32 GEMM of M = 128 rows reached several times the 128 x 128-tile bound),
   so a GEMM of a calibrated shape is predicted at its measured time. Schema 1 capped it at 1, which predicted
@@ -119,6 +119,22 @@ def shape_class(m: float, n: float, k: float, grouped: bool = False) -> str:
     efficiency: one mean over both charged ResNet's 1x1 convs like depthwise ones)."""
     key = f"m:{size_class(m)} n:{size_class(n)} k:{size_class(k)}"
     return f"{key} {GROUPED}" if grouped else key
+
+
+def conv_gemm(m: float, n: float, k: float, groups: int = 1) -> tuple[str, float, int]:
+    """(class key, N of one GEMM, GEMMs) of a conv as implicit GEMM(s): M = batch x output pixels, N = output
+    channels, K = input channels per group x kernel area (the MACs of one output element).
+    * dense (groups 1): one GEMM, a dense class;
+    * depthwise (groups = output channels): one GEMM over all channels, a grouped class (what calibrate measured:
+      K of 9-49, memory-bound, a hundredth of a dense class's efficiency);
+    * grouped with several output channels per group (ResNeXt's 32 groups): ``groups`` GEMMs of N / groups
+      channels each, priced in the dense classes of that shape. Calibrate measures no such conv: a depthwise
+      class charged ResNeXt-50's grouped 3x3 convs (4-32 channels per group) 2.8x its measured fp16 time."""
+    if groups <= 1:
+        return shape_class(m, n, k), n, 1
+    if groups >= n:
+        return shape_class(m, n, k, grouped=True), n, 1
+    return shape_class(m, n / groups, k), n / groups, int(groups)
 
 
 @dataclass(frozen=True)

@@ -431,3 +431,23 @@ def test_a_grouped_conv_takes_the_grouped_classes() -> None:
     assert efficiency({"fp16": {"m:xl n:s k:s": 0.5}}, "fp16", calib.shape_class(4096, 64, 9, grouped=True)) == 0.5
     cal = dataclasses.replace(synthetic(), conv_efficiency=table)
     assert calib.features(cal) == ("grouped_convs",)
+
+
+def test_a_conv_with_several_channels_per_group_is_priced_as_its_groups_gemms() -> None:
+    # ResNeXt's 3x3 conv, 128 -> 128 channels in 32 groups (4 per group), 56 x 56 output at batch 1:
+    # M = 3136 (xl), N = 128 (s), K = 4 x 9 = 36 (s) MACs per output element; MACs = 3136 x 128 x 36 = 14,450,688.
+    assert calib.conv_gemm(3136, 128, 36, 1) == ("m:xl n:s k:s", 128, 1)  # dense
+    assert calib.conv_gemm(3136, 128, 9, 128) == ("m:xl n:s k:s grouped", 128, 1)  # depthwise: its own classes
+    assert calib.conv_gemm(3136, 128, 36, 32) == ("m:xl n:s k:s", 4, 32)  # 32 GEMMs of N = 4, a dense class
+    conv = LayerCost("c", "Conv2d", macs=3136 * 128 * 36, output_shapes=[(1, 128, 56, 56)], macs_dtype="float32",
+                     status="counted", groups=32)
+    table = {"fp16": {"m:xl n:s k:s": 0.3, "m:xl n:s k:s grouped": 0.01}}
+    cal = dataclasses.replace(synthetic(), conv_efficiency=table)
+    [est] = estimate_layers(cost_of(conv), cal, "fp16", 1)
+    # efficiency 0.3 (never the depthwise 0.01); tiles: 32 GEMMs x ceil(3136 / 128) = 25 x ceil(4 / 128) = 1 ->
+    # 800 tiles on 100 SMs, 8 full waves. Compute = 2 x 14,450,688 / (100e12 x 0.3) s = 0.963379 us.
+    assert est.compute_ms == pytest.approx(2 * 14_450_688 / (100e12 * 0.3) * 1e3)
+    depthwise = dataclasses.replace(conv, macs=3136 * 128 * 9, groups=128)
+    [est] = estimate_layers(cost_of(depthwise), cal, "fp16", 1)
+    # 25 x 1 tiles on 100 SMs: 25 / 100 busy; 2 x 3,612,672 / (100e12 x 0.01 x 0.25) s = 28.901376 us
+    assert est.compute_ms == pytest.approx(28.901376e-3)
