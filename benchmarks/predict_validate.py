@@ -217,8 +217,8 @@ def repredict(args: argparse.Namespace) -> dict:
 
 
 def summarise(cases: list[dict]) -> dict:
-    """Per GPU x calibration x backend x precision x calibration features: cases, median / p90 / worst |error| %;
-    the 10 worst cases."""
+    """Per GPU x calibration x backend x precision x calibration features: cases, median / p90 / worst |error| %,
+    and how many were predicted below the measurement (low_cases: a bias the |error| hides); the 10 worst cases."""
     groups: dict[tuple, list[dict]] = {}
     for c in cases:
         if c.get("error_pct") is not None:
@@ -230,9 +230,11 @@ def summarise(cases: list[dict]) -> dict:
         entries.append({"gpu": gpu, "calibrated_on": cal, "backend": backend, "precision": precision,
                         "cases": len(errs), "median_pct": round(statistics.median(errs), 2),
                         "p90_pct": round(errs[min(len(errs) - 1, int(0.9 * len(errs)))], 2),
-                        "worst_pct": round(errs[-1], 2), "features": list(features)})
+                        "worst_pct": round(errs[-1], 2), "features": list(features),
+                        "low_cases": sum(r["error_pct"] < 0 for r in rows)})
     every = sorted((abs(c["error_pct"]) for c in cases if c.get("error_pct") is not None))
-    overall = {"cases": len(every)}
+    overall = {"cases": len(every), "low_cases": sum(c["error_pct"] < 0 for c in cases
+                                                    if c.get("error_pct") is not None)}
     if every:
         overall |= {"median_pct": round(statistics.median(every), 2),
                     "p90_pct": round(every[min(len(every) - 1, int(0.9 * len(every)))], 2),

@@ -330,6 +330,7 @@ class ErrorEntry:
     p90_pct: float
     worst_pct: float
     features: tuple[str, ...] = ()  # the calibration's optional mechanisms it was validated with (core.calibration)
+    low_cases: int | None = None  # of ``cases``, those predicted below the measurement (None: an older row)
 
 
 def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
@@ -356,6 +357,8 @@ def expected_error(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, ba
                                 f"{_with(features)} (benchmarks/predict_validate.py validates it)")
         basis = (f"validation ({row.cases} held-out cases, calibrated on {row.calibrated_on}): median "
                  f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
+        if row.low_cases is not None:
+            basis += f"; {row.low_cases} of {row.cases} predicted below the measurement"
         return row.median_pct, row.p90_pct, basis
     return None, None, (f"error unknown: the validation table has no entry for {backend} {precision} on {gpu} "
                         f"calibrated on {calibrated_on} (benchmarks/predict_validate.py makes one)")

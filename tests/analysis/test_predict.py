@@ -164,6 +164,10 @@ def test_expected_error_comes_from_the_table_or_is_unknown() -> None:
     assert (median, p90) == (None, None) and basis.startswith("error unknown")
     pred = predict(cost_of(GEMM), synthetic(), "torch-eager", "fp16", 1, table=[])
     assert pred.expected_error_pct is None and pred.error_basis.startswith("error unknown")
+    # a row that knows its bias says it: 12 of the 16 cases were predicted below their measurement
+    low = dataclasses.replace(row, low_cases=12)
+    assert expected_error([low], "H100 SXM", "H100 SXM", "torch-eager", "fp16")[2].endswith(
+        "median 6.5%, p90 14.0%, worst 31.0%; 12 of 16 predicted below the measurement")
 
 
 def test_predict_run_without_calibration_says_what_to_run() -> None:
