@@ -7,14 +7,16 @@
 #
 #   bash .device/on-device.sh bash benchmarks/predict_validate_2gpu.sh "MODELS_GPU0" "MODELS_GPU1"
 #
-# MODELS_GPUn: predict_validate.py --models lists (comma separated; "none" leaves a GPU idle). Results in $OUT/pv/:
-# calibration-*.json, g0/ and g1/ (cases.jsonl and tables of each process), g0.log, g1.log. The calibration is made
-# once per machine (kept in /tmp/mcc0 while the machine stays warm, so a second call measures more models without
-# calibrating again). BUDGET_S (default 380) stops each process from starting a model after that many seconds.
+# MODELS_GPUn: predict_validate.py --models lists (comma separated; "none" leaves a GPU idle). Results in
+# $OUT/pv.tgz (the device returns a limited number of files: the twelfth session lost a GPU's cases.jsonl to that),
+# holding pv/: calibration-*.json, g0/ and g1/ (cases.jsonl and tables of each process), g0.log, g1.log. The
+# calibration is made once per machine (kept in /tmp/mcc0 while the machine stays warm, so a second call measures
+# more models without calibrating again). BUDGET_S (default 380) stops each process from starting a model after that many seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/pv_out}
-PV=$OUT/pv
+WORK=$(mktemp -d /tmp/pv_work.XXXX)
+PV=$WORK/pv
 BUDGET_S=${BUDGET_S:-380}
 mkdir -p "$PV/g0" "$PV/g1" /tmp/mcc0 /tmp/mcc1
 t0=$(date +%s)
@@ -34,4 +36,5 @@ for g in 0 1; do
 done
 wait
 for g in 0 1; do echo "== GPU $g"; grep -E "rows in|budget|Error" "$PV/g$g.log" | tail -8; done
-echo "done after $(( $(date +%s) - t0 )) s"
+tar czf "$OUT/pv.tgz" -C "$WORK" pv
+echo "done after $(( $(date +%s) - t0 )) s: $OUT/pv.tgz"
