@@ -11,7 +11,8 @@
 # $OUT/pv.tgz (the device returns a limited number of files: the twelfth session lost a GPU's cases.jsonl to that),
 # holding pv/: calibration-*.json, g0/ and g1/ (cases.jsonl and tables of each process), g0.log, g1.log. The
 # calibration is made once per machine (kept in /tmp/mcc0 while the machine stays warm, so a second call measures
-# more models without calibrating again). BUDGET_S (default 380) stops each process from starting a model after that many seconds.
+# more models without calibrating again). BUDGET_S (default 380) stops each process from starting a model after
+# that many seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/pv_out}
