@@ -455,3 +455,16 @@ def test_a_conv_with_several_channels_per_group_is_priced_as_its_groups_gemms() 
     [est] = estimate_layers(cost_of(depthwise), cal, "fp16", 1)
     # 25 x 1 tiles on 100 SMs: 25 / 100 busy; 2 x 3,612,672 / (100e12 x 0.01 x 0.25) s = 28.901376 us
     assert est.compute_ms == pytest.approx(28.901376e-3)
+
+
+def test_the_validation_summary_counts_the_cases_predicted_low() -> None:
+    # three cases of one row: -20%, -5% (predicted low) and +10%: |error| median 10%, p90 (index int(0.9 x 3) = 2)
+    # and worst 20%, 2 of 3 low; the overall line counts them too
+    script = validation_script()
+    base = {"model": "m", "gpu": "H100 SXM", "calibrated_on": "H100 SXM", "backend": "torch-eager",
+            "precision": "fp32", "batch": 1, "features": []}
+    summary = script.summarise([base | {"error_pct": e} for e in (-20.0, -5.0, 10.0)])
+    [row] = summary["entries"]
+    assert (row["median_pct"], row["p90_pct"], row["worst_pct"], row["low_cases"]) == (10.0, 20.0, 20.0, 2)
+    assert summary["overall"]["low_cases"] == 2
+    assert ErrorEntry(**{**row, "features": tuple(row["features"])}).low_cases == 2  # the table row reads back
