@@ -54,6 +54,7 @@ from modelcost.core.errors import ModelcostError
 from modelcost.core.types import BenchResult, CostReport, EagerOps, LatencyPrediction, LayerCost
 
 VALIDATION_FILE = Path(__file__).with_name("predict_errors.json")
+EAGER_FAMILIES = ("eager", "autocast")  # the families that run a forward's aten calls one kernel each
 BINARY_OPS = ("add", "sub", "mul", "div", "cat", "where", "maximum", "minimum")
 # Configs predicted when the run measured none: each family at the precisions it is deployed at.
 DEFAULT_CONFIGS = (("torch-eager", "fp32"), ("torch-half", "fp16"), ("torch-compile-cudagraph", "fp16"),
@@ -67,6 +68,8 @@ class LayerEstimate:
     compute_ms: float
     memory_ms: float
     kernels: float | None = None  # set: kernels that run whatever the fusion (a copy feeding an extern kernel)
+    # a norm / elementwise layer's memory time when each of its counted aten calls is its own kernel (eager's way)
+    eager_memory_ms: float | None = None
 
     @property
     def time_ms(self) -> float:
@@ -263,8 +266,20 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
             continue
         compute = _compute_ms(layer, kind, cal, precision, scale) if kind in ("gemm", "conv", "attention") else 0.0
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
-        out.append(LayerEstimate(layer.name, kind, compute, memory))
+        out.append(LayerEstimate(layer.name, kind, compute, memory, eager_memory_ms=_eager_memory_ms(
+            layer, kind, cal, elem, scale)))
     return out
+
+
+def _eager_memory_ms(layer: LayerCost, kind: str, cal: Calibration, elem: float, scale: float) -> float | None:
+    """Memory time of a norm or elementwise layer as eager runs it: each of its kernel-launching aten calls a
+    kernel of an equal share of the elements they read and write (``LayerCost.eager_elements``, scaled to the
+    batch, at ``elem`` bytes). transformers' RMSNorm makes 8 calls with an fp32 round trip; the layer model
+    charges it as one kernel reading and writing its output. None without the tally (an ONNX model)."""
+    if kind not in ("norm", "elementwise") or not layer.eager_kernels or layer.eager_elements is None:
+        return None
+    calls = layer.eager_kernels
+    return calls * memory_us(cal, layer.eager_elements * scale * elem / calls) / 1e3
 
 
 def backend_layers(layers: list[LayerEstimate], cal: Calibration, backend: str,
@@ -308,6 +323,8 @@ def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str,
         if f <= 0:
             continue
         memory = est.memory_ms * min(f, 1.0) if est.compute_ms == 0 else est.memory_ms
+        if family in EAGER_FAMILIES and est.eager_memory_ms is not None:
+            memory = max(memory, est.eager_memory_ms)  # eager runs every counted call: no fusion to save bytes
         kernel_ms += max(est.compute_ms, memory) + max(f - 1.0, 0.0) * cal.kernel_gap_us / 1e3
         kernels += f
     if overhead == "graph":

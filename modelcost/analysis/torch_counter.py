@@ -48,11 +48,14 @@ class _Layer:
     activation_bytes: int = 0
     counted: bool = False
     uncounted: bool = False
+    eager_kernels: int = 0
+    eager_elements: int = 0
 
     def to_cost(self) -> LayerCost:
         status = "uncounted" if self.uncounted else "counted" if self.counted else "zero_cost"
         return LayerCost(self.name, self.op, self.macs, self.flops, self.params, self.output_shapes,
-                         self.macs_dtype, self.weight_bytes, self.activation_bytes, status, self.groups)
+                         self.macs_dtype, self.weight_bytes, self.activation_bytes, status, self.groups,
+                         self.eager_kernels, self.eager_elements)
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -132,7 +135,8 @@ class _Recorder:
                mutable: bool | None = None) -> None:
         """One aten call (``mutable``: its schema writes an argument) or, with ``mutable`` None, one composite."""
         outs = _op_tensors(outputs)
-        in_keys = [k for k in map(_storage_key, _op_tensors(inputs)) if k is not None]
+        ins = _op_tensors(inputs)
+        in_keys = [k for k in map(_storage_key, ins) if k is not None]
         out_keys = [_storage_key(t) for t in outs]
         self._track_memory(in_keys, outs, out_keys)
         # as eager issues it (core/eager_ops.py); a composite is one fused kernel on the GPU (SDPA, cuDNN RNN...)
@@ -154,6 +158,9 @@ class _Recorder:
             for t in outs:
                 layer.output_shapes.append(tuple(t.shape))
                 layer.activation_bytes += _nbytes(t)
+        if kernel:
+            layer.eager_kernels += 1
+            layer.eager_elements += sum(t.numel() for t in ins) + sum(t.numel() for t in outs)
         if status == "uncounted":
             layer.uncounted = True
         elif status == "counted" and cost is not None:

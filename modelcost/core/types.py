@@ -56,6 +56,10 @@ class LayerCost:
     activation_bytes: int = 0  # bytes of this layer's outputs
     status: str = "counted"  # "counted" | "zero_cost" | "uncounted"
     groups: int | None = None  # a convolution's groups (1: dense; = channels: depthwise); None for other layers
+    # PyTorch only: the aten calls of this layer that launch a kernel in eager (core/eager_ops.py), and the tensor
+    # elements of their inputs and outputs (what they read and write; an expanded view counts at its own size)
+    eager_kernels: int | None = None
+    eager_elements: int | None = None
 
 
 @dataclass

@@ -468,3 +468,21 @@ def test_the_validation_summary_counts_the_cases_predicted_low() -> None:
     assert (row["median_pct"], row["p90_pct"], row["worst_pct"], row["low_cases"]) == (10.0, 20.0, 20.0, 2)
     assert summary["overall"]["low_cases"] == 2
     assert ErrorEntry(**{**row, "features": tuple(row["features"])}).low_cases == 2  # the table row reads back
+
+
+def test_an_eager_norm_is_charged_for_each_of_its_calls() -> None:
+    # An RMSNorm of 1,000,000 elements (fp16: 2 MB out) whose counted calls are 6 kernels moving 9,000,000
+    # elements. As a layer: (input + output) x 2 bytes = 4 MB -> 3 us + 3 us = 6 us on the synthetic curve
+    # (3 us at 1 MB, 1 us per MB beyond). Per call: 6 x memory_us(9e6 x 2 / 6 = 3 MB) = 6 x 5 us = 30 us.
+    norm = LayerCost("ln", "RMSNorm", output_shapes=[(1000, 1000)], status="counted", eager_kernels=6,
+                     eager_elements=9_000_000)
+    cal = synthetic()
+    [est] = estimate_layers(cost_of(norm), cal, "fp16", 1)
+    assert (est.memory_ms, est.eager_memory_ms) == pytest.approx((6e-3, 30e-3))
+    # eager runs every call (kernel time 30 us); compile fuses the layer (its norm factor 0.5: half of 6 us)
+    assert forward_ms([est], cal, "torch-eager")[0] == pytest.approx(30e-3)
+    assert forward_ms([est], cal, "torch-compile-cudagraph")[0] == pytest.approx(3e-3)
+    # an ONNX layer has no tally: the layer model alone
+    [onnx] = estimate_layers(cost_of(dataclasses.replace(norm, eager_kernels=None, eager_elements=None)), cal,
+                             "fp16", 1)
+    assert onnx.eager_memory_ms is None and forward_ms([onnx], cal, "torch-eager")[0] == pytest.approx(6e-3)

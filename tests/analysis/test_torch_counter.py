@@ -556,3 +556,27 @@ def test_a_conv_layer_records_its_groups() -> None:
         net = nn.Sequential(nn.Conv2d(32, 32, 3, groups=32), nn.Conv2d(32, 64, 1), nn.ReLU())
     report = analyze_module(net, [meta(1, 32, 16, 16)])
     assert [layer.groups for layer in report.layers] == [32, 1, None]
+
+
+def test_a_layer_tallies_its_kernel_calls_and_the_elements_they_move() -> None:
+    """What the predictor charges an eager norm by (LayerCost.eager_kernels / eager_elements): an RMSNorm written
+    as transformers writes it runs one kernel per aten call, not one fused kernel."""
+
+    class RMSNorm(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(16))
+
+        def forward(self, x):
+            v = x.pow(2).mean(-1, keepdim=True)
+            return self.weight * (x * torch.rsqrt(v + 1e-6))
+
+    with torch.device("meta"):
+        net = nn.Sequential(RMSNorm(), nn.ReLU())
+    report = analyze_module(net, [meta(2, 8, 16)])
+    norm, relu = report.layers
+    # x is 2 x 8 x 16 = 256 elements, v is 2 x 8 x 1 = 16. Kernels and the elements they read + write:
+    # pow 256 + 256; mean 256 + 16; add (the scalar is no tensor) 16 + 16; rsqrt 16 + 16;
+    # x * rsqrt: 256 + 16 + 256; weight * that: 16 + 256 + 256 -> 6 kernels, 1,904 elements
+    assert (norm.eager_kernels, norm.eager_elements) == (6, 512 + 272 + 32 + 32 + 528 + 528)
+    assert (relu.eager_kernels, relu.eager_elements) == (1, 256 + 256)
