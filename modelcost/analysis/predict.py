@@ -41,10 +41,10 @@ from modelcost.core.calibration import (
     BACKEND_FAMILIES,
     GEMV_MAX_M,
     GROUPED,
-    conv_gemm,
     MATMUL_MODES,
     SIZE_CLASSES,
     Calibration,
+    conv_gemm,
     shape_class,
     wave_utilization,
 )
