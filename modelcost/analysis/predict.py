@@ -247,7 +247,7 @@ def layer_bytes(layer: LayerCost, kind: str, elem: float, scale: float) -> float
         return 4 * out * elem  # q, k, v read (self-attention: each as large as the output) + the output written
     if kind == "lookup":
         return 2 * out * elem  # the rows gathered (as many as the output holds) read and written, not the table
-    inputs = 2 * out if layer.op.lower().rsplit(".", 1)[-1] in BINARY_OPS else out
+    inputs = 2 * out if layer.op.lower().rsplit(".", 1)[-1].rstrip("_") in BINARY_OPS else out  # add_: in place
     return (layer.params + inputs + out) * elem
 
 

@@ -24,6 +24,7 @@ from modelcost.analysis.predict import (
     expected_error,
     forward_ms,
     host_ms,
+    layer_bytes,
     memory_us,
     predict,
 )
@@ -486,3 +487,11 @@ def test_an_eager_norm_is_charged_for_each_of_its_calls() -> None:
     [onnx] = estimate_layers(cost_of(dataclasses.replace(norm, eager_kernels=None, eager_elements=None)), cal,
                              "fp16", 1)
     assert onnx.eager_memory_ms is None and forward_ms([onnx], cal, "torch-eager")[0] == pytest.approx(6e-3)
+
+
+def test_an_in_place_add_reads_two_tensors_like_an_add() -> None:
+    # ResNet's residual `out += identity` is aten add_: it reads out and identity and writes out, 3 x 1,000,000
+    # fp16 elements = 6 MB, as an add does (the op name's trailing '_' is the in-place form, not another op)
+    for op in ("add", "add_"):
+        layer = LayerCost("res", op, output_shapes=[(1000, 1000)], status="counted")
+        assert layer_bytes(layer, "elementwise", 2.0, 1.0) == 6_000_000
