@@ -55,7 +55,7 @@ from modelcost.core.types import BenchResult, CostReport, EagerOps, LatencyPredi
 
 VALIDATION_FILE = Path(__file__).with_name("predict_errors.json")
 EAGER_FAMILIES = ("eager", "autocast")  # the families that run a forward's aten calls one kernel each
-BINARY_OPS = ("add", "sub", "mul", "div", "cat", "where", "maximum", "minimum")
+BINARY_OPS = ("add", "sub", "mul", "div", "where", "maximum", "minimum")  # read two inputs as large as the output
 # Configs predicted when the run measured none: each family at the precisions it is deployed at.
 DEFAULT_CONFIGS = (("torch-eager", "fp32"), ("torch-half", "fp16"), ("torch-compile-cudagraph", "fp16"),
                    ("torch-compile-cudagraph", "fp32"), ("ort-cuda", "fp32"), ("ort-cuda", "fp16"))
@@ -77,7 +77,8 @@ class LayerEstimate:
 
 
 def layer_kind(layer: LayerCost) -> str | None:
-    """The kind a layer's kernels are predicted as; None for a layer that runs no kernel."""
+    """The kind a layer's kernels are predicted as; None for a layer that runs no kernel. A zero-FLOP layer that
+    launches kernels (a PyTorch cat, clone or dtype copy: ``eager_kernels``) moves memory as an elementwise one."""
     op = layer.op.lower()
     if _is_lookup(layer):
         return "lookup"
@@ -87,7 +88,8 @@ def layer_kind(layer: LayerCost) -> str | None:
         return "conv"
     if layer.macs > 0:
         return "gemm"
-    if layer.status != "counted" or not layer.output_shapes:
+    copies = layer.status == "zero_cost" and bool(layer.eager_kernels)
+    if (layer.status != "counted" and not copies) or not layer.output_shapes:
         return None
     return "norm" if "norm" in op else "elementwise"
 

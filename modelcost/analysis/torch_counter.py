@@ -149,8 +149,8 @@ class _Recorder:
         name, leaf = self.stack[-1] if self.stack else ("", False)
         if leaf:
             layer = self.layers[name]
-        elif status == "zero_cost":
-            return
+        elif status == "zero_cost" and not (kernel and ins):
+            return  # a view, an alias or an allocation; a zero-FLOP copy (cat, clone, a dtype cast) is a layer
         else:
             label = op.removeprefix("aten.")
             key = f"{name}.{label}" if name else label

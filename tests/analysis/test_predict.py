@@ -495,3 +495,17 @@ def test_an_in_place_add_reads_two_tensors_like_an_add() -> None:
     for op in ("add", "add_"):
         layer = LayerCost("res", op, output_shapes=[(1000, 1000)], status="counted")
         assert layer_bytes(layer, "elementwise", 2.0, 1.0) == 6_000_000
+
+
+def test_a_zero_flop_copy_is_priced_by_the_bytes_it_moves() -> None:
+    # A cat writing 1,000,000 fp16 elements reads as many: (1e6 + 1e6) x 2 B = 4 MB -> 3 us + 3 us = 6 us on the
+    # synthetic curve; an elementwise layer for the fusion (eager: 1 kernel; compile's elementwise factor 0:
+    # fused into its consumer). A zero-cost layer with no kernel call (an ONNX Reshape, a view) runs nothing.
+    cat = LayerCost("cat", "cat", output_shapes=[(1000, 1000)], status="zero_cost", eager_kernels=1,
+                    eager_elements=2_000_000)
+    cal = synthetic()
+    [est] = estimate_layers(cost_of(cat), cal, "fp16", 1)
+    assert (est.kind, est.memory_ms) == ("elementwise", pytest.approx(6e-3))
+    assert forward_ms([est], cal, "torch-eager")[0] == pytest.approx(6e-3)
+    assert forward_ms([est], cal, "torch-compile-cudagraph")[0] == 0.0
+    assert estimate_layers(cost_of(dataclasses.replace(cat, eager_kernels=None)), cal, "fp16", 1) == []

@@ -580,3 +580,22 @@ def test_a_layer_tallies_its_kernel_calls_and_the_elements_they_move() -> None:
     # x * rsqrt: 256 + 16 + 256; weight * that: 16 + 256 + 256 -> 6 kernels, 1,904 elements
     assert (norm.eager_kernels, norm.eager_elements) == (6, 512 + 272 + 32 + 32 + 528 + 528)
     assert (relu.eager_kernels, relu.eager_elements) == (1, 256 + 256)
+
+
+def test_a_top_level_copy_is_a_zero_cost_layer_and_a_view_is_none() -> None:
+    """A cat or clone at a call site outside any leaf module does no arithmetic but writes memory: the predictor
+    prices its bytes, so it is a layer (status zero_cost, its kernel calls tallied); a transpose is a view."""
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.act = nn.ReLU()  # a child, so the root's own calls are call sites (a root alone is one layer)
+
+        def forward(self, x):
+            y = torch.cat([self.act(x), x], dim=1)  # 2 x 8 -> 2 x 16: reads 2 x 16, writes 32
+            return y.t().clone()  # t: a view, no layer; clone reads 32, writes 32
+
+    report = analyze_module(Block(), [meta(2, 8)])
+    assert [(layer.name, layer.status, layer.eager_kernels, layer.eager_elements) for layer in report.layers] == \
+        [("act", "counted", 1, 16 + 16), ("cat", "zero_cost", 1, 16 + 16 + 32), ("clone", "zero_cost", 1, 32 + 32)]
+    assert report.compute.zero_cost_ops == {"aten.cat": 1, "aten.clone": 1, "aten.t": 1}
