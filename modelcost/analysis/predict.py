@@ -35,6 +35,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
 from modelcost.core.calibration import (
@@ -361,26 +362,43 @@ def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
         return []
 
 
-def expected_error(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
-                   features: Sequence[str] = ()) -> tuple[float | None, float | None, str]:
-    """(median %, p90 %, basis) from the validation row for exactly this GPU, calibration GPU, backend and
-    precision, validated with a calibration of the same ``features`` (core.calibration.features: a prediction
-    from a calibration with other mechanisms is another model); (None, None, "error unknown: ...") when there is
-    none. Never a guess."""
+def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
+                  features: Sequence[str] = ()) -> tuple[ErrorEntry | None, str]:
+    """The validation row for exactly this GPU, calibration GPU, backend and precision, validated with a
+    calibration of the same ``features`` (core.calibration.features: a prediction from a calibration with other
+    mechanisms is another model), and the basis text; (None, "error unknown: ...") when there is none. Never a
+    guess."""
     for row in table:
         if (row.gpu, row.calibrated_on, row.backend, row.precision) != (gpu, calibrated_on, backend, precision):
             continue
         if tuple(row.features) != tuple(features):
-            return None, None, (f"error unknown: {backend} {precision} on {gpu} calibrated on {calibrated_on} was "
-                                f"validated with a calibration {_with(row.features)}, and this one is "
-                                f"{_with(features)} (benchmarks/predict_validate.py validates it)")
+            return None, (f"error unknown: {backend} {precision} on {gpu} calibrated on {calibrated_on} was "
+                          f"validated with a calibration {_with(row.features)}, and this one is "
+                          f"{_with(features)} (benchmarks/predict_validate.py validates it)")
         basis = (f"validation ({row.cases} held-out cases, calibrated on {row.calibrated_on}): median "
                  f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
         if row.low_cases is not None:
             basis += f"; {row.low_cases} of {row.cases} predicted below the measurement"
-        return row.median_pct, row.p90_pct, basis
-    return None, None, (f"error unknown: the validation table has no entry for {backend} {precision} on {gpu} "
-                        f"calibrated on {calibrated_on} (benchmarks/predict_validate.py makes one)")
+        return row, basis
+    return None, (f"error unknown: the validation table has no entry for {backend} {precision} on {gpu} "
+                  f"calibrated on {calibrated_on} (benchmarks/predict_validate.py makes one)")
+
+
+def expected_error(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
+                   features: Sequence[str] = ()) -> tuple[float | None, float | None, str]:
+    """(median %, p90 %, basis) of ``validated_row``; (None, None, "error unknown: ...") when there is none."""
+    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features)
+    return (row.median_pct, row.p90_pct, basis) if row else (None, None, basis)
+
+
+def expected_fields(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
+                    features: Sequence[str] = ()) -> dict[str, Any]:
+    """The expected-error fields of a LatencyPrediction from ``validated_row``: median and p90 |error| %, the
+    basis, and the share of the validation's cases predicted below their measurement (None where unknown)."""
+    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features)
+    low = None if row is None or row.low_cases is None or not row.cases else 100.0 * row.low_cases / row.cases
+    return {"expected_error_pct": row.median_pct if row else None,
+            "expected_error_p90_pct": row.p90_pct if row else None, "error_basis": basis, "expected_low_pct": low}
 
 
 def _with(features: Sequence[str]) -> str:
@@ -399,13 +417,12 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops)
     name = cal.gpu.name
     calibrated_on = calibrated_on or name
-    median, p90, basis = expected_error(validation_table() if table is None else table, name,
-                                        calibrated_on, backend, precision, calibration_features(cal))
+    expected = expected_fields(validation_table() if table is None else table, name, calibrated_on, backend,
+                               precision, calibration_features(cal))
     return LatencyPrediction(gpu=name, backend=backend, precision=precision, batch_size=batch_size,
                              latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,
-                             expected_error_pct=median, expected_error_p90_pct=p90, error_basis=basis,
-                             calibration_features=list(calibration_features(cal)))
+                             calibration_features=list(calibration_features(cal)), **expected)
 
 
 def with_measurement(pred: LatencyPrediction, results: Iterable[BenchResult]) -> LatencyPrediction:

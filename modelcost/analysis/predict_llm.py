@@ -32,7 +32,7 @@ from modelcost.analysis.predict import (
     ErrorEntry,
     LayerEstimate,
     estimate_layers,
-    expected_error,
+    expected_fields,
     forward_ms,
     layer_kind,
     memory_us,
@@ -167,13 +167,12 @@ def step_ops(cost: CostReport, point: GenerationPoint, expands: bool) -> EagerOp
 def _prediction(cal: Calibration, backend: str, precision: str, batch: int, phase: str, timed: tuple[float, float, int],
                 calibrated_on: str, table: Sequence[ErrorEntry]) -> LatencyPrediction:
     kernel_ms, overhead_ms, kernels = timed
-    median, p90, basis = expected_error(table, cal.gpu.name, calibrated_on, f"{backend}/{phase}", precision,
-                                        calibration_features(cal))
+    expected = expected_fields(table, cal.gpu.name, calibrated_on, f"{backend}/{phase}", precision,
+                               calibration_features(cal))
     return LatencyPrediction(gpu=cal.gpu.name, backend=backend, precision=precision, batch_size=batch,
                              latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != cal.gpu.name,
-                             expected_error_pct=median, expected_error_p90_pct=p90, error_basis=basis,
-                             calibration_features=list(calibration_features(cal)))
+                             calibration_features=list(calibration_features(cal)), **expected)
 
 
 def predict_point(prefill: CostReport, decode: CostReport | None, point: GenerationPoint, cal: Calibration,

@@ -26,7 +26,7 @@ from modelcost.analysis.predict import (
     ErrorEntry,
     LayerEstimate,
     estimate_layers,
-    expected_error,
+    expected_fields,
     forward_ms,
     memory_us,
     validation_table,
@@ -90,14 +90,13 @@ def predict_step(forward: CostReport, report: TrainingReport, cal: Calibration, 
     kernel_ms += memory_us(cal, optimizer_bytes(report)) / 1e3
     calibrated_on = calibrated_on or cal.gpu.name
     backend = f"train-{variant}"
-    median, p90, basis = expected_error(validation_table() if table is None else table, cal.gpu.name, calibrated_on,
-                                        backend, precision, calibration_features(cal))
+    expected = expected_fields(validation_table() if table is None else table, cal.gpu.name, calibrated_on,
+                               backend, precision, calibration_features(cal))
     return LatencyPrediction(gpu=cal.gpu.name, backend=backend, precision=precision, batch_size=batch_size,
                              latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
                              kernels=kernels + 1, calibrated_on=calibrated_on,
-                             transferred=calibrated_on != cal.gpu.name, expected_error_pct=median,
-                             expected_error_p90_pct=p90, error_basis=basis,
-                             calibration_features=list(calibration_features(cal)))
+                             transferred=calibrated_on != cal.gpu.name,
+                             calibration_features=list(calibration_features(cal)), **expected)
 
 
 def with_measurement(pred: LatencyPrediction, results: Sequence[TrainingBench]) -> LatencyPrediction:

@@ -25,6 +25,7 @@ class LatencyPrediction:
     expected_error_pct: float | None = None  # median |pred - meas| / meas of the validation; None: unknown
     expected_error_p90_pct: float | None = None
     error_basis: str = ""  # where the expected error comes from, or "error unknown: ..."
+    expected_low_pct: float | None = None  # % of the validation's cases predicted below their measurement
     calibration_features: list[str] = field(default_factory=list)  # the calibration's optional mechanisms
     measured_ms: float | None = None  # the run's median latency of the same config, when it was measured
     error_pct: float | None = None  # (predicted - measured) / measured x 100, when measured

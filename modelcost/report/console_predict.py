@@ -9,10 +9,14 @@ from modelcost.core.llm import LlmPrediction
 from modelcost.core.types import LatencyPrediction
 
 
+EXPECTED_CAPTION = "expected error: the validation's median |error| (its p90, and the % of its cases predicted too low)"
+
+
 def _expected(p: LatencyPrediction) -> str:
     if p.expected_error_pct is None or p.expected_error_p90_pct is None:
         return "unknown"
-    return f"{p.expected_error_pct:.0f}% (p90 {p.expected_error_p90_pct:.0f}%)"
+    low = "" if p.expected_low_pct is None else f", {p.expected_low_pct:.0f}% low"
+    return f"{p.expected_error_pct:.0f}% (p90 {p.expected_error_p90_pct:.0f}%{low})"
 
 
 def _measured(p: LatencyPrediction) -> tuple[str, str]:
@@ -24,7 +28,7 @@ def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
     """``llm --predict``: TTFT and TPOT predicted per GPU x backend x point, measured beside, expected error."""
     from rich.table import Table
 
-    table = Table(title="predicted generation latency (--predict)")
+    table = Table(title="predicted generation latency (--predict)", caption=EXPECTED_CAPTION)
     for col in ("GPU", "backend", "batch", "prompt", "gen", "phase", "predicted ms", "measured ms", "error",
                 "expected error"):
         table.add_column(col, justify="left" if col in ("GPU", "backend", "phase") else "right")
@@ -39,7 +43,7 @@ def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
 def predictions_table(preds: list[LatencyPrediction]) -> Any:
     from rich.table import Table
 
-    table = Table(title="predicted latency (--predict)", show_lines=False)
+    table = Table(title="predicted latency (--predict)", show_lines=False, caption=EXPECTED_CAPTION)
     for col in ("GPU", "backend", "precision", "batch", "predicted ms", "measured ms", "error", "expected error"):
         table.add_column(col, justify="right" if col.endswith(("ms", "batch", "error")) else "left")
     for p in preds:

@@ -22,6 +22,7 @@ from modelcost.analysis.predict import (
     efficiency,
     estimate_layers,
     expected_error,
+    expected_fields,
     forward_ms,
     host_ms,
     layer_bytes,
@@ -52,6 +53,7 @@ from modelcost.core.types import (
     StorageStats,
 )
 from modelcost.hardware.specs import spec_from_table
+from modelcost.report import console_predict
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -165,10 +167,16 @@ def test_expected_error_comes_from_the_table_or_is_unknown() -> None:
     assert (median, p90) == (None, None) and basis.startswith("error unknown")
     pred = predict(cost_of(GEMM), synthetic(), "torch-eager", "fp16", 1, table=[])
     assert pred.expected_error_pct is None and pred.error_basis.startswith("error unknown")
-    # a row that knows its bias says it: 12 of the 16 cases were predicted below their measurement
+    # a row that knows its bias says it: 12 of the 16 cases were predicted below their measurement = 75%
     low = dataclasses.replace(row, low_cases=12)
     assert expected_error([low], "H100 SXM", "H100 SXM", "torch-eager", "fp16")[2].endswith(
         "median 6.5%, p90 14.0%, worst 31.0%; 12 of 16 predicted below the measurement")
+    fields = expected_fields([low], "H100 SXM", "H100 SXM", "torch-eager", "fp16")
+    assert (fields["expected_error_pct"], fields["expected_error_p90_pct"], fields["expected_low_pct"]) == \
+        (6.5, 14.0, 75.0)
+    pred = dataclasses.replace(predict(cost_of(GEMM), synthetic(), "torch-eager", "fp16", 1, table=[]), **fields)
+    assert console_predict._expected(pred) == "6% (p90 14%, 75% low)"  # the terminal's cell
+    assert expected_fields([row], "H100 SXM", "H100 SXM", "torch-eager", "fp16")["expected_low_pct"] is None
 
 
 def test_predict_run_without_calibration_says_what_to_run() -> None:
