@@ -4,13 +4,17 @@ says what a calibration holds and why it is built that way).
 Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf32, 2 fp16/bf16):
 
 * its kind (``layer_kind``): gemm, conv, attention, norm, elementwise or lookup; a zero-cost layer that gathers
-  nothing (dropout at inference, a view) runs no kernel;
+  nothing (dropout at inference, a view) runs no kernel, and one that copies (a PyTorch cat, clone or dtype cast:
+  its ``eager_kernels``) moves its bytes as an elementwise layer;
 * kernel time = max(compute time, memory time). Compute: GEMM / conv (implicit GEMM) at the calibrated
   efficiency of its shape class, quantized over the SMs in waves of tiles; a GEMM of at most ``GEMV_MAX_M``
   rows (a decode step's or a batch-1 linear) at the calibrated small-M time of its weight bytes instead
   (``gemv_us``: read-bound on the weight, so no separate memory term); attention at the calibrated
   efficiency for its query length and head size. Memory: the calibrated time of a memory-bound kernel moving
-  the layer's bytes (weights + inputs + outputs at e bytes);
+  the layer's bytes (weights + inputs + outputs at e bytes); a conv of several channels per group is its groups'
+  GEMMs (``core.calibration.conv_gemm``). Under the eager families a norm or elementwise layer takes at least
+  the time of its counted aten calls as one kernel each (``LayerCost.eager_kernels`` / ``eager_elements``:
+  transformers' RMSNorm is 6-8 calls);
 * the backend family's fusion: f kernels per layer of this kind. f = 0 drops the layer (fused into a
   neighbour); f < 1 scales a memory-bound layer's traffic by f; each kernel past the first adds one empty
   kernel's time (``kernel_gap_us``).
@@ -23,7 +27,8 @@ the sum of kernel times + one ``graph_replay_us``.
 
 A GPU never calibrated is predicted from the nearest calibrated one (analysis/predict_transfer.py), and says
 so. Every prediction carries the error the validation table publishes (``predict_errors.json``, written by
-benchmarks/predict_validate.py), or "error unknown" when the table has no entry for it.
+benchmarks/predict_validate.py) with the share of its cases predicted too low, or "error unknown" when the table
+has no entry for it.
 """
 
 from __future__ import annotations
