@@ -356,6 +356,7 @@ class ErrorEntry:
     worst_pct: float
     features: tuple[str, ...] = ()  # the calibration's optional mechanisms it was validated with (core.calibration)
     low_cases: int | None = None  # of ``cases``, those predicted below the measurement (None: an older row)
+    count: str = "pytorch"  # the static count the validated predictions came from ("pytorch" or "onnx")
 
 
 def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
@@ -368,11 +369,12 @@ def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
 
 
 def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
-                  features: Sequence[str] = ()) -> tuple[ErrorEntry | None, str]:
+                  features: Sequence[str] = (), count: str = "pytorch") -> tuple[ErrorEntry | None, str]:
     """The validation row for exactly this GPU, calibration GPU, backend and precision, validated with a
     calibration of the same ``features`` (core.calibration.features: a prediction from a calibration with other
-    mechanisms is another model), and the basis text; (None, "error unknown: ...") when there is none. Never a
-    guess."""
+    mechanisms is another model) and from the same sort of static ``count`` (an ONNX file's nodes are not the
+    PyTorch layers the calibration's fusion and ORT factors were learned on), and the basis text;
+    (None, "error unknown: ...") when there is none. Never a guess."""
     for row in table:
         if (row.gpu, row.calibrated_on, row.backend, row.precision) != (gpu, calibrated_on, backend, precision):
             continue
@@ -380,6 +382,10 @@ def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, bac
             return None, (f"error unknown: {backend} {precision} on {gpu} calibrated on {calibrated_on} was "
                           f"validated with a calibration {_with(row.features)}, and this one is "
                           f"{_with(features)} (benchmarks/predict_validate.py validates it)")
+        if row.count != count:
+            return None, (f"error unknown: {backend} {precision} on {gpu} was validated on predictions from "
+                          f"{_COUNTS.get(row.count, row.count)}, and this one is from {_COUNTS.get(count, count)} "
+                          "(benchmarks/predict_validate_onnx.py measures that gap; no table row comes from it)")
         basis = (f"validation ({row.cases} held-out cases, calibrated on {row.calibrated_on}): median "
                  f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
         if row.low_cases is not None:
@@ -389,18 +395,21 @@ def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, bac
                   f"calibrated on {calibrated_on} (benchmarks/predict_validate.py makes one)")
 
 
+_COUNTS = {"pytorch": "PyTorch counts", "onnx": "an ONNX file's count"}
+
+
 def expected_error(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
-                   features: Sequence[str] = ()) -> tuple[float | None, float | None, str]:
+                   features: Sequence[str] = (), count: str = "pytorch") -> tuple[float | None, float | None, str]:
     """(median %, p90 %, basis) of ``validated_row``; (None, None, "error unknown: ...") when there is none."""
-    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features)
+    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features, count)
     return (row.median_pct, row.p90_pct, basis) if row else (None, None, basis)
 
 
 def expected_fields(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
-                    features: Sequence[str] = ()) -> dict[str, Any]:
+                    features: Sequence[str] = (), count: str = "pytorch") -> dict[str, Any]:
     """The expected-error fields of a LatencyPrediction from ``validated_row``: median and p90 |error| %, the
     basis, and the share of the validation's cases predicted below their measurement (None where unknown)."""
-    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features)
+    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features, count)
     low = None if row is None or row.low_cases is None or not row.cases else 100.0 * row.low_cases / row.cases
     return {"expected_error_pct": row.median_pct if row else None,
             "expected_error_p90_pct": row.p90_pct if row else None, "error_basis": basis, "expected_low_pct": low}
@@ -422,8 +431,9 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops)
     name = cal.gpu.name
     calibrated_on = calibrated_on or name
+    count = "onnx" if cost.model.format == "onnx" else "pytorch"  # TorchScript and torch.export: the torch counter
     expected = expected_fields(validation_table() if table is None else table, name, calibrated_on, backend,
-                               precision, calibration_features(cal))
+                               precision, calibration_features(cal), count)
     return LatencyPrediction(gpu=name, backend=backend, precision=precision, batch_size=batch_size,
                              latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,

@@ -517,3 +517,17 @@ def test_a_zero_flop_copy_is_priced_by_the_bytes_it_moves() -> None:
     assert forward_ms([est], cal, "torch-eager")[0] == pytest.approx(6e-3)
     assert forward_ms([est], cal, "torch-compile-cudagraph")[0] == 0.0
     assert estimate_layers(cost_of(dataclasses.replace(cat, eager_kernels=None)), cal, "fp16", 1) == []
+
+
+def test_a_prediction_from_an_onnx_count_is_not_given_the_pytorch_count_s_error() -> None:
+    # The table's rows validated predictions made from PyTorch counts; an ONNX file's nodes (MatMul + Add, an
+    # erf GELU in five nodes) are other layers than the ones the fusion and ORT factors were learned on, so its
+    # prediction is another model: error unknown, and why.
+    row = ErrorEntry("Test GPU", "Test GPU", "ort-cuda", "fp16", 16, 16.0, 40.0, 60.0)
+    onnx = cost_of(GEMM)
+    onnx.model = ModelInfo("m", "m.onnx", "onnx")
+    cal = synthetic()
+    cal.launch_us["ort-cuda"], cal.fusion["ort-cuda"] = 10.0, Fusion("ort-cuda", {k: 1.0 for k in calib.KINDS})
+    pred = predict(onnx, cal, "ort-cuda", "fp16", 1, table=[row])
+    assert pred.expected_error_pct is None and "from an ONNX file's count" in pred.error_basis
+    assert predict(cost_of(GEMM), cal, "ort-cuda", "fp16", 1, table=[row]).expected_error_pct == 16.0
