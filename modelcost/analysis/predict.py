@@ -398,13 +398,6 @@ def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, bac
 _COUNTS = {"pytorch": "PyTorch counts", "onnx": "an ONNX file's count"}
 
 
-def expected_error(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
-                   features: Sequence[str] = (), count: str = "pytorch") -> tuple[float | None, float | None, str]:
-    """(median %, p90 %, basis) of ``validated_row``; (None, None, "error unknown: ...") when there is none."""
-    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features, count)
-    return (row.median_pct, row.p90_pct, basis) if row else (None, None, basis)
-
-
 def expected_fields(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
                     features: Sequence[str] = (), count: str = "pytorch") -> dict[str, Any]:
     """The expected-error fields of a LatencyPrediction from ``validated_row``: median and p90 |error| %, the

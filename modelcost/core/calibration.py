@@ -247,7 +247,7 @@ FEATURES = ("host_us", "ort_factor", "grouped_convs")  # the optional mechanisms
 def features(cal: Calibration) -> tuple[str, ...]:
     """The optional mechanisms this calibration holds ("host_us", "ort_factor", "grouped_convs": a conv table
     that keeps grouped convs apart). A prediction made with other ones is another model, so the validation table
-    keeps them with each row (analysis/predict.expected_error)."""
+    keeps them with each row (analysis/predict.validated_row)."""
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor),
             "grouped_convs": any(key.endswith(GROUPED) for table in cal.conv_efficiency.values() for key in table)}
     return tuple(name for name in FEATURES if held[name])

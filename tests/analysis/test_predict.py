@@ -21,7 +21,6 @@ from modelcost.analysis.predict import (
     backend_layers,
     efficiency,
     estimate_layers,
-    expected_error,
     expected_fields,
     forward_ms,
     host_ms,
@@ -158,6 +157,12 @@ def test_transfer_by_spec_ratios() -> None:
     # GB/s) moves the calibration exactly as the table's H200 does: the ratios are taken table to table.
     nvml = dataclasses.replace(h200, name="NVIDIA H200", bandwidth_gbps=4812.8, source="nvml")
     assert transfer(h100, nvml).memory_curve == moved.memory_curve
+
+
+def expected_error(*key: Any) -> tuple[float | None, float | None, str]:
+    """(median %, p90 %, basis) of the expected-error fields a prediction takes for ``key`` (table, gpu, ...)."""
+    fields = expected_fields(*key)
+    return fields["expected_error_pct"], fields["expected_error_p90_pct"], fields["error_basis"]
 
 
 def test_expected_error_comes_from_the_table_or_is_unknown() -> None:
