@@ -76,16 +76,23 @@ def _cpu_probe_us() -> float:
 
 
 def _event_times_ms(torch, fn, calls: int) -> list[float]:
-    """CUDA-event time of each of ``calls`` calls of ``fn``, each waited for before the next."""
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(calls):
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return times
+    """CUDA-event time of each of ``calls`` calls of ``fn``, each waited for before the next (modelcost's own
+    clock, bench.timing.CudaEventClock)."""
+    from modelcost.bench.timing import CudaEventClock
+
+    clock = CudaEventClock(torch)
+    return [clock.time_ms(fn) for _ in range(calls)]
+
+
+def _child_row(cmd: list[str], label: object) -> dict | None:
+    """The last JSON line a child run of this script printed; None (``label`` and its stderr printed) when it printed
+    none."""
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    line = next((x for x in reversed(out.stdout.splitlines()) if x.startswith("{")), None)
+    if line is None:
+        print(label, "failed:", out.stderr[-800:])
+        return None
+    return json.loads(line)
 
 
 def _launch_probe_us(torch) -> float:
@@ -272,13 +279,9 @@ def run_probes(processes: int) -> None:
     rows = []
     t_start = time.perf_counter()
     for k in range(processes):
-        out = subprocess.run([sys.executable, __file__, "one-probes", onnx_path], capture_output=True, text=True,
-                             timeout=120)
-        line = next((x for x in reversed(out.stdout.splitlines()) if x.startswith("{")), None)
-        if line is None:
-            print(k, "failed:", out.stderr[-800:])
+        row = _child_row([sys.executable, __file__, "one-probes", onnx_path], k)
+        if row is None:
             continue
-        row = json.loads(line)
         rows.append(row)
         print(f"{k:3d} {time.perf_counter() - t_start:6.0f}s cpu {row['cpu']} eager {row['eager_p50']:.3f} ms  "
               f"ort {row['ort_p50']:.3f} ms  before {row['before']}  after {row['after']}", flush=True)
@@ -319,13 +322,9 @@ def run(rounds: int) -> None:
     for r in range(rounds):
         for mode, prefix in modes.items():
             arg = "free" if mode in ("early", "early0", "numa") else mode
-            out = subprocess.run([*prefix, sys.executable, __file__, "one", arg], capture_output=True, text=True,
-                                 timeout=120)
-            line = next((x for x in reversed(out.stdout.splitlines()) if x.startswith("{")), None)
-            if line is None:
-                print(mode, "failed:", out.stderr[-800:])
+            row = _child_row([*prefix, sys.executable, __file__, "one", arg], mode)
+            if row is None:
                 continue
-            row = json.loads(line)
             rows[mode].append(row)
             print(f"round {r} {mode:6s} p50 {row['p50']:.3f} ms  p90 {row['p90']:.3f}  cpu {row['cpu']:>2}->"
                   f"{row.get('timed_on')}  sm {row['sm_mhz']}  cpu probe {row.get('cpu_probe_us')} us  launch "
