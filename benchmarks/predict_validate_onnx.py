@@ -26,24 +26,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from predict_validate import GROUPS, MODELS  # noqa: E402 - the models' sources and input specs, in one place
 
-INPUTS = {  # model -> (input name, shape without the batch)
-    "resnext50_ish": ("input", (3, 224, 224)), "vgg16_ish": ("input", (3, 224, 224)),
-    "densenet121_ish": ("input", (3, 224, 224)), "unet_ish": ("x", (3, 224, 224)), "mixer_b16": ("x", (3, 224, 224)),
-    "whisper_encoder_ish": ("features", (80, 3000)), "modernbert_base": ("input_ids", (128,)),
-}
+NAMES = [n for n in GROUPS["fresh"] if n != "qwen2_05b"]
 
 
 def export(name: str, folder: Path) -> Path:
+    """``name`` exported at batch 1 with a dynamic batch, from its input spec in predict_validate.MODELS."""
     import torch
 
     import predict_models_fresh
 
     path = folder / f"{name}.onnx"
     if not path.exists():
-        inp, shape = INPUTS[name]
+        inp, rest = MODELS[name][1].split("=", 1)
+        dims = [int(d) for d in rest.split(":")[0].split("x")[1:]]
         net = getattr(predict_models_fresh, name)().eval()
-        x = torch.randint(0, 1000, (1, *shape)) if inp == "input_ids" else torch.randn(1, *shape)
+        x = torch.randint(0, 1000, (1, *dims)) if rest.endswith(":int64") else torch.randn(1, *dims)
         torch.onnx.export(net, (x,), str(path), input_names=[inp], dynamic_axes={inp: {0: "batch"}}, dynamo=False,
                           opset_version=17)
     return path
@@ -63,10 +62,10 @@ def main() -> None:
     cases = [json.loads(line) for line in args.cases.read_text().splitlines() if '"predicted_ms"' in line]
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
-    for name, (inp, shape) in INPUTS.items():
+    for name in NAMES:
         path = export(name, args.out)
         for batch in (1, 64):
-            spec = f"{inp}={batch}x" + "x".join(map(str, shape)) + (":int64" if inp == "input_ids" else "")
+            spec = MODELS[name][1].replace("B", str(batch), 1)
             cost = api.analyze_static(str(path), batch_size=batch, input_shapes=[spec])
             for c in cases:
                 if (c["model"], c["batch"], c["backend"]) != (name, batch, "ort-cuda"):
@@ -79,7 +78,7 @@ def main() -> None:
                 print(json.dumps(rows[-1]), flush=True)
         path.unlink()
     if not rows:
-        sys.exit(f"predict_validate_onnx: {args.cases} has no ort-cuda case of {', '.join(INPUTS)}")
+        sys.exit(f"predict_validate_onnx: {args.cases} has no ort-cuda case of {', '.join(NAMES)}")
     summary = {"cases": len(rows), "calibration": str(args.calibration.name),
                "median_pytorch_pct": round(statistics.median(abs(r["pytorch_error_pct"]) for r in rows), 2),
                "median_onnx_pct": round(statistics.median(abs(r["onnx_error_pct"]) for r in rows), 2), "rows": rows}
