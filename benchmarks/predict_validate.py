@@ -49,6 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 MODELS_FILE = "benchmarks/predict_models.py"
 FRESH_FILE = "benchmarks/predict_models_fresh.py"
+FRESH2_FILE = "benchmarks/predict_models_fresh2.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -67,11 +68,22 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "whisper_encoder_ish": (f"{FRESH_FILE}:whisper_encoder_ish", "features=Bx80x3000"),
     "qwen2_05b": (f"{FRESH_FILE}:qwen2_05b", "input_ids=Bx128:int64"),
     "modernbert_base": (f"{FRESH_FILE}:modernbert_base", "input_ids=Bx128:int64"),
+    # the third set (thirteenth session): written and frozen before any of it was measured
+    "regnety_016_ish": (f"{FRESH2_FILE}:regnety_016_ish", "input=Bx3x224x224"),
+    "shufflenet_v2_ish": (f"{FRESH2_FILE}:shufflenet_v2_ish", "input=Bx3x224x224"),
+    "mobilenetv3_large_ish": (f"{FRESH2_FILE}:mobilenetv3_large_ish", "input=Bx3x224x224"),
+    "swin_tiny": (f"{FRESH2_FILE}:swin_tiny", "pixel_values=Bx3x224x224"),
+    "wav2vec2_base": (f"{FRESH2_FILE}:wav2vec2_base", "input_values=Bx16000"),
+    "pythia_160m": (f"{FRESH2_FILE}:pythia_160m", "input_ids=Bx128:int64"),
+    "gemma3_270m": (f"{FRESH2_FILE}:gemma3_270m", "input_ids=Bx128:int64"),
+    "deberta_v3_small": (f"{FRESH2_FILE}:deberta_v3_small", "input_ids=Bx128:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
           "fresh": ["resnext50_ish", "vgg16_ish", "densenet121_ish", "unet_ish", "mixer_b16", "whisper_encoder_ish",
-                    "qwen2_05b", "modernbert_base"]}
+                    "qwen2_05b", "modernbert_base"],
+          "fresh2": ["regnety_016_ish", "shufflenet_v2_ish", "mobilenetv3_large_ish", "swin_tiny", "wav2vec2_base",
+                     "pythia_160m", "gemma3_270m", "deberta_v3_small"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
