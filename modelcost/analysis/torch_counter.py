@@ -50,12 +50,15 @@ class _Layer:
     uncounted: bool = False
     eager_kernels: int = 0
     eager_elements: int = 0
+    eager_strided_kernels: int = 0
+    eager_strided_elements: int = 0
 
     def to_cost(self) -> LayerCost:
         status = "uncounted" if self.uncounted else "counted" if self.counted else "zero_cost"
         return LayerCost(self.name, self.op, self.macs, self.flops, self.params, self.output_shapes,
                          self.macs_dtype, self.weight_bytes, self.activation_bytes, status, self.groups,
-                         self.eager_kernels, self.eager_elements)
+                         self.eager_kernels, self.eager_elements, self.eager_strided_kernels,
+                         self.eager_strided_elements)
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -72,6 +75,20 @@ def _storage_key(t: torch.Tensor) -> int | None:
         return t.untyped_storage()._cdata
     except Exception:  # noqa: BLE001 - sparse / nested / subclass tensors have no plain storage
         return None
+
+
+def reads_across(ins: list[torch.Tensor], outs: list[torch.Tensor]) -> bool:
+    """True when a call reads an input as large as its output across the output's fastest dimension (the
+    output's stride-1 dimension has another stride, not 0, in that input): a transposed operand, which eager
+    reads uncoalesced in TensorIterator's non-vectorized kernel, or copies to contiguous first (LayerNorm,
+    a reshape before a matmul). Broadcast operands (stride 0) and the same layout (however permuted) are not."""
+    if not outs or outs[0].numel() < 2:
+        return False
+    out = outs[0]
+    fast = [d for d in range(out.dim()) if out.shape[d] > 1 and out.stride(d) == 1]
+    if not fast:
+        return False
+    return any(t.shape == out.shape and t.stride(fast[0]) not in (0, 1) for t in ins)
 
 
 def _nbytes(t: torch.Tensor) -> int:
@@ -159,8 +176,12 @@ class _Recorder:
                 layer.output_shapes.append(tuple(t.shape))
                 layer.activation_bytes += _nbytes(t)
         if kernel:
+            elements = sum(t.numel() for t in ins) + sum(t.numel() for t in outs)
             layer.eager_kernels += 1
-            layer.eager_elements += sum(t.numel() for t in ins) + sum(t.numel() for t in outs)
+            layer.eager_elements += elements
+            if mutable is not None and not (cost is not None and cost.macs) and reads_across(ins, outs):
+                layer.eager_strided_kernels += 1
+                layer.eager_strided_elements += elements
         if status == "uncounted":
             layer.uncounted = True
         elif status == "counted" and cost is not None:

@@ -60,6 +60,10 @@ class LayerCost:
     # elements of their inputs and outputs (what they read and write; an expanded view counts at its own size)
     eager_kernels: int | None = None
     eager_elements: int | None = None
+    # ... of them, the calls that read an input across the output's fastest dimension (a transposed operand:
+    # analysis/torch_counter.reads_across), which eager runs uncoalesced, and their elements
+    eager_strided_kernels: int | None = None
+    eager_strided_elements: int | None = None
 
 
 @dataclass

@@ -599,3 +599,48 @@ def test_a_top_level_copy_is_a_zero_cost_layer_and_a_view_is_none() -> None:
     assert [(layer.name, layer.status, layer.eager_kernels, layer.eager_elements) for layer in report.layers] == \
         [("act", "counted", 1, 16 + 16), ("cat", "zero_cost", 1, 16 + 16 + 32), ("clone", "zero_cost", 1, 32 + 32)]
     assert report.compute.zero_cost_ops == {"aten.cat": 1, "aten.clone": 1, "aten.t": 1}
+
+
+def test_a_transposed_operand_is_tallied_as_an_uncoalesced_call() -> None:
+    """What the predictor prices at the transposed-copy rate (LayerCost.eager_strided_kernels): Whisper's encoder
+    transposes its conv output into the residual stream, so the stream is laid out (batch, channels, frames)
+    while its shape reads (batch, frames, channels). Eager then reads across the fastest dimension wherever a
+    contiguous tensor meets it: LayerNorm copies its input to contiguous, the residual add reads the MLP's
+    output transposed."""
+
+    class Stream(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv1d(4, 8, 1)
+            self.ln = nn.LayerNorm(8)
+            self.fc = nn.Linear(8, 8)
+            self.act = nn.GELU()
+
+        def forward(self, x):
+            h = self.act(self.conv(x).transpose(1, 2))  # 2 x 16 x 8 in the conv's layout: a view, then GELU on it
+            return h + self.fc(self.ln(h))
+
+    with torch.device("meta"):
+        net = Stream()
+    report = analyze_module(net, [meta(2, 4, 16)])
+    tally = {layer.name: (layer.eager_strided_kernels, layer.eager_strided_elements) for layer in report.layers}
+    # conv: contiguous in, contiguous out. GELU keeps its input's layout (however permuted): coalesced.
+    # LayerNorm: input 256 elements (2 x 16 x 8) read across, + weight 8 + bias 8; writes out 256 + mean and rstd
+    # (2 x 16 x 1) 32 each: 592. fc: a matmul, never judged (cuBLAS takes a transposed operand).
+    # The root's add: out takes h's layout (its first input), the fc output (contiguous) is read across:
+    # 256 + 256 read, 256 written.
+    assert tally["conv"] == (0, 0) and tally["act"] == (0, 0) and tally["fc"] == (0, 0)
+    assert tally["ln"] == (1, 256 + 8 + 8 + 256 + 32 + 32)
+    assert tally["add"] == (1, 3 * 256)
+
+
+def test_reads_across_judges_layouts_not_shapes() -> None:
+    from modelcost.analysis.torch_counter import reads_across
+
+    a = torch.empty(4, 6, device="meta")
+    at = torch.empty(6, 4, device="meta").t()  # 4 x 6, strides (1, 4)
+    assert reads_across([a, at], [a]) and reads_across([at], [a])  # a transposed input, a contiguous output
+    assert not reads_across([at, at], [at])  # one permuted layout throughout: coalesced
+    assert not reads_across([a, torch.empty(1, 6, device="meta").expand(4, 6)], [a])  # a broadcast operand
+    assert not reads_across([torch.empty(6, device="meta")], [a])  # another shape (a bias)
+    assert not reads_across([at], [torch.empty(1, device="meta")])  # a scalar output
