@@ -45,12 +45,15 @@ from typing import Any
 from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
 from modelcost.core.calibration import (
     BACKEND_FAMILIES,
+    GEMM_ALIGN,
     GEMV_MAX_M,
-    GROUPED,
+    GROUPS,
     MATMUL_MODES,
     SIZE_CLASSES,
     Calibration,
+    TimePoint,
     conv_gemm,
+    key_sort,
     shape_class,
     wave_utilization,
 )
@@ -76,6 +79,10 @@ class LayerEstimate:
     kernels: float | None = None  # set: kernels that run whatever the fusion (a copy feeding an extern kernel)
     # a norm / elementwise layer's memory time when each of its counted aten calls is its own kernel (eager's way)
     eager_memory_ms: float | None = None
+    # a GEMM / conv / attention layer's calls beside its main kernel that eager runs uncoalesced (a transposed
+    # input copied to contiguous before a matmul): their time, added under the eager families only
+    eager_extra_ms: float = 0.0
+    unaligned: float = 1.0  # the unaligned-GEMM factor compute_ms holds (``unaligned_factor``; 1: none)
 
     @property
     def time_ms(self) -> float:
@@ -127,10 +134,9 @@ def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> 
     if key in rows:
         return rows[key]
     order = list(SIZE_CLASSES)
-    grouped = key.endswith(GROUPED)
-    # the nearest class of the same sort (grouped or dense), or of any sort where the table has none of it
-    # (a calibration that kept no grouped convs apart)
-    alike = [k for k in rows if k.endswith(GROUPED) == grouped] or list(rows)
+    # the nearest class of the same sort (dense, depthwise or several channels per group), or of any sort where
+    # the table has none of it (a calibration that kept no grouped convs apart)
+    alike = [k for k in rows if key_sort(k) == key_sort(key)] or list(rows)
 
     def steps(other: str) -> int:
         return sum(abs(order.index(a.split(":")[1]) - order.index(b.split(":")[1]))
@@ -183,9 +189,22 @@ def gemv_us(cal: Calibration, precision: str, m: float, n: float, k: float) -> f
 def memory_us(cal: Calibration, size_bytes: float) -> float:
     """Time of a memory-bound kernel moving ``size_bytes``: linear between calibrated sizes, the smallest
     size's time below it, the last segment's bandwidth beyond the largest."""
-    pts = cal.memory_curve
-    if not pts:
+    if not cal.memory_curve:
         raise ModelcostError("the calibration has no memory-bound curve")
+    return _curve_us(cal.memory_curve, size_bytes)
+
+
+def strided_us(cal: Calibration, size_bytes: float, elem: float) -> float:
+    """Time of an uncoalesced (transposed-operand) kernel moving ``size_bytes`` of ``elem``-byte elements, from
+    the calibrated curve of that element size (``Calibration.strided_curve``; the nearest size's where there is
+    none of it), or as a contiguous kernel where the calibration has no such curve."""
+    if not cal.strided_curve:
+        return memory_us(cal, size_bytes)
+    near = min(cal.strided_curve, key=lambda e: abs(float(e) - elem))
+    return max(_curve_us(cal.strided_curve[near], size_bytes), memory_us(cal, size_bytes))
+
+
+def _curve_us(pts: Sequence[TimePoint], size_bytes: float) -> float:
     sizes = [p.size_bytes for p in pts]
     if size_bytes <= sizes[0]:
         return pts[0].time_us
@@ -235,12 +254,24 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
     if kind == "conv":
-        key, n, gemms = conv_gemm(m, n, k, layer.groups or 1)
+        group_classes = any(key_sort(key) == GROUPS for table in cal.conv_efficiency.values() for key in table)
+        key, n, gemms = conv_gemm(m, n, k, layer.groups or 1, group_classes)
         eff = efficiency(cal.conv_efficiency, precision, key)
     else:
         gemms, eff = 1, efficiency(cal.gemm_efficiency, precision, shape_class(m, n, k))
     util = wave_utilization(gemms * math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
     return flops / (peak * eff * util) * 1e3
+
+
+def unaligned_factor(cal: Calibration, precision: str, n: float, k: float) -> float:
+    """The calibrated slowdown of a GEMM whose N or K is not a multiple of the alignment its precision's
+    tensor-core kernels want (core/calibration.GEMM_ALIGN), 1 otherwise or where the calibration has none.
+    N and K as the count gives them: a K that is not a whole number (a layer of several matmuls) is not judged."""
+    align = GEMM_ALIGN.get(precision)
+    factor = cal.unaligned_factor.get(precision) or cal.unaligned_factor.get({"bf16": "fp16"}.get(precision, ""))
+    if not align or not factor or k != int(k):
+        return 1.0
+    return factor if int(n) % align or int(k) % align else 1.0
 
 
 def layer_bytes(layer: LayerCost, kind: str, elem: float, scale: float) -> float:
@@ -259,12 +290,29 @@ def layer_bytes(layer: LayerCost, kind: str, elem: float, scale: float) -> float
     return (layer.params + inputs + out) * elem
 
 
-def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_size: int) -> list[LayerEstimate]:
-    """Kernel time of every layer that runs one, at ``batch_size`` and ``precision`` (no fusion applied)."""
+def layout_as_counted(cost: CostReport, backend: str, precision: str) -> bool:
+    """Whether ``backend`` runs the forward in the memory layout the count traced it in (contiguous, fp32): not
+    the eager family at a 2-byte precision (the cast model: modelcost's cast backends run a net of 2-D / 3-D
+    convs channels_last, bench/backends/torch_backends.py) on such a net. Only then do the count's transposed
+    operands (``LayerCost.eager_strided_kernels``) say where eager reads uncoalesced."""
+    family = BACKEND_FAMILIES.get(backend, ("",))[0]
+    if family != "eager" or ELEMENT_BYTES.get(peak_key(precision), 4.0) != 2:
+        return True
+    return not any(layer_kind(layer) == "conv" and layer.output_shapes and len(layer.output_shapes[0]) >= 4
+                   for layer in cost.layers)
+
+
+def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_size: int,
+                    strided: bool = True) -> list[LayerEstimate]:
+    """Kernel time of every layer that runs one, at ``batch_size`` and ``precision`` (no fusion applied);
+    ``strided`` False: the count's transposed operands are not the run's (``layout_as_counted``), and eager's
+    calls are priced as contiguous ones."""
     scale = batch_size / cost_batch_size(cost)
     elem = ELEMENT_BYTES.get(peak_key(precision), 4.0)
     out = []
     for layer in cost.layers:
+        if not strided and layer.eager_strided_kernels:
+            layer = dataclasses.replace(layer, eager_strided_kernels=0, eager_strided_elements=0)
         kind = layer_kind(layer)
         if kind is None:
             continue
@@ -273,21 +321,35 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
             out.append(LayerEstimate(layer.name, kind, small / 1e3, 0.0))
             continue
         compute = _compute_ms(layer, kind, cal, precision, scale) if kind in ("gemm", "conv", "attention") else 0.0
+        slower = unaligned_factor(cal, precision, *gemm_dims(layer, scale)[1:]) if kind == "gemm" else 1.0
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
-        out.append(LayerEstimate(layer.name, kind, compute, memory, eager_memory_ms=_eager_memory_ms(
-            layer, kind, cal, elem, scale)))
+        out.append(LayerEstimate(layer.name, kind, compute * slower, memory, eager_memory_ms=_eager_memory_ms(
+            layer, kind, cal, elem, scale), eager_extra_ms=_strided_ms(layer, cal, elem, scale)
+            if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower))
     return out
+
+
+def _strided_ms(layer: LayerCost, cal: Calibration, elem: float, scale: float) -> float:
+    """Time of a layer's uncoalesced calls (``LayerCost.eager_strided_kernels``: a transposed operand), each a
+    kernel of an equal share of their elements at the calibrated transposed-copy rate (``strided_us``)."""
+    calls, elements = layer.eager_strided_kernels or 0, layer.eager_strided_elements or 0
+    if not calls or not elements:
+        return 0.0
+    return calls * strided_us(cal, elements * scale * elem / calls, elem) / 1e3
 
 
 def _eager_memory_ms(layer: LayerCost, kind: str, cal: Calibration, elem: float, scale: float) -> float | None:
     """Memory time of a norm or elementwise layer as eager runs it: each of its kernel-launching aten calls a
     kernel of an equal share of the elements they read and write (``LayerCost.eager_elements``, scaled to the
-    batch, at ``elem`` bytes). transformers' RMSNorm makes 8 calls with an fp32 round trip; the layer model
-    charges it as one kernel reading and writing its output. None without the tally (an ONNX model)."""
+    batch, at ``elem`` bytes), the uncoalesced ones (a transposed operand) at their own rate (``_strided_ms``).
+    transformers' RMSNorm makes 8 calls with an fp32 round trip; the layer model charges it as one kernel reading
+    and writing its output. None without the tally (an ONNX model)."""
     if kind not in ("norm", "elementwise") or not layer.eager_kernels or layer.eager_elements is None:
         return None
-    calls = layer.eager_kernels
-    return calls * memory_us(cal, layer.eager_elements * scale * elem / calls) / 1e3
+    calls = layer.eager_kernels - (layer.eager_strided_kernels or 0)
+    elements = layer.eager_elements - (layer.eager_strided_elements or 0)
+    plain = calls * memory_us(cal, elements * scale * elem / calls) / 1e3 if calls > 0 and elements > 0 else 0.0
+    return plain + _strided_ms(layer, cal, elem, scale)
 
 
 def backend_layers(layers: list[LayerEstimate], cal: Calibration, backend: str,
@@ -297,8 +359,11 @@ def backend_layers(layers: list[LayerEstimate], cal: Calibration, backend: str,
     factor = cal.ort_factor.get(precision, {}) if BACKEND_FAMILIES.get(backend, ("",))[0] == "ort-cuda" else {}
     if not factor:
         return layers
-    return [dataclasses.replace(e, compute_ms=e.compute_ms * factor.get(e.kind, 1.0),
-                                memory_ms=e.memory_ms * factor.get(e.kind, 1.0)) for e in layers]
+    # ORT's time is its factor over the aligned GEMM's: on the one unaligned net measured (MLP-Mixer's 196-token
+    # MLP, fp16 b64, benchmarks/kernel_mix.py) ORT's GEMM kernels took 2.94 ms against torch's 3.49 ms, of which
+    # torch's 2-byte-aligned kernels 1.44: the torch.mm factor is not ORT's
+    return [dataclasses.replace(e, compute_ms=e.compute_ms / e.unaligned * factor.get(e.kind, 1.0),
+                                memory_ms=e.memory_ms * factor.get(e.kind, 1.0), unaligned=1.0) for e in layers]
 
 
 def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: float) -> float:
@@ -331,9 +396,12 @@ def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str,
         if f <= 0:
             continue
         memory = est.memory_ms * min(f, 1.0) if est.compute_ms == 0 else est.memory_ms
-        if family in EAGER_FAMILIES and est.eager_memory_ms is not None:
-            memory = max(memory, est.eager_memory_ms)  # eager runs every counted call: no fusion to save bytes
-        kernel_ms += max(est.compute_ms, memory) + max(f - 1.0, 0.0) * cal.kernel_gap_us / 1e3
+        extra = 0.0
+        if family in EAGER_FAMILIES:
+            if est.eager_memory_ms is not None:
+                memory = max(memory, est.eager_memory_ms)  # eager runs every counted call: no fusion to save bytes
+            extra = est.eager_extra_ms
+        kernel_ms += max(est.compute_ms, memory) + extra + max(f - 1.0, 0.0) * cal.kernel_gap_us / 1e3
         kernels += f
     if overhead == "graph":
         return kernel_ms, cal.graph_replay_us / 1e3, round(kernels)
@@ -420,7 +488,8 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     if not cost.compute.complete:
         why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
         raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
-    layers = backend_layers(estimate_layers(cost, cal, precision, batch_size), cal, backend, precision)
+    layers = backend_layers(estimate_layers(cost, cal, precision, batch_size,
+                                            layout_as_counted(cost, backend, precision)), cal, backend, precision)
     kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops)
     name = cal.gpu.name
     calibrated_on = calibrated_on or name

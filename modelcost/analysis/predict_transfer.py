@@ -70,10 +70,14 @@ def transfer(cal: Calibration, target: GpuSpec) -> Calibration:
              for k, v in cal.gpu.peak_tflops.items() if target.peak_tflops.get(k)}
     bw = _ratio(target.bandwidth_gbps, src.bandwidth_gbps)
     on_chip = _ratio((target.sm_count or 0) * (target.boost_clock_mhz or 0), src.sm_count * src.boost_clock_mhz)
-    floor = cal.memory_curve[0].time_us if cal.memory_curve else 0.0
     l2 = src.l2_cache_bytes or 0
-    curve = [TimePoint(p.size_bytes, floor + (p.time_us - floor) / (on_chip if p.size_bytes <= l2 else bw))
-             for p in cal.memory_curve]
+
+    def moved(points: list[TimePoint]) -> list[TimePoint]:
+        floor = points[0].time_us if points else 0.0
+        return [TimePoint(p.size_bytes, floor + (p.time_us - floor) / (on_chip if p.size_bytes <= l2 else bw))
+                for p in points]
+
+    curve = moved(cal.memory_curve)
     # a small-M GEMM reads its weight: DRAM-bound, or L2-resident when the weight fits, like the memory curve
     gemv = [dataclasses.replace(p, time_us=p.time_us / (on_chip if p.n * p.k * ELEMENT_BYTES.get(p.precision, 4.0)
                                                          <= l2 else bw)) for p in cal.gemv]
@@ -82,7 +86,8 @@ def transfer(cal: Calibration, target: GpuSpec) -> Calibration:
                          target.compute_capability, peaks)
     note = (f"transferred from {canonical_name(cal.gpu.name)}: peaks x table ratio, DRAM-bound kernels x "
             f"{1 / bw:.3f} (bandwidth), L2-resident x {1 / on_chip:.3f} (SMs x clock), launch costs kept")
-    return dataclasses.replace(cal, gpu=gpu, memory_curve=curve, gemv=gemv, notes=[*cal.notes, note])
+    return dataclasses.replace(cal, gpu=gpu, memory_curve=curve, gemv=gemv, notes=[*cal.notes, note],
+                               strided_curve={e: moved(c) for e, c in cal.strided_curve.items()})
 
 
 def _distance(a: GpuFingerprint, b: GpuSpec) -> float:

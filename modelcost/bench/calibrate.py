@@ -11,11 +11,15 @@ call, in bench/calibrate_host.py).
   backends use, and the mode torch reports is recorded per table (``matmul_modes``); a class whose one call
   would take longer than ``MAX_CALL_MS`` at the dense peak is left out (the predictor takes the nearest class).
   Efficiencies are kept uncapped (core/calibration.py says why).
-* conv: ResNet-, MobileNet- and ConvNeXt-like stages (3x3, 1x1, depthwise, 7x7 depthwise) at batch 1 and 32,
-  channels_last at fp16, each filed under its implicit-GEMM class.
+* conv: ResNet-, MobileNet- and ConvNeXt-like stages (3x3, 1x1, depthwise, 7x7 depthwise) and 3x3 convs of
+  4-64 channels per group (``GROUP_CONVS``) at batch 1 and 32, channels_last at fp16, each filed under its
+  implicit-GEMM class.
+* unaligned GEMMs: four GEMMs whose N or K is odd, against the same GEMMs padded to a multiple of 8, per
+  precision (``unaligned_factor``: the median ratio).
 * small-M GEMMs: F.linear of M = ``GEMV_ROWS`` rows on ``GEMV_SHAPES`` weights (BERT-, Llama-3.2-1B-like and
   a 128k-vocabulary head), fp32 / fp16 / bf16: 9 x 3 x 3 = 81 calls of about 20 ms (~2 s, estimated).
-* memory-bound: an in-place elementwise op (read + write) from 4 KiB to 1 GiB.
+* memory-bound: an in-place elementwise op (read + write) from 4 KiB to 1 GiB; and a copy from a transposed
+  source (``strided_curve``), fp16 and fp32, over the same sizes.
 * attention: SDPA (fp16, bf16, fp32) at 64 heads x batch, query = key length 128 ... 4096, head size 64 and 128.
 * launch: one empty kernel's time in a graph (``kernel_gap_us``) and a one-kernel graph's replay.
 """
@@ -23,6 +27,7 @@ call, in bench/calibrate_host.py).
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +35,7 @@ from typing import Any
 from modelcost.bench.timing import CudaEventClock
 from modelcost.core.calibration import (
     CLASS_SIZES,
+    GEMM_ALIGN,
     GEMV_ROWS,
     MATMUL_MODES,
     SIZE_CLASSES,
@@ -148,7 +154,12 @@ def gemv_points(torch: Any, progress: Progress) -> list[GemvPoint]:
 CONVS = [(b, c, co, s, kk, g) for b in (1, 32) for (c, co, s, kk, g) in (
     (64, 64, 56, 3, 1), (128, 128, 28, 3, 1), (256, 256, 14, 3, 1), (512, 512, 7, 3, 1),
     (64, 256, 56, 1, 1), (256, 64, 56, 1, 1), (1024, 256, 14, 1, 1), (512, 2048, 7, 1, 1),
-    (3, 64, 112, 7, 1), (32, 32, 112, 3, 32), (144, 144, 56, 3, 144), (384, 384, 14, 7, 384))]
+    (3, 64, 112, 7, 1), (32, 32, 112, 3, 32), (144, 144, 56, 3, 144), (384, 384, 14, 7, 384),
+    # several channels per group (``GROUPS`` classes): 4, 8, 16, 32 and 64 per group
+    (128, 128, 56, 3, 32), (256, 256, 28, 3, 32), (512, 512, 14, 3, 32), (1024, 1024, 7, 3, 32),
+    (256, 256, 28, 3, 4))]
+# (M, N, K) of the unaligned GEMMs: N or K odd; each is timed against itself padded to a multiple of 8
+UNALIGNED_GEMMS = ((16384, 251, 512), (16384, 512, 251), (8192, 1001, 1024), (8192, 1024, 1001))
 
 
 def conv_table(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) -> dict[str, dict[str, float]]:
@@ -174,7 +185,7 @@ def _conv_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float, fmt
         with torch.inference_mode():
             t_s = graph_time_us(torch, lambda conv=conv, x=x: conv(x)) / 1e6
         m, k = b * s * s, c // g * kk * kk
-        key, n, gemms = conv_gemm(m, co, k, g)
+        key, n, gemms = conv_gemm(m, co, k, g, group_classes=True)
         util = wave_utilization(gemms * math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
         found.setdefault(key, []).append(_efficiency(2 * m * co * k / (peak * util), t_s))
     return found
@@ -191,6 +202,47 @@ def memory_curve(torch: Any, progress: Progress) -> list[TimePoint]:
         points.append(TimePoint(size, graph_time_us(torch, lambda x=x: x.mul_(1.0))))
         del x
     return points
+
+
+def strided_curve(torch: Any, progress: Progress) -> dict[str, list[TimePoint]]:
+    """Time of a copy from a transposed source (``dst.copy_(src.mT)``: TensorIterator's non-vectorized kernel,
+    reads across the fastest dimension) by bytes moved, per element size (2: fp16, 4: fp32)."""
+    progress("transposed copies by size")
+    curves: dict[str, list[TimePoint]] = {}
+    for dtype in (torch.float16, torch.float32):
+        elem = torch.finfo(dtype).bits // 8
+        points = curves.setdefault(str(elem), [])
+        for size in MEMORY_SIZES:
+            if size > MEMORY_MAX_BYTES:
+                break
+            n = size // 2 // elem
+            rows = 2 ** (int(math.log2(n)) // 2)
+            src = torch.empty(n // rows, rows, device="cuda", dtype=dtype)
+            dst = torch.empty(rows, n // rows, device="cuda", dtype=dtype)
+            points.append(TimePoint(2 * n * elem, graph_time_us(torch, lambda d=dst, s=src: d.copy_(s.mT))))
+            del src, dst
+    return curves
+
+
+def unaligned_factors(torch: Any, gpu: GpuSpec, progress: Progress) -> dict[str, float]:
+    """precision -> median over ``UNALIGNED_GEMMS`` of (the GEMM's time) / (the same GEMM with N and K padded to a
+    multiple of 8): what missing 16-byte alignment costs (core/calibration.GEMM_ALIGN)."""
+    out = {}
+    for precision in GEMM_ALIGN:
+        if not gpu.peak_tflops.get(precision):
+            continue
+        progress(f"unaligned GEMMs, {precision}")
+        dtype, ratios = _dtype(torch, precision), []
+        with tf32_mode(precision == "tf32"):
+            for m, n, k in UNALIGNED_GEMMS:
+                times = []
+                for nn, kk in ((n, k), (-(-n // 8) * 8, -(-k // 8) * 8)):
+                    a = torch.randn(m, kk, device="cuda", dtype=dtype)
+                    b = torch.randn(kk, nn, device="cuda", dtype=dtype)
+                    times.append(graph_time_us(torch, lambda a=a, b=b: torch.mm(a, b)))
+                ratios.append(times[0] / times[1])
+        out[precision] = round(statistics.median(ratios), 3)
+    return out
 
 
 def attention_points(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) -> list[AttentionPoint]:
@@ -237,6 +289,8 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
         cal.gemm_efficiency = gemm_table(torch, gpu, cal.tile_m, say, cal.matmul_modes)
         cal.gemv = gemv_points(torch, say)
         cal.memory_curve = memory_curve(torch, say)
+        cal.strided_curve = strided_curve(torch, say)
+        cal.unaligned_factor = unaligned_factors(torch, gpu, say)
         cal.attention = attention_points(torch, gpu, cal.attention_tile, say)
         cal.kernel_gap_us, cal.graph_replay_us = graph_costs(torch, say)
     cal.conv_efficiency = conv_table(torch, gpu, cal.tile_m, say)

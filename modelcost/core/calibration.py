@@ -37,6 +37,18 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   nets (bench/calibrate_host.py). A forward's aten calls are counted statically (CostReport.eager_ops), so the
   host time of a model whose layers run many small ops (an RMSNorm is seven, a rotary embedding ten) is priced by
   what it issues, not by its layers. Added within schema 2: a file without it predicts from ``launch_us``.
+* layout-mismatched elementwise kernels (``strided_curve``, element bytes -> a time curve like ``memory_curve``):
+  a copy or elementwise call whose operand is read across the output's fastest dimension (a transposed operand:
+  Whisper's and MLP-Mixer's residual stream after a transpose) runs TensorIterator's non-vectorized kernel with
+  uncoalesced reads, measured at 4-5x the contiguous time per byte on an H100 (benchmarks/kernel_mix.py). The
+  static count tallies such calls per layer (``LayerCost.eager_strided_kernels`` / ``eager_strided_elements``).
+  Added within schema 2: a file without it prices them as contiguous.
+* unaligned GEMMs (``unaligned_factor``, precision -> time of a GEMM whose N or K is not a multiple of 8
+  elements over the same GEMM padded to one): cuBLAS's tensor-core kernels need 16-byte-aligned rows, and
+  fall back to 2-byte-aligned ones (MLP-Mixer's 196 tokens, GPT-2's 50,257-word head). Added within schema 2.
+* convs of several channels per group (ResNeXt, RegNet) have classes of their own (``GROUPS`` key suffix), kept
+  apart from dense and depthwise ones. Added within schema 2: a file without them prices such a conv as its
+  groups' dense GEMMs (``conv_gemm``).
 * ONNX Runtime's kernels against torch's (``ort_factor``, precision -> layer kind -> ORT time / torch time), from
   GPU-bound calibration nets run both ways (bench/calibrate_ort.py): an ort-cuda layer's time is the tables'
   (torch's kernels) times its factor. Added within schema 2: a file without it predicts ort-cuda as torch.
@@ -110,7 +122,17 @@ def wave_utilization(tiles: float, sm_count: int) -> float:
     return tiles / (math.ceil(tiles / sm_count) * sm_count)
 
 
-GROUPED = "grouped"  # the conv table's fourth key part: a grouped / depthwise conv, kept apart from dense ones
+GROUPED = "grouped"  # the conv table's fourth key part: a depthwise conv, kept apart from dense ones
+GROUPS = "groups"  # ... a conv of several channels per group (ResNeXt's 32 groups of 4-32 channels)
+# The alignment (elements) cuBLAS's tensor-core GEMM kernels want of N and K at 2-byte precisions (16 bytes), and
+# at TF32 (4-byte elements, 16 bytes); IEEE fp32 runs SIMT kernels that want none.
+GEMM_ALIGN = {"fp16": 8, "bf16": 8, "tf32": 4}
+
+
+def key_sort(key: str) -> str:
+    """The sort of a conv / GEMM class key: '' (dense), ``GROUPED`` (depthwise) or ``GROUPS``."""
+    parts = key.split()
+    return parts[3] if len(parts) > 3 else ""
 
 
 def shape_class(m: float, n: float, k: float, grouped: bool = False) -> str:
@@ -121,20 +143,25 @@ def shape_class(m: float, n: float, k: float, grouped: bool = False) -> str:
     return f"{key} {GROUPED}" if grouped else key
 
 
-def conv_gemm(m: float, n: float, k: float, groups: int = 1) -> tuple[str, float, int]:
+def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool = False
+              ) -> tuple[str, float, int]:
     """(class key, N of one GEMM, GEMMs) of a conv as implicit GEMM(s): M = batch x output pixels, N = output
     channels, K = input channels per group x kernel area (the MACs of one output element).
     * dense (groups 1): one GEMM, a dense class;
     * depthwise (groups = output channels): one GEMM over all channels, a grouped class (what calibrate measured:
       K of 9-49, memory-bound, a hundredth of a dense class's efficiency);
-    * grouped with several output channels per group (ResNeXt's 32 groups): ``groups`` GEMMs of N / groups
-      channels each, priced in the dense classes of that shape. Calibrate measures no such conv, and a depthwise
+    * grouped with several output channels per group (ResNeXt's 32 groups), where the calibration measured such
+      convs (``group_classes``): one GEMM over all channels in a class of its own (``GROUPS``), as cuDNN runs
+      it (one kernel for all groups);
+    * else: ``groups`` GEMMs of N / groups channels each, priced in the dense classes of that shape. A depthwise
       class for ResNeXt-50's grouped 3x3 convs (4-32 channels per group) predicted the whole net at 2.8x its
-      measured time (torch.compile fp16, batch 64)."""
+      measured time (torch.compile fp16, batch 64); these dense GEMMs of 4-32 columns, 1.5-3x (eager fp16)."""
     if groups <= 1:
         return shape_class(m, n, k), n, 1
     if groups >= n:
         return shape_class(m, n, k, grouped=True), n, 1
+    if group_classes:
+        return f"{shape_class(m, n, k)} {GROUPS}", n, 1
     return shape_class(m, n / groups, k), n / groups, int(groups)
 
 
@@ -236,20 +263,26 @@ class Calibration:
     fusion: dict[str, Fusion] = field(default_factory=dict)
     host_us: dict[str, HostCost] = field(default_factory=dict)  # family -> host cost per aten call (eager ones)
     ort_factor: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> kind -> ORT / torch time
+    strided_curve: dict[str, list[TimePoint]] = field(default_factory=dict)  # element bytes ("2", "4") -> curve
+    unaligned_factor: dict[str, float] = field(default_factory=dict)  # precision -> unaligned / padded GEMM time
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     schema: str = SCHEMA
 
 
-FEATURES = ("host_us", "ort_factor", "grouped_convs")  # the optional mechanisms a calibration may hold
+# the optional mechanisms a calibration may hold
+FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms")
 
 
 def features(cal: Calibration) -> tuple[str, ...]:
     """The optional mechanisms this calibration holds ("host_us", "ort_factor", "grouped_convs": a conv table
-    that keeps grouped convs apart). A prediction made with other ones is another model, so the validation table
-    keeps them with each row (analysis/predict.validated_row)."""
-    held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor),
-            "grouped_convs": any(key.endswith(GROUPED) for table in cal.conv_efficiency.values() for key in table)}
+    that keeps depthwise convs apart, "group_convs": ... and convs of several channels per group,
+    "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``). A prediction made with other
+    ones is another model, so the validation table keeps them with each row (analysis/predict.validated_row)."""
+    sorts = {key_sort(key) for table in cal.conv_efficiency.values() for key in table}
+    held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
+            "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
+            "unaligned_gemms": bool(cal.unaligned_factor)}
     return tuple(name for name in FEATURES if held[name])
 
 
@@ -283,6 +316,8 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             launch_us={k: float(v) for k, v in doc["launch_us"].items()}, kernel_gap_us=float(doc["kernel_gap_us"]),
             graph_replay_us=float(doc["graph_replay_us"]), fusion=fusion, host_us=host,
             ort_factor={p: {k: float(v) for k, v in t.items()} for p, t in doc.get("ort_factor", {}).items()},
+            strided_curve={e: [TimePoint(**p) for p in c] for e, c in doc.get("strided_curve", {}).items()},
+            unaligned_factor={p: float(v) for p, v in doc.get("unaligned_factor", {}).items()},
             elapsed_s=float(doc.get("elapsed_s", 0.0)), notes=list(doc.get("notes", [])))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelcostError(f"{where}: a {SCHEMA} file with a missing or malformed key ({exc})") from None

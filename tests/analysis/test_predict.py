@@ -28,6 +28,7 @@ from modelcost.analysis.predict import (
     memory_us,
     predict,
 )
+from modelcost.analysis import predict as predict_module
 from modelcost.analysis.predict_transfer import calibration_for, predict_run, transfer
 from modelcost.core import calibration as calib
 from modelcost.core.calibration import (
@@ -536,3 +537,99 @@ def test_a_prediction_from_an_onnx_count_is_not_given_the_pytorch_count_s_error(
     pred = predict(onnx, cal, "ort-cuda", "fp16", 1, table=[row])
     assert pred.expected_error_pct is None and "from an ONNX file's count" in pred.error_basis
     assert predict(cost_of(GEMM), cal, "ort-cuda", "fp16", 1, table=[row]).expected_error_pct == 16.0
+
+
+def strided_synthetic() -> Calibration:
+    """synthetic() with a transposed-copy curve 4x the contiguous one past its floor: 4 us + 4 us per MB (fp16)."""
+    return dataclasses.replace(synthetic(), strided_curve={"2": [TimePoint(0, 4.0), TimePoint(1_000_000, 8.0),
+                                                                 TimePoint(1_000_000_000, 4004.0)]})
+
+
+def test_an_uncoalesced_call_is_priced_at_the_transposed_copy_rate() -> None:
+    # A LayerNorm whose 2 counted calls move 3,000,000 fp16 elements, one of them (1,000,000 elements) reading
+    # a transposed input. Contiguous call: 2,000,000 x 2 B = 4 MB -> 3 + 3 = 6 us on the memory curve.
+    # Uncoalesced call: 2 MB on the transposed curve -> 8 + 4 x 1 = 12 us. Eager: 18 us. Without the curve (an
+    # older calibration) the uncoalesced call is a contiguous one: 2 x memory_us(3 MB) = 2 x 5 = 10 us.
+    norm = LayerCost("ln", "LayerNorm", output_shapes=[(1000, 1000)], status="counted", eager_kernels=2,
+                     eager_elements=3_000_000, eager_strided_kernels=1, eager_strided_elements=1_000_000)
+    [est] = estimate_layers(cost_of(norm), strided_synthetic(), "fp16", 1)
+    assert est.eager_memory_ms == pytest.approx(18e-3)
+    [old] = estimate_layers(cost_of(norm), synthetic(), "fp16", 1)
+    assert old.eager_memory_ms == pytest.approx(10e-3)
+    # A Linear that copies its transposed 3-D input to contiguous first (1,000,000 elements read + written):
+    # eager adds that copy's 12 us to the GEMM; compile fuses it away (its own kernels), so adds nothing.
+    fc = dataclasses.replace(GEMM, eager_kernels=2, eager_elements=20_000_000, eager_strided_kernels=1,
+                             eager_strided_elements=1_000_000)
+    cal = strided_synthetic()
+    [est] = estimate_layers(cost_of(fc), cal, "fp16", 1)
+    assert est.eager_extra_ms == pytest.approx(12e-3)
+    eager, compiled = forward_ms([est], cal, "torch-eager")[0], forward_ms([est], cal, "torch-compile-cudagraph")[0]
+    assert eager == pytest.approx(compiled + 12e-3)
+
+
+def test_a_cast_conv_net_runs_channels_last_so_the_count_s_layout_is_not_its_own() -> None:
+    # torch-half casts a net of 2-D convs and runs it channels_last: the count's (contiguous) transposed operands
+    # are not the run's, so its calls are priced as contiguous. fp32 eager and autocast keep the traced layout,
+    # and a net without a 2-D / 3-D conv (Whisper's Conv1d) is not converted.
+    conv = LayerCost("c", "Conv2d", macs=1000, output_shapes=[(1, 8, 4, 4)], status="counted")
+    conv1d = LayerCost("c", "Conv1d", macs=1000, output_shapes=[(1, 8, 4)], status="counted")
+    norm = LayerCost("ln", "LayerNorm", output_shapes=[(1000, 1000)], status="counted", eager_kernels=1,
+                     eager_elements=2_000_000, eager_strided_kernels=1, eager_strided_elements=2_000_000)
+    assert not predict_module.layout_as_counted(cost_of(conv, norm), "torch-half", "fp16")
+    assert predict_module.layout_as_counted(cost_of(conv, norm), "torch-eager", "fp32")
+    assert predict_module.layout_as_counted(cost_of(conv, norm), "torch-autocast", "fp16")
+    assert predict_module.layout_as_counted(cost_of(conv1d, norm), "torch-half", "fp16")
+    cal = strided_synthetic()
+    # 4 MB contiguous: 3 + 3 = 6 us; uncoalesced: 8 + 4 x 3 = 20 us
+    [_, est] = estimate_layers(cost_of(conv, norm), cal, "fp16", 1, strided=False)
+    assert est.eager_memory_ms == pytest.approx(6e-3)
+    [_, est] = estimate_layers(cost_of(conv, norm), cal, "fp16", 1)
+    assert est.eager_memory_ms == pytest.approx(20e-3)
+
+
+def test_an_unaligned_gemm_takes_the_calibrated_factor_under_torch_only() -> None:
+    # A 2048 x 2044 x 2048 GEMM: N = 2044 is not a multiple of 8, so fp16 runs cuBLAS's 2-byte-aligned kernels
+    # (calibrated 3x the padded GEMM's time); fp32 (IEEE, SIMT kernels) has no alignment rule; 2048 is aligned.
+    # ORT's GEMMs take their calibrated factor over the aligned time instead (ort_factor gemm 1.5).
+    cal = dataclasses.replace(synthetic(), unaligned_factor={"fp16": 3.0, "tf32": 1.2},
+                              ort_factor={"fp16": {"gemm": 1.5}})
+    odd = dataclasses.replace(GEMM, macs=2048 * 2044 * 2048, output_shapes=[(2048, 2044)])
+    [aligned] = estimate_layers(cost_of(GEMM), cal, "fp16", 1)
+    [est] = estimate_layers(cost_of(odd), cal, "fp16", 1)
+    # same tiles (16 x 16 of 128) and class: the odd GEMM's compute is 2044 / 2048 of the aligned one's, x 3
+    assert est.unaligned == 3.0 and est.compute_ms == pytest.approx(aligned.compute_ms * 2044 / 2048 * 3)
+    assert predict_module.unaligned_factor(cal, "fp32", 2044, 2048) == 1.0
+    assert predict_module.unaligned_factor(cal, "bf16", 2044, 2048) == 3.0  # bf16 takes fp16's factor
+    assert predict_module.unaligned_factor(cal, "tf32", 2046, 2048) == 1.2  # TF32 wants 4 elements
+    assert predict_module.unaligned_factor(cal, "tf32", 2044, 2048) == 1.0
+    [ort] = backend_layers([est], cal, "ort-cuda", "fp16")
+    assert ort.compute_ms == pytest.approx(aligned.compute_ms * 2044 / 2048 * 1.5)
+
+
+def test_a_conv_of_several_channels_per_group_takes_its_own_classes_when_calibrated() -> None:
+    # The ResNeXt conv above (M 3136, N 128 in 32 groups, K 36): with a calibration that measured such convs, one
+    # GEMM over all 128 channels in the "groups" classes (25 x 1 tiles: a quarter of 100 SMs busy):
+    # 2 x 14,450,688 / (100e12 x 0.05 x 0.25) s = 23.121 us.
+    assert calib.conv_gemm(3136, 128, 36, 32, group_classes=True) == ("m:xl n:s k:s groups", 128, 1)
+    assert calib.conv_gemm(3136, 128, 9, 128, group_classes=True) == ("m:xl n:s k:s grouped", 128, 1)
+    table = {"fp16": {"m:xl n:s k:s": 0.3, "m:xl n:s k:s grouped": 0.01, "m:xl n:s k:s groups": 0.05}}
+    cal = dataclasses.replace(synthetic(), conv_efficiency=table)
+    conv = LayerCost("c", "Conv2d", macs=3136 * 128 * 36, output_shapes=[(1, 128, 56, 56)], macs_dtype="float32",
+                     status="counted", groups=32)
+    [est] = estimate_layers(cost_of(conv), cal, "fp16", 1)
+    assert est.compute_ms == pytest.approx(2 * 14_450_688 / (100e12 * 0.05 * 0.25) * 1e3)
+    # a missing "groups" class takes the nearest of its sort, never a dense or depthwise one
+    assert efficiency(table, "fp16", "m:xxl n:s k:s groups") == 0.05
+    full = dataclasses.replace(cal, strided_curve=strided_synthetic().strided_curve, unaligned_factor={"fp16": 2.0})
+    assert calib.features(full) == ("grouped_convs", "group_convs", "strided_copies", "unaligned_gemms")
+    doc = calib.from_dict(json.loads(json.dumps(calib.to_dict(full))))
+    assert (doc.strided_curve, doc.unaligned_factor) == (full.strided_curve, full.unaligned_factor)
+
+
+def test_the_transposed_copy_curve_moves_with_the_bandwidth() -> None:
+    # As the memory curve: a DRAM-bound point keeps the 4 us floor, the rest x 3350 / 4800 (H100 -> H200); the
+    # 1 MB point fits the 50 MiB L2 and stays.
+    h100 = dataclasses.replace(strided_synthetic(), gpu=dataclasses.replace(
+        synthetic("H100 SXM", **spec_from_table("H100 SXM").peak_tflops).gpu, l2_cache_bytes=50 * 2**20))
+    moved = transfer(h100, spec_from_table("H200"))
+    assert [p.time_us for p in moved.strided_curve["2"]] == pytest.approx([4.0, 8.0, 4 + 4000 * 3350 / 4800])
