@@ -62,13 +62,10 @@ def parse() -> argparse.Namespace:
 def profile_session(torch, session, calls: int) -> dict:
     from torch.profiler import ProfilerActivity, profile
 
-    from modelcost.bench.timing import CudaEventClock
+    from modelcost.bench.timing import CudaEventClock, median_call_ms
 
-    for _ in range(10):
-        session.run()
-    torch.cuda.synchronize()
-    clock = CudaEventClock(torch)
-    times = sorted(clock.time_ms(session.run) for _ in range(20))
+    forward_ms = median_call_ms(session.run, CudaEventClock(torch).time_ms, 20, warmups=10,
+                                settle=torch.cuda.synchronize)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(calls):
             session.run()
@@ -87,7 +84,7 @@ def profile_session(torch, session, calls: int) -> dict:
         by_name[evt.name][0] += us / calls / 1e3
         by_name[evt.name][1] += 1
     top = sorted(by_name.items(), key=lambda kv: -kv[1][0])[:25]
-    return {"forward_ms": times[len(times) // 2], "kernel_ms": round(sum(by_class.values()), 4),
+    return {"forward_ms": forward_ms, "kernel_ms": round(sum(by_class.values()), 4),
             "kernels_per_forward": kernels / calls,
             "by_class_ms": {k: round(v, 4) for k, v in sorted(by_class.items(), key=lambda kv: -kv[1])},
             "top": [{"name": n[:160], "class": kernel_class(n), "ms": round(v[0], 4), "calls": v[1] // calls}

@@ -53,6 +53,7 @@ from modelcost.core.calibration import (
     Calibration,
     TimePoint,
     conv_gemm,
+    conv_sorts,
     key_sort,
     shape_class,
     wave_utilization,
@@ -254,8 +255,7 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
     if kind == "conv":
-        group_classes = any(key_sort(key) == GROUPS for table in cal.conv_efficiency.values() for key in table)
-        key, n, gemms = conv_gemm(m, n, k, layer.groups or 1, group_classes)
+        key, n, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in conv_sorts(cal))
         eff = efficiency(cal.conv_efficiency, precision, key)
     else:
         gemms, eff = 1, efficiency(cal.gemm_efficiency, precision, shape_class(m, n, k))

@@ -59,8 +59,8 @@ CONV_PRECISIONS = ("fp32", "tf32", "fp16")  # no bf16 conv table: the predictor 
 # MLP and a 128k-vocabulary head (2048 x 131072: 537 MB in bf16, 1 GB in fp32)
 GEMV_SHAPES = ((768, 768), (3072, 768), (768, 3072), (512, 2048), (2048, 2048), (8192, 2048), (2048, 8192),
                (14336, 4096), (131072, 2048))
-MEMORY_SIZES = tuple(4096 * 4**i for i in range(13))  # 4 KiB ... 64 GiB, cut at MEMORY_MAX_BYTES
 MEMORY_MAX_BYTES = 1 << 30
+MEMORY_SIZES = tuple(4096 * 4**i for i in range(13) if 4096 * 4**i <= MEMORY_MAX_BYTES)  # 4 KiB ... 1 GiB
 ATTENTION_SEQS = (128, 256, 512, 1024, 2048, 4096)
 ATTENTION_DIMS = (64, 128)
 Progress = Callable[[str], None]
@@ -124,11 +124,16 @@ def _gemm_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float, row
     for m, n, k in sizes:
         if 2 * m * n * k / peak * 1e3 > MAX_CALL_MS:
             continue
-        a = torch.randn(m, k, device="cuda", dtype=dtype)
-        b = torch.randn(k, n, device="cuda", dtype=dtype)
-        t_s = graph_time_us(torch, lambda a=a, b=b: torch.mm(a, b)) / 1e6
+        t_s = mm_us(torch, m, n, k, dtype) / 1e6
         util = wave_utilization(math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
         rows[shape_class(m, n, k)] = _efficiency(2 * m * n * k / (peak * util), t_s)
+
+
+def mm_us(torch: Any, m: int, n: int, k: int, dtype: Any) -> float:
+    """Microseconds of one (m x k) @ (k x n) ``torch.mm`` at ``dtype`` (``graph_time_us``)."""
+    a = torch.randn(m, k, device="cuda", dtype=dtype)
+    b = torch.randn(k, n, device="cuda", dtype=dtype)
+    return graph_time_us(torch, lambda: torch.mm(a, b))
 
 
 def gemv_points(torch: Any, progress: Progress) -> list[GemvPoint]:
@@ -196,8 +201,6 @@ def memory_curve(torch: Any, progress: Progress) -> list[TimePoint]:
     progress("memory-bound kernels by size")
     points = []
     for size in MEMORY_SIZES:
-        if size > MEMORY_MAX_BYTES:
-            break
         x = torch.empty(size // 2 // 2, device="cuda", dtype=torch.float16)  # size bytes moved = 2 x the tensor
         points.append(TimePoint(size, graph_time_us(torch, lambda x=x: x.mul_(1.0))))
         del x
@@ -213,8 +216,6 @@ def strided_curve(torch: Any, progress: Progress) -> dict[str, list[TimePoint]]:
         elem = torch.finfo(dtype).bits // 8
         points = curves.setdefault(str(elem), [])
         for size in MEMORY_SIZES:
-            if size > MEMORY_MAX_BYTES:
-                break
             n = size // 2 // elem
             rows = 2 ** (int(math.log2(n)) // 2)
             src = torch.empty(n // rows, rows, device="cuda", dtype=dtype)
@@ -235,12 +236,8 @@ def unaligned_factors(torch: Any, gpu: GpuSpec, progress: Progress) -> dict[str,
         dtype, ratios = _dtype(torch, precision), []
         with tf32_mode(precision == "tf32"):
             for m, n, k in UNALIGNED_GEMMS:
-                times = []
-                for nn, kk in ((n, k), (-(-n // 8) * 8, -(-k // 8) * 8)):
-                    a = torch.randn(m, kk, device="cuda", dtype=dtype)
-                    b = torch.randn(kk, nn, device="cuda", dtype=dtype)
-                    times.append(graph_time_us(torch, lambda a=a, b=b: torch.mm(a, b)))
-                ratios.append(times[0] / times[1])
+                unaligned_us = mm_us(torch, m, n, k, dtype)
+                ratios.append(unaligned_us / mm_us(torch, m, -(-n // 8) * 8, -(-k // 8) * 8, dtype))
         out[precision] = round(statistics.median(ratios), 3)
     return out
 

@@ -279,11 +279,17 @@ def features(cal: Calibration) -> tuple[str, ...]:
     that keeps depthwise convs apart, "group_convs": ... and convs of several channels per group,
     "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``). A prediction made with other
     ones is another model, so the validation table keeps them with each row (analysis/predict.validated_row)."""
-    sorts = {key_sort(key) for table in cal.conv_efficiency.values() for key in table}
+    sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
             "unaligned_gemms": bool(cal.unaligned_factor)}
     return tuple(name for name in FEATURES if held[name])
+
+
+def conv_sorts(cal: Calibration) -> set[str]:
+    """The sorts of conv class the calibration's conv tables keep (``key_sort``: '' dense, ``GROUPED``,
+    ``GROUPS``)."""
+    return {key_sort(key) for table in cal.conv_efficiency.values() for key in table}
 
 
 def to_dict(cal: Calibration) -> dict[str, Any]:
