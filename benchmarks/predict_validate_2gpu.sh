@@ -12,7 +12,10 @@
 # holding pv/: calibration-*.json, g0/ and g1/ (cases.jsonl and tables of each process), g0.log, g1.log. The
 # calibration is made once per machine (kept in /tmp/mcc0 while the machine stays warm, so a second call measures
 # more models without calibrating again). BUDGET_S (default 380) stops each process from starting a model after
-# that many seconds.
+# that many seconds. CALL_S (default 570, under the device's 600 s per call) ends both processes with `timeout` so
+# that the tar always runs: cases.jsonl is appended per model, so a model cut off loses only itself (the thirteenth
+# session lost a whole call's cases to a process that outran the call). CONFIGS, when set, is passed as --configs
+# to both processes (e.g. the torch configs alone for a model whose ONNX export does not fit a call).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/pv_out}
@@ -29,11 +32,16 @@ fi
 cal=$(ls /tmp/mcc0/calibration/*.json | head -1)
 cp "$cal" "$PV/"
 echo "calibration $cal after $(( $(date +%s) - t0 )) s"
+CALL_S=${CALL_S:-570}
+left_s=$(( CALL_S - ($(date +%s) - t0) ))
+configs=()
+[ -n "${CONFIGS:-}" ] && configs=(--configs "$CONFIGS")
 for g in 0 1; do
   models=$([ "$g" = 0 ] && echo "$1" || echo "$2")
   [ "$models" = none ] && continue
-  CUDA_VISIBLE_DEVICES=$g python3 benchmarks/predict_validate.py --calibration "$cal" --cache-dir /tmp/mcc$g \
-    --out "$PV/g$g" --models "$models" --budget-s "$BUDGET_S" > "$PV/g$g.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=$g timeout "$left_s" python3 benchmarks/predict_validate.py --calibration "$cal" \
+    --cache-dir /tmp/mcc$g --out "$PV/g$g" --models "$models" --budget-s "$BUDGET_S" "${configs[@]}" \
+    > "$PV/g$g.log" 2>&1 &
 done
 wait
 for g in 0 1; do echo "== GPU $g"; grep -E "rows in|budget|Error" "$PV/g$g.log" | tail -8; done
