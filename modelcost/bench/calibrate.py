@@ -20,7 +20,10 @@ call, in bench/calibrate_host.py).
   a 128k-vocabulary head), fp32 / fp16 / bf16: 9 x 3 x 3 = 81 calls of about 20 ms (~2 s, estimated).
 * memory-bound: an in-place elementwise op (read + write) from 4 KiB to 1 GiB; and a copy from a transposed
   source (``strided_curve``), fp16 and fp32, over the same sizes.
-* attention: SDPA (fp16, bf16, fp32) at 64 heads x batch, query = key length 128 ... 4096, head size 64 and 128.
+* attention: SDPA (fp16, bf16, fp32) at query = key length 32 ... 4096, head size 32, 64 and 128; 64 heads x
+  batch from 128 tokens up, and below 128 as many more as keep the FLOPs those of 128 (``attention_shape``):
+  a short sequence is one CTA per (batch, head), so windowed and per-frame attention (Swin's 49-token windows)
+  run thousands of them, whose fixed cost per CTA the long-sequence points cannot show.
 * launch: one empty kernel's time in a graph (``kernel_gap_us``) and a one-kernel graph's replay.
 """
 
@@ -61,8 +64,8 @@ GEMV_SHAPES = ((768, 768), (3072, 768), (768, 3072), (512, 2048), (2048, 2048), 
                (14336, 4096), (131072, 2048))
 MEMORY_MAX_BYTES = 1 << 30
 MEMORY_SIZES = tuple(4096 * 4**i for i in range(13) if 4096 * 4**i <= MEMORY_MAX_BYTES)  # 4 KiB ... 1 GiB
-ATTENTION_SEQS = (128, 256, 512, 1024, 2048, 4096)
-ATTENTION_DIMS = (64, 128)
+ATTENTION_SEQS = (32, 64, 128, 256, 512, 1024, 2048, 4096)
+ATTENTION_DIMS = (32, 64, 128)
 Progress = Callable[[str], None]
 
 
@@ -242,6 +245,13 @@ def unaligned_factors(torch: Any, gpu: GpuSpec, progress: Progress) -> dict[str,
     return out
 
 
+def attention_shape(seq_len: int) -> tuple[int, int]:
+    """(batch, heads) of the calibration's SDPA at ``seq_len``: 4 x 16 from 128 tokens up; below, the batch grows
+    by (128 / seq_len)^2, so the FLOPs (batch x seq^2) stay those of 128 tokens (32 tokens: 64 x 16 = 1,024
+    CTAs, several waves on any GPU, as a windowed model's thousands of short attentions are)."""
+    return 4 * max(1, (128 // seq_len) ** 2), 16
+
+
 def attention_points(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) -> list[AttentionPoint]:
     """SDPA efficiency: 4 x B x H x S^2 x D FLOPs / (peak x wave utilization over B x H x S/tile) / time."""
     import torch.nn.functional as F
@@ -251,7 +261,7 @@ def attention_points(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) ->
         dtype, peak = _dtype(torch, precision), gpu.peak_tflops[precision] * 1e12
         progress(f"attention, {precision}")
         for d, s in [(d, s) for d in ATTENTION_DIMS for s in ATTENTION_SEQS]:
-            b, h = 4, 16
+            b, h = attention_shape(s)
             q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype) for _ in range(3))
             with tf32_mode(False):  # fp32 SDPA as the backends run it (TF32 off)
                 t_s = graph_time_us(torch, lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v)) / 1e6

@@ -271,18 +271,22 @@ class Calibration:
 
 
 # the optional mechanisms a calibration may hold
-FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms")
+FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
+            "short_attention")
+SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
 def features(cal: Calibration) -> tuple[str, ...]:
     """The optional mechanisms this calibration holds ("host_us", "ort_factor", "grouped_convs": a conv table
     that keeps depthwise convs apart, "group_convs": ... and convs of several channels per group,
-    "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``). A prediction made with other
+    "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``, "short_attention": attention
+    points under ``SHORT_ATTENTION_TOKENS``). A prediction made with other
     ones is another model, so the validation table keeps them with each row (analysis/predict.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
-            "unaligned_gemms": bool(cal.unaligned_factor)}
+            "unaligned_gemms": bool(cal.unaligned_factor),
+            "short_attention": any(p.seq_len < SHORT_ATTENTION_TOKENS for p in cal.attention)}
     return tuple(name for name in FEATURES if held[name])
 
 

@@ -130,6 +130,27 @@ def test_attention() -> None:
     assert attention_efficiency(cal, "fp16", math.sqrt(128 * 1024), 64) == pytest.approx(0.3)
 
 
+def test_short_windowed_attention() -> None:
+    # Swin's windows: 49 tokens, head 32. A calibration from before the short points (128 tokens and up, head 64)
+    # can only clamp to its first point: 0.2.
+    cal = synthetic()
+    assert attention_efficiency(cal, "fp16", 49, 32) == pytest.approx(0.2)
+    # With points at 32 and 64 tokens of head 32 (0.01 and 0.04; a short sequence is one CTA of fixed cost, so
+    # efficiency falls with the square of the length), head 32 is the nearest size and 49 lies between:
+    # 0.01 + (ln 49 - ln 32) / (ln 64 - ln 32) x 0.03 = 0.01 + 0.614709 x 0.03 = 0.028441.
+    cal.attention += [AttentionPoint("fp16", 32, 32, 0.01), AttentionPoint("fp16", 64, 32, 0.04)]
+    assert attention_efficiency(cal, "fp16", 49, 32) == pytest.approx(0.01 + math.log(49 / 32) / math.log(2) * 0.03)
+    # Head 64 keeps its own line (nearest size by ratio).
+    assert attention_efficiency(cal, "fp16", 49, 64) == pytest.approx(0.2)
+
+
+def test_calibration_attention_shapes() -> None:
+    from modelcost.bench.calibrate import attention_shape
+    # From 128 tokens up: batch 4 x 16 heads. Below, batch x seq^2 is held at 128's, 4 x 128^2:
+    # 64 tokens -> batch 4 x (128 / 64)^2 = 16; 32 tokens -> 4 x 4^2 = 64 (x 16 heads = 1,024 CTAs).
+    assert [attention_shape(s) for s in (4096, 128, 64, 32)] == [(4, 16), (4, 16), (16, 16), (64, 16)]
+
+
 def test_memory_curve_edges() -> None:
     cal = synthetic()
     cal.memory_curve[0] = TimePoint(4096, 2.0)
@@ -624,6 +645,9 @@ def test_a_conv_of_several_channels_per_group_takes_its_own_classes_when_calibra
     assert calib.features(full) == ("grouped_convs", "group_convs", "strided_copies", "unaligned_gemms")
     doc = calib.from_dict(json.loads(json.dumps(calib.to_dict(full))))
     assert (doc.strided_curve, doc.unaligned_factor) == (full.strided_curve, full.unaligned_factor)
+    # attention points under 128 tokens are one more mechanism (a calibration made before them clamps to 128's)
+    short = dataclasses.replace(full, attention=[*full.attention, AttentionPoint("fp16", 32, 32, 0.01)])
+    assert calib.features(short)[-1] == "short_attention"
 
 
 def test_the_transposed_copy_curve_moves_with_the_bandwidth() -> None:
