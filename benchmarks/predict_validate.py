@@ -165,7 +165,7 @@ def case_row(name: str, pred: Any) -> dict:
     return {"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on, "backend": pred.backend,
             "precision": pred.precision, "batch": pred.batch_size, "predicted_ms": pred.latency_ms,
             "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels,
-            "features": list(pred.calibration_features)}
+            "features": list(pred.calibration_features), "uncalibrated_pct": pred.uncalibrated_pct}
 
 
 def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> list[dict]:

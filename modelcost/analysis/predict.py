@@ -84,6 +84,9 @@ class LayerEstimate:
     # input copied to contiguous before a matmul): their time, added under the eager families only
     eager_extra_ms: float = 0.0
     unaligned: float = 1.0  # the unaligned-GEMM factor compute_ms holds (``unaligned_factor``; 1: none)
+    # False: compute_ms took its efficiency from a shape class (or an attention length / head size) the
+    # calibration did not measure, the nearest one standing in (``calibrated_class``)
+    calibrated: bool = True
 
     @property
     def time_ms(self) -> float:
@@ -126,10 +129,14 @@ def gemm_dims(layer: LayerCost, scale: float) -> tuple[float, float, float]:
     return m, n, k
 
 
+def _rows(table: dict[str, dict[str, float]], precision: str) -> dict[str, float]:
+    return table.get(precision) or table.get({"bf16": "fp16", "tf32": "fp32"}.get(precision, ""), {})
+
+
 def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> float:
     """The calibrated efficiency of a shape class; a missing class takes the nearest measured one (fewest
     size-class steps), bf16 takes fp16's table when it has none of its own."""
-    rows = table.get(precision) or table.get({"bf16": "fp16", "tf32": "fp32"}.get(precision, ""), {})
+    rows = _rows(table, precision)
     if not rows:
         raise ModelcostError(f"the calibration has no efficiency table for {precision}")
     if key in rows:
@@ -144,6 +151,16 @@ def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> 
                    for a, b in zip(key.split()[:3], other.split()[:3], strict=True))
 
     return rows[min(alike, key=steps)]
+
+
+def _attention_line(cal: Calibration, precision: str, head_dim: float) -> tuple[int, list[tuple[int, float]]]:
+    """(the calibrated head size nearest ``head_dim``, its (sequence length, efficiency) points in order)."""
+    pts = [p for p in cal.attention if p.precision == precision] or \
+        [p for p in cal.attention if p.precision == {"bf16": "fp16", "tf32": "fp32"}.get(precision)]
+    if not pts:
+        raise ModelcostError(f"the calibration has no attention figures for {precision}")
+    dim = min({p.head_dim for p in pts}, key=lambda d: abs(math.log(d / max(head_dim, 1))))
+    return dim, sorted((p.seq_len, p.efficiency) for p in pts if p.head_dim == dim)
 
 
 def check_matmul_mode(cal: Calibration, precision: str) -> None:
@@ -217,12 +234,7 @@ def _curve_us(pts: Sequence[TimePoint], size_bytes: float) -> float:
 
 def attention_efficiency(cal: Calibration, precision: str, seq_len: float, head_dim: float) -> float:
     """Calibrated SDPA efficiency at the nearest head size, linear in log(sequence length) between points."""
-    pts = [p for p in cal.attention if p.precision == precision] or \
-        [p for p in cal.attention if p.precision == {"bf16": "fp16", "tf32": "fp32"}.get(precision)]
-    if not pts:
-        raise ModelcostError(f"the calibration has no attention figures for {precision}")
-    dim = min({p.head_dim for p in pts}, key=lambda d: abs(math.log(d / max(head_dim, 1))))
-    line = sorted((p.seq_len, p.efficiency) for p in pts if p.head_dim == dim)
+    _, line = _attention_line(cal, precision, head_dim)
     x = math.log(max(seq_len, 1))
     xs = [math.log(s) for s, _ in line]
     if x <= xs[0]:
@@ -242,7 +254,8 @@ def _peak_flops(cal: Calibration, precision: str) -> float:
     return peak * 1e12
 
 
-def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, scale: float) -> float:
+def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, scale: float) -> tuple[float, bool]:
+    """(compute time, whether the calibration measured the layer's shape class: ``calibrated_class``)."""
     peak, sms = _peak_flops(cal, precision), cal.gpu.sm_count
     flops = 2.0 * layer.macs * scale
     if kind == "attention":
@@ -251,16 +264,18 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         b = b * scale
         eff = attention_efficiency(cal, precision, sq, d)
         util = wave_utilization(b * h * math.ceil(sq / cal.attention_tile), sms)
-        return flops / (peak * eff * util) * 1e3
+        dim, line = _attention_line(cal, precision, d)
+        return flops / (peak * eff * util) * 1e3, dim == d and line[0][0] <= sq <= line[-1][0]
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
     if kind == "conv":
         key, n, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in conv_sorts(cal))
-        eff = efficiency(cal.conv_efficiency, precision, key)
+        table = cal.conv_efficiency
     else:
-        gemms, eff = 1, efficiency(cal.gemm_efficiency, precision, shape_class(m, n, k))
+        gemms, key, table = 1, shape_class(m, n, k), cal.gemm_efficiency
+    eff = efficiency(table, precision, key)
     util = wave_utilization(gemms * math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
-    return flops / (peak * eff * util) * 1e3
+    return flops / (peak * eff * util) * 1e3, key in _rows(table, precision)
 
 
 def unaligned_factor(cal: Calibration, precision: str, n: float, k: float) -> float:
@@ -320,12 +335,14 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
         if small is not None:
             out.append(LayerEstimate(layer.name, kind, small / 1e3, 0.0))
             continue
-        compute = _compute_ms(layer, kind, cal, precision, scale) if kind in ("gemm", "conv", "attention") else 0.0
+        compute, calibrated = _compute_ms(layer, kind, cal, precision, scale) \
+            if kind in ("gemm", "conv", "attention") else (0.0, True)
         slower = unaligned_factor(cal, precision, *gemm_dims(layer, scale)[1:]) if kind == "gemm" else 1.0
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
         out.append(LayerEstimate(layer.name, kind, compute * slower, memory, eager_memory_ms=_eager_memory_ms(
             layer, kind, cal, elem, scale), eager_extra_ms=_strided_ms(layer, cal, elem, scale)
-            if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower))
+            if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower,
+            calibrated=calibrated or memory >= compute * slower))
     return out
 
 
@@ -491,6 +508,8 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     layers = backend_layers(estimate_layers(cost, cal, precision, batch_size,
                                             layout_as_counted(cost, backend, precision)), cal, backend, precision)
     kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops)
+    total_ms = sum(est.time_ms for est in layers)
+    outside_ms = sum(est.time_ms for est in layers if not est.calibrated)
     name = cal.gpu.name
     calibrated_on = calibrated_on or name
     count = "onnx" if cost.model.format == "onnx" else "pytorch"  # TorchScript and torch.export: the torch counter
@@ -499,7 +518,9 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     return LatencyPrediction(gpu=name, backend=backend, precision=precision, batch_size=batch_size,
                              latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,
-                             calibration_features=list(calibration_features(cal)), **expected)
+                             calibration_features=list(calibration_features(cal)),
+                             uncalibrated_pct=round(100.0 * outside_ms / total_ms, 1) if total_ms else 0.0,
+                             **expected)
 
 
 def with_measurement(pred: LatencyPrediction, results: Iterable[BenchResult]) -> LatencyPrediction:

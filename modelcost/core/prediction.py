@@ -27,6 +27,10 @@ class LatencyPrediction:
     error_basis: str = ""  # where the expected error comes from, or "error unknown: ..."
     expected_low_pct: float | None = None  # % of the validation's cases predicted below their measurement
     calibration_features: list[str] = field(default_factory=list)  # the calibration's optional mechanisms
+    # % of the layers' kernel time whose efficiency came from a shape class, attention length or head size the
+    # calibration did not measure (the nearest measured one stood in): the expected error does not cover it.
+    # None: not judged (generation and training predictions)
+    uncalibrated_pct: float | None = None
     measured_ms: float | None = None  # the run's median latency of the same config, when it was measured
     error_pct: float | None = None  # (predicted - measured) / measured x 100, when measured
     notes: list[str] = field(default_factory=list)

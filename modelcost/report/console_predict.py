@@ -10,6 +10,8 @@ from modelcost.core.types import LatencyPrediction
 
 
 EXPECTED_CAPTION = "expected error: the validation's median |error| (its p90, and the % of its cases predicted too low)"
+OUTSIDE_CAPTION = ("; outside calibration: the share of the kernel time whose shape class the calibration did not "
+                   "measure (the nearest stood in), which the expected error does not cover")
 
 
 def _expected(p: LatencyPrediction) -> str:
@@ -43,11 +45,14 @@ def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
 def predictions_table(preds: list[LatencyPrediction]) -> Any:
     from rich.table import Table
 
-    table = Table(title="predicted latency (--predict)", show_lines=False, caption=EXPECTED_CAPTION)
-    for col in ("GPU", "backend", "precision", "batch", "predicted ms", "measured ms", "error", "expected error"):
-        table.add_column(col, justify="right" if col.endswith(("ms", "batch", "error")) else "left")
+    table = Table(title="predicted latency (--predict)", show_lines=False,
+                  caption=EXPECTED_CAPTION + OUTSIDE_CAPTION)
+    for col in ("GPU", "backend", "precision", "batch", "predicted ms", "measured ms", "error", "expected error",
+                "outside calibration"):
+        table.add_column(col, justify="right" if col.endswith(("ms", "batch", "error", "calibration")) else "left")
     for p in preds:
         gpu = f"{p.gpu} (from {p.calibrated_on})" if p.transferred else p.gpu
+        outside = "" if p.uncalibrated_pct is None else f"{p.uncalibrated_pct:.0f}%"
         table.add_row(gpu, p.backend, p.precision, str(p.batch_size), f"{p.latency_ms:.3f}", *_measured(p),
-                      _expected(p))
+                      _expected(p), outside)
     return table

@@ -144,6 +144,32 @@ def test_short_windowed_attention() -> None:
     assert attention_efficiency(cal, "fp16", 49, 64) == pytest.approx(0.2)
 
 
+def test_the_share_of_time_outside_the_calibration_is_reported() -> None:
+    # GEMM (2048^3) is class "m:l n:l k:l" (CLASS_SIZES: 1024 <= 2048 < 4096); with it measured, nothing is outside.
+    cal = dataclasses.replace(synthetic(), gemm_efficiency={"fp16": {"m:l n:l k:l": 0.5}})
+    assert predict(cost_of(GEMM), cal, "torch-compile-cudagraph", "fp16", 1, table=[]).uncalibrated_pct == 0.0
+    # Beside it, Swin's first-stage window attention at batch 64 (4,096 windows x 3 heads of 49 tokens, head 32;
+    # the calibration has 128-1024 tokens of head 64, so 128's 0.2 stands in):
+    # 4 x 4096 x 3 x 49^2 x 32 = 3,776,446,464 FLOPs; 12,288 tiles on 100 SMs in 123 waves (12,288 / 12,300
+    # busy) -> 3.776e9 / (1e14 x 0.2 x 0.999024) s = 189.006 us, above its memory time (q, k, v and output:
+    # 4 x 4096 x 3 x 49 x 32 x 2 B = 154,140,672 B -> 3 + 153.140672 = 156.14 us).
+    # The GEMM: 2 x 2048^3 FLOPs, 256 tiles of 128 x 128 in 3 waves (256 / 300 busy) at 0.5 -> 402.653 us.
+    # Share outside: 189.006 / (189.006 + 402.653) = 31.9%.
+    window = LayerCost("attn", "scaled_dot_product_attention", macs=2 * 4096 * 3 * 49 * 49 * 32,
+                       output_shapes=[(4096, 3, 49, 32)], macs_dtype="float32", status="counted")
+    pred = predict(cost_of(GEMM, window), cal, "torch-compile-cudagraph", "fp16", 1, table=[])
+    attention_us = 3_776_446_464 / (1e14 * 0.2 * 12_288 / 12_300) * 1e6
+    gemm_us = 2 * 2048**3 / (1e14 * 0.5 * 256 / 300) * 1e6
+    assert pred.uncalibrated_pct == pytest.approx(round(100 * attention_us / (attention_us + gemm_us), 1)) == 31.9
+    # synthetic()'s table has only "m:xl n:xl k:xl": it stands in, and the whole time is outside.
+    other = synthetic()
+    assert predict(cost_of(GEMM), other, "torch-compile-cudagraph", "fp16", 1, table=[]).uncalibrated_pct == 100.0
+    # The terminal's table names the share beside the expected error.
+    table = console_predict.predictions_table([predict(cost_of(GEMM), other, "torch-eager", "fp16", 1, table=[])])
+    assert "outside calibration" in [c.header for c in table.columns]
+    assert list(table.columns[-1].cells) == ["100%"]
+
+
 def test_calibration_attention_shapes() -> None:
     from modelcost.bench.calibrate import attention_shape
     # From 128 tokens up: batch 4 x 16 heads. Below, batch x seq^2 is held at 128's, 4 x 128^2:
