@@ -25,6 +25,11 @@ the forward's aten calls counted statically (CostReport.eager_ops: kernel launch
 cost per call (``Calibration.host_us``); otherwise kernels x the family's ``launch_us``. CUDA-graph backends take
 the sum of kernel times + one ``graph_replay_us``.
 
+A layer whose shape class (GEMM, conv), attention length or head size the calibration did not measure takes the
+nearest measured one, and the prediction says how much of its kernel time that is (``uncalibrated_pct``): the
+validation's expected error does not cover it (the third held-out set: median 40% where it was 25% or more,
+20% below).
+
 A GPU never calibrated is predicted from the nearest calibrated one (analysis/predict_transfer.py), and says
 so. Every prediction carries the error the validation table publishes (``predict_errors.json``, written by
 benchmarks/predict_validate.py) with the share of its cases predicted too low, or "error unknown" when the table
@@ -341,8 +346,7 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
         out.append(LayerEstimate(layer.name, kind, compute * slower, memory, eager_memory_ms=_eager_memory_ms(
             layer, kind, cal, elem, scale), eager_extra_ms=_strided_ms(layer, cal, elem, scale)
-            if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower,
-            calibrated=calibrated or memory >= compute * slower))
+            if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower, calibrated=calibrated))
     return out
 
 

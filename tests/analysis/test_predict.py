@@ -161,6 +161,12 @@ def test_the_share_of_time_outside_the_calibration_is_reported() -> None:
     attention_us = 3_776_446_464 / (1e14 * 0.2 * 12_288 / 12_300) * 1e6
     gemm_us = 2 * 2048**3 / (1e14 * 0.5 * 256 / 300) * 1e6
     assert pred.uncalibrated_pct == pytest.approx(round(100 * attention_us / (attention_us + gemm_us), 1)) == 31.9
+    # At batch 1 (64 windows) the same attention comes out memory-bound (4 x 64 x 3 x 49 x 32 x 2 B = 2,408,448 B:
+    # 3 + 1.408448 = 4.408 us, above its 3.07 us compute), and still counts as outside: its compute figure is the
+    # one in doubt. 4.408448 / (4.408448 + 402.653) = 1.08%.
+    small = dataclasses.replace(window, macs=2 * 64 * 3 * 49 * 49 * 32, output_shapes=[(64, 3, 49, 32)])
+    pred = predict(cost_of(GEMM, small), cal, "torch-compile-cudagraph", "fp16", 1, table=[])
+    assert pred.uncalibrated_pct == pytest.approx(round(100 * 4.408448 / (4.408448 + gemm_us), 1)) == 1.1
     # synthetic()'s table has only "m:xl n:xl k:xl": it stands in, and the whole time is outside.
     other = synthetic()
     assert predict(cost_of(GEMM), other, "torch-compile-cudagraph", "fp16", 1, table=[]).uncalibrated_pct == 100.0
