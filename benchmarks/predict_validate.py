@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS_FILE = "benchmarks/predict_models.py"
 FRESH_FILE = "benchmarks/predict_models_fresh.py"
 FRESH2_FILE = "benchmarks/predict_models_fresh2.py"
+FRESH3_FILE = "benchmarks/predict_models_fresh3.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -77,13 +78,24 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "pythia_160m": (f"{FRESH2_FILE}:pythia_160m", "input_ids=Bx128:int64"),
     "gemma3_270m": (f"{FRESH2_FILE}:gemma3_270m", "input_ids=Bx128:int64"),
     "deberta_v3_small": (f"{FRESH2_FILE}:deberta_v3_small", "input_ids=Bx128:int64"),
+    # the fourth set (fourteenth session): written and frozen before any of it was measured
+    "inception_v3_ish": (f"{FRESH3_FILE}:inception_v3_ish", "input=Bx3x299x299"),
+    "r3d_18_ish": (f"{FRESH3_FILE}:r3d_18_ish", "input=Bx3x16x112x112"),
+    "csp_darknet_ish": (f"{FRESH3_FILE}:csp_darknet_ish", "x=Bx3x256x256"),
+    "segformer_b0": (f"{FRESH3_FILE}:segformer_b0", "pixel_values=Bx3x512x512"),
+    "mobilevit_small": (f"{FRESH3_FILE}:mobilevit_small", "pixel_values=Bx3x256x256"),
+    "smollm_135m": (f"{FRESH3_FILE}:smollm_135m", "input_ids=Bx128:int64"),
+    "electra_small": (f"{FRESH3_FILE}:electra_small", "input_ids=Bx128:int64"),
+    "opt_125m": (f"{FRESH3_FILE}:opt_125m", "input_ids=Bx128:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
           "fresh": ["resnext50_ish", "vgg16_ish", "densenet121_ish", "unet_ish", "mixer_b16", "whisper_encoder_ish",
                     "qwen2_05b", "modernbert_base"],
           "fresh2": ["regnety_016_ish", "shufflenet_v2_ish", "mobilenetv3_large_ish", "swin_tiny", "wav2vec2_base",
-                     "pythia_160m", "gemma3_270m", "deberta_v3_small"]}
+                     "pythia_160m", "gemma3_270m", "deberta_v3_small"],
+          "fresh3": ["inception_v3_ish", "r3d_18_ish", "csp_darknet_ish", "segformer_b0", "mobilevit_small",
+                     "smollm_135m", "electra_small", "opt_125m"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"

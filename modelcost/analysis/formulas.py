@@ -14,6 +14,8 @@ Conventions (docs/COUNTING.md says the same for users):
     reciprocal std) + 1 for the affine scale + 1 for the affine shift; RMS norm: 3 per element + 1 scale;
   - pooling: output elements x window size (k-1 adds/compares and 1 divide or the first load);
     global pooling: input elements;
+  - linear (bilinear, trilinear) resize: 3 (one lerp) x (2^n - 1) lerps per output element, n the axes whose
+    size changes; nearest moves data (no cost); cubic is left uncounted;
   - reductions (sum, mean, max, min, prod, norms): input elements;
   - selection (MoE routing): top-k (1 + ceil(log2 k)) per input element, sort ceil(log2 n) per input element
     (n the sorted axis), histogram 1 per input element;
@@ -211,6 +213,13 @@ def elementwise_flops(op: str, out_numel: int) -> int | None:
 
 def pool_flops(out_numel: int, window: Sequence[int]) -> int:
     return out_numel * numel(window)
+
+
+def linear_resize_flops(in_shape: Sequence[int], out_shape: Sequence[int]) -> int:
+    """A linear / bilinear / trilinear resize: each output element interpolates along the n axes whose size
+    changes, 2^n - 1 lerps of 3 FLOPs (subtract, multiply, add); no MACs."""
+    n_axes = sum(1 for a, b in zip(in_shape, out_shape, strict=False) if a != b)
+    return numel(out_shape) * 3 * (2**n_axes - 1)
 
 
 def norm_flops(numel_: int, affine_scale: bool, affine_shift: bool) -> int:

@@ -8,8 +8,9 @@ normalisations, softmax, pooling, reductions, resize, rotary embedding. Per-elem
 * LpNormalization 3 per element (|x| or x^2, sum, divide) + 1 per normalised vector (root); LRN
   2*size + 3 per element (squares and sums over the window, bias and scale, power, divide);
   MeanVarianceNormalization 5 per element (a norm without affine); Hardmax 1 per input element;
-* Resize / Upsample: nearest moves data (zero cost); linear 3 FLOPs (one lerp) x (2^n - 1) lerps per output
-  element for n resized axes; cubic is left uncounted;
+* Resize / Upsample: nearest moves data (zero cost); linear ``formulas.linear_resize_flops`` (3 FLOPs, one
+  lerp, x (2^n - 1) lerps per output element for n resized axes; the PyTorch counter's upsample_*linear*);
+  cubic is left uncounted;
 * RotaryEmbedding 3 per rotated element (x*cos + rotate(x)*sin); CumSum 1 per element.
 * TopK and NonZero (the routing of a mixture of experts) as the PyTorch counter's topk and nonzero:
   ``formulas.topk_flops`` and 1 per input element.
@@ -191,9 +192,7 @@ def resize(ctx: OpContext) -> OpCost | None:
         return ZERO
     if mode not in ("linear", "bilinear"):
         return None  # cubic: not counted
-    xs, ys = ctx.shape_in(0), ctx.shape_out(0)
-    n_axes = sum(1 for a, b in zip(xs, ys, strict=False) if a != b)
-    return _per_element(ctx, 3 * (2**n_axes - 1))
+    return OpCost(0, F.linear_resize_flops(ctx.shape_in(0), ctx.shape_out(0)))
 
 
 def _rotary(ctx: OpContext, heads_attr: str) -> OpCost:

@@ -1,5 +1,5 @@
-"""The aten formulas without MACs (elementwise, reductions, softmax and normalisations, pooling) and the ops
-known to cost nothing (views, copies, casts, creation, indexing).
+"""The aten formulas without MACs (elementwise, reductions, softmax and normalisations, pooling, linear resizes)
+and the ops known to cost nothing (views, copies, casts, creation, indexing).
 
 Registered on ``modelcost.analysis.torch_ops`` (the registry) when that module is imported; the mirror of
 ``onnx_ops_flops`` on the ONNX side.
@@ -203,6 +203,13 @@ def _adaptive_pool(a: dict, out: Any) -> OpCost:
     lead = math.prod(x.shape[:-n])
     windows = math.prod(adaptive_window_sum(i, o) for i, o in zip(x.shape[-n:], y.shape[-n:], strict=True))
     return OpCost(0, lead * windows)
+
+
+@register(_packets("upsample_linear1d upsample_bilinear2d upsample_trilinear3d", inplace=False))
+def _linear_resize(a: dict, out: Any) -> OpCost:
+    """As ONNX's linear Resize (``formulas.linear_resize_flops``); nearest is in the zero-cost moves below,
+    bicubic and the antialiased kernels stay uncounted."""
+    return OpCost(0, F.linear_resize_flops(a["self"].shape, _first_tensor(out).shape))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 The export is traced at batch 2 with the batch (first) dimension of every input and output made dynamic, so one
 file serves every batch size of the sweep. The TorchScript-based exporter is tried first (fast, and the graphs
-it writes are the ones TensorRT's parser knows best); where it is missing or fails, the ``torch.export``-based
-exporter (``dynamo=True``) is used. The file is cached under ``<cache>/onnx/<name>-<hash>/model.onnx`` where
-the hash covers the module's class, weights and input specs and the torch version; a later run reuses it.
+it writes are the ones TensorRT's parser knows best); where it is missing or fails, or writes a file with inputs
+the model was not given, the ``torch.export``-based exporter (``dynamo=True``) is used. The file is cached under
+``<cache>/onnx/<name>-<hash>/model.onnx`` where the hash covers the module's class, weights and input specs and
+the torch version; a later run reuses it.
 """
 
 from __future__ import annotations
@@ -160,7 +161,19 @@ def _export_torchscript(module: Any, args: tuple[Any, ...], kwargs: dict[str, An
         torch.onnx.export(module, args, str(path), kwargs=kwargs or None, input_names=input_names,
                           output_names=output_names, dynamic_axes=axes, opset_version=OPSET,
                           do_constant_folding=True, dynamo=False)
+    _refuse_extra_inputs(path, input_names)
     return "TorchScript-based"
+
+
+def _refuse_extra_inputs(path: Path, input_names: list[str]) -> None:
+    """The TorchScript exporter fills in the forward's defaulted arguments, and an int one (transformers' causal
+    LMs' ``logits_to_keep=0``) becomes a graph input that nothing feeds; such a file goes to the other exporter."""
+    import onnx
+
+    extra = [i.name for i in onnx.load(str(path), load_external_data=False).graph.input if i.name not in input_names]
+    if extra:
+        raise ModelcostError(f"the file takes inputs the model was not given ({', '.join(extra)}: a defaulted "
+                             "argument of its forward, traced)")
 
 
 def _export_dynamo(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], path: Path,

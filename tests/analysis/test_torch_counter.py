@@ -352,6 +352,27 @@ def test_pooling():
     assert count_module(lambda: nn.AdaptiveMaxPool2d(3), meta(1, 1, 5, 5)).compute.flops == 49
 
 
+def test_linear_resizes_cost_a_lerp_per_resized_axis_as_onnx_resize():
+    # bilinear 4x4 -> 8x8: 2 resized axes, 2^2 - 1 = 3 lerps of 3 FLOPs = 9 per output element; 1*2*8*8 = 128
+    # outputs -> 1,152 (the figure test_onnx_counter.test_resize_modes gives the linear Resize an export makes)
+    def bilinear(x):
+        return F.interpolate(x, scale_factor=2, mode="bilinear")
+
+    assert count(bilinear, meta(1, 2, 4, 4)).flops == 1152
+    # align_corners moves the sample points, not the work: the same 1,152
+    assert count(lambda x: F.interpolate(x, size=(8, 8), mode="bilinear", align_corners=True),
+                 meta(1, 2, 4, 4)).flops == 1152
+    # linear 5 -> 10: 1 lerp (3) per output; 1*2*10 = 20 outputs -> 60
+    assert count(lambda x: F.interpolate(x, size=10, mode="linear"), meta(1, 2, 5)).flops == 60
+    # trilinear 2x2x2 -> 4x4x4: 2^3 - 1 = 7 lerps, 21 per output; 64 outputs -> 1,344
+    assert count(lambda x: F.interpolate(x, scale_factor=2, mode="trilinear"), meta(1, 1, 2, 2, 2)).flops == 1344
+    # only the height resized (4x4 -> 8x4): 1 lerp per output; 1*2*8*4 = 64 outputs -> 192
+    assert count(lambda x: F.interpolate(x, size=(8, 4), mode="bilinear"), meta(1, 2, 4, 4)).flops == 192
+    # bicubic is left uncounted, as ONNX's cubic Resize
+    cubic = count(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), meta(1, 2, 4, 4))
+    assert cubic.uncounted_ops == {"aten.upsample_bicubic2d": 1}
+
+
 # ---------------------------------------------------------------------------------------------------
 # states, registry
 
