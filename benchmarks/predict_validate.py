@@ -169,7 +169,17 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict]:
         rows += [case_row(name, pred) for pred in run.predictions
                  if f"{pred.backend}:{pred.precision}" in wanted and pred.measured_ms is not None]
         rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
+        rows += unmeasured(name, batch, wanted, run.benchmarks)
     return rows
+
+
+def unmeasured(name: str, batch: int, wanted: set[str], results: list) -> list[dict]:
+    """A note per wanted config the run did not measure, with its status and reason: a config that failed or was
+    skipped is said, not silently missing from the cases (the fourth set's R3D-18 lost its fp16 torch configs)."""
+    measured = {f"{r.backend}:{r.precision}" for r in results if r.status == "ok" and r.latency_ms is not None}
+    why = {f"{r.backend}:{r.precision}": f"{r.status}: {r.reason or 'no reason given'}" for r in results}
+    return [{"model": name, "batch": batch, "note": f"{config} not measured ({why.get(config, 'not run')})"}
+            for config in sorted(wanted - measured)]
 
 
 def case_row(name: str, pred: Any) -> dict:

@@ -395,6 +395,19 @@ def test_the_validation_script_writes_no_table_from_cases_without_a_calibration(
     assert not list(tmp_path.iterdir())  # nothing written
 
 
+def test_the_validation_script_notes_a_config_it_did_not_measure() -> None:
+    from modelcost.bench.stats import latency_stats
+    from modelcost.core.types import BenchResult
+
+    script = validation_script()
+    ok = BenchResult("torch-eager", "fp32", 1, "ok", latency_ms=latency_stats([1.0]))
+    failed = BenchResult("torch-half", "fp16", 1, "failed", reason="CUDNN_STATUS_NOT_SUPPORTED")
+    wanted = {"torch-eager:fp32", "torch-half:fp16", "ort-cuda:fp16"}
+    notes = script.unmeasured("r3d", 1, wanted, [ok, failed])
+    assert [n["note"] for n in notes] == ["ort-cuda:fp16 not measured (not run)",
+                                          "torch-half:fp16 not measured (failed: CUDNN_STATUS_NOT_SUPPORTED)"]
+
+
 def test_a_small_m_point_moves_with_the_bandwidth() -> None:
     cal = small_m_calibration()
     cal.gpu = dataclasses.replace(cal.gpu, name="H100 SXM", bandwidth_gbps=3350.0, l2_cache_bytes=50 * 2**20,
