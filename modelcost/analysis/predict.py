@@ -10,11 +10,11 @@ Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf3
   efficiency of its shape class, quantized over the SMs in waves of tiles; a GEMM of at most ``GEMV_MAX_M``
   rows (a decode step's or a batch-1 linear) at the calibrated small-M time of its weight bytes instead
   (``gemv_us``: read-bound on the weight, so no separate memory term); attention at the calibrated
-  efficiency for its query length and head size. Memory: the calibrated time of a memory-bound kernel moving
-  the layer's bytes (weights + inputs + outputs at e bytes); a conv of several channels per group is its groups'
-  GEMMs (``core.calibration.conv_gemm``). Under the eager families a norm or elementwise layer takes at least
-  the time of its counted aten calls as one kernel each (``LayerCost.eager_kernels`` / ``eager_elements``:
-  transformers' RMSNorm is 6-8 calls);
+  efficiency for its key length (``attention_keys``) and head size, over its query tiles in waves. Memory: the
+  calibrated time of a memory-bound kernel moving the layer's bytes (weights + inputs + outputs at e bytes); a
+  conv of several channels per group is its groups' GEMMs (``core.calibration.conv_gemm``). Under the eager
+  families a norm or elementwise layer takes at least the time of its counted aten calls as one kernel each
+  (``LayerCost.eager_kernels`` / ``eager_elements``: transformers' RMSNorm is 6-8 calls);
 * the backend family's fusion: f kernels per layer of this kind. f = 0 drops the layer (fused into a
   neighbour); f < 1 scales a memory-bound layer's traffic by f; each kernel past the first adds one empty
   kernel's time (``kernel_gap_us``).
@@ -251,6 +251,19 @@ def attention_efficiency(cal: Calibration, precision: str, seq_len: float, head_
     return line[i - 1][1] + t * (line[i][1] - line[i - 1][1])
 
 
+def attention_keys(layer: LayerCost) -> float:
+    """The key length of an attention layer, from its count: MACs = 2 x batch x heads x queries x keys x head size
+    (q k^T and the weighted sum of v). A flash kernel runs one CTA per (batch, head, query tile), and each CTA
+    walks the keys: its work, and so the calibrated efficiency (measured with queries = keys), goes by the key
+    length. SegFormer's reduced attention (16,384 queries over 256 keys) is a short attention per CTA, not a
+    long one. A count without the four dimensions: the query length."""
+    shape = layer.output_shapes[0]
+    if len(shape) != 4 or not layer.macs or not all(shape):
+        return float(shape[-2])
+    b, h, sq, d = shape
+    return layer.macs / (2.0 * b * h * sq * d)
+
+
 def _peak_flops(cal: Calibration, precision: str) -> float:
     key = peak_key(precision)
     peak = cal.gpu.peak_tflops.get(key)
@@ -260,17 +273,18 @@ def _peak_flops(cal: Calibration, precision: str) -> float:
 
 
 def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, scale: float) -> tuple[float, bool]:
-    """(compute time, whether the calibration measured the layer's shape class: ``calibrated_class``)."""
+    """(compute time, whether the calibration measured the layer's GEMM / conv shape class, or its attention's
+    key length and head size: ``LayerEstimate.calibrated``)."""
     peak, sms = _peak_flops(cal, precision), cal.gpu.sm_count
     flops = 2.0 * layer.macs * scale
     if kind == "attention":
         b, h, sq, d = (list(layer.output_shapes[0]) + [1, 1, 1, 1])[:4] if len(layer.output_shapes[0]) == 4 \
             else (1, 1, layer.output_shapes[0][-2], 64)
-        b = b * scale
-        eff = attention_efficiency(cal, precision, sq, d)
-        util = wave_utilization(b * h * math.ceil(sq / cal.attention_tile), sms)
+        skv = attention_keys(layer)
+        util = wave_utilization(b * scale * h * math.ceil(sq / cal.attention_tile), sms)
+        eff = attention_efficiency(cal, precision, skv, d)
         dim, line = _attention_line(cal, precision, d)
-        return flops / (peak * eff * util) * 1e3, dim == d and line[0][0] <= sq <= line[-1][0]
+        return flops / (peak * eff * util) * 1e3, dim == d and line[0][0] <= skv <= line[-1][0]
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
     if kind == "conv":

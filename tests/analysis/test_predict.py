@@ -18,6 +18,7 @@ from modelcost.analysis.predict import (
     ErrorEntry,
     LayerEstimate,
     attention_efficiency,
+    attention_keys,
     backend_layers,
     efficiency,
     estimate_layers,
@@ -174,6 +175,21 @@ def test_the_share_of_time_outside_the_calibration_is_reported() -> None:
     table = console_predict.predictions_table([predict(cost_of(GEMM), other, "torch-eager", "fp16", 1, table=[])])
     assert "outside calibration" in [c.header for c in table.columns]
     assert list(table.columns[-1].cells) == ["100%"]
+
+
+def test_a_reduced_attention_goes_by_its_key_length() -> None:
+    # SegFormer-B0's first stage at 512 x 512: 16,384 queries over 256 keys (spatial reduction 8), 1 head of 32.
+    # MACs 2 x 16384 x 256 x 32 = 268,435,456 -> keys = MACs / (2 x 1 x 1 x 16384 x 32) = 256.
+    reduced = LayerCost("attn", "scaled_dot_product_attention", macs=2 * 16384 * 256 * 32,
+                        output_shapes=[(1, 1, 16384, 32)], macs_dtype="float32", status="counted")
+    assert attention_keys(reduced) == 256
+    # Efficiency at 256 keys (head 64's line, the nearest): 0.2 + ln(256 / 128) / ln(1024 / 128) x 0.2 = 0.26667,
+    # not the 0.4 the 16,384 queries would clamp to. 128 query tiles on 100 SMs: 2 waves, 0.64 busy.
+    # 536,870,912 FLOPs / (1e14 x 0.266667 x 0.64) s = 31.457 us.
+    [est] = estimate_layers(cost_of(reduced), synthetic(), "fp16", 1)
+    assert est.compute_ms == pytest.approx(536_870_912 / (1e14 * (0.2 + 0.2 / 3) * 0.64) * 1e3)
+    # self-attention: as many keys as queries
+    assert attention_keys(SDPA) == 1024
 
 
 def test_calibration_attention_shapes() -> None:
