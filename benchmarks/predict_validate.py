@@ -2,8 +2,10 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's
-resnet50, mobilenet_v2, bert-base, gpt2; and --models fresh, 8 more written before the twelfth session measured
-them: benchmarks/predict_models_fresh.py) it runs modelcost's own pipeline with --predict: the same benchmark
+resnet50, mobilenet_v2, bert-base, gpt2; then three more sets of 8, each written and committed before it was
+first measured: --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2
+(predict_models_fresh2.py, thirteenth) and fresh3 (predict_models_fresh3.py, fourteenth)) it runs modelcost's
+own pipeline with --predict: the same benchmark
 a user gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
 onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is
 appended to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go
@@ -27,7 +29,8 @@ the case and error_pct recomputed. Same-GPU cases with the calibration they were
 with their stored predictions (a check that the static analysis and the predictor have not moved since).
 
 Outputs: <out>/cases.jsonl (one line per prediction: model, GPU, calibrated_on, backend, precision, batch,
-predicted, measured, error %), <out>/predict_validation.json and .md (per GPU x calibration x backend x
+predicted, measured, error %, the calibration's features and the share outside it; a note per config the run
+did not measure), <out>/predict_validation.json and .md (per GPU x calibration x backend x
 precision: cases, median / p90 / worst |error|, and the 10 worst cases overall); --write-table merges the rows
 into modelcost/analysis/predict_errors.json.
 """

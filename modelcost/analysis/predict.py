@@ -25,7 +25,7 @@ the forward's aten calls counted statically (CostReport.eager_ops: kernel launch
 cost per call (``Calibration.host_us``); otherwise kernels x the family's ``launch_us``. CUDA-graph backends take
 the sum of kernel times + one ``graph_replay_us``.
 
-A layer whose shape class (GEMM, conv), attention length or head size the calibration did not measure takes the
+A layer whose shape class (GEMM, conv), attention key length or head size the calibration did not measure takes the
 nearest measured one, and the prediction says how much of its kernel time that is (``uncalibrated_pct``): the
 validation's expected error does not cover it. It is a warning, not an error bar: on the third held-out set
 the cases with 25% or more outside erred by a median 40% against 20% for the rest, on the fourth by 27% against
@@ -90,8 +90,8 @@ class LayerEstimate:
     # input copied to contiguous before a matmul): their time, added under the eager families only
     eager_extra_ms: float = 0.0
     unaligned: float = 1.0  # the unaligned-GEMM factor compute_ms holds (``unaligned_factor``; 1: none)
-    # False: compute_ms took its efficiency from a shape class (or an attention length / head size) the
-    # calibration did not measure, the nearest one standing in (``calibrated_class``)
+    # False: compute_ms took its efficiency from a shape class (or an attention key length / head size) the
+    # calibration did not measure, the nearest one standing in (``_compute_ms``); LatencyPrediction.uncalibrated_pct
     calibrated: bool = True
 
     @property
