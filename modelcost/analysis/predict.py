@@ -135,8 +135,12 @@ def gemm_dims(layer: LayerCost, scale: float) -> tuple[float, float, float]:
     return m, n, k
 
 
+# the precision whose table stands in where a calibration has none of its own (the same tensor-core rate / mode)
+TABLE_FALLBACK = {"bf16": "fp16", "tf32": "fp32"}
+
+
 def _rows(table: dict[str, dict[str, float]], precision: str) -> dict[str, float]:
-    return table.get(precision) or table.get({"bf16": "fp16", "tf32": "fp32"}.get(precision, ""), {})
+    return table.get(precision) or table.get(TABLE_FALLBACK.get(precision, ""), {})
 
 
 def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> float:
@@ -162,7 +166,7 @@ def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> 
 def _attention_line(cal: Calibration, precision: str, head_dim: float) -> tuple[int, list[tuple[int, float]]]:
     """(the calibrated head size nearest ``head_dim``, its (sequence length, efficiency) points in order)."""
     pts = [p for p in cal.attention if p.precision == precision] or \
-        [p for p in cal.attention if p.precision == {"bf16": "fp16", "tf32": "fp32"}.get(precision)]
+        [p for p in cal.attention if p.precision == TABLE_FALLBACK.get(precision)]
     if not pts:
         raise ModelcostError(f"the calibration has no attention figures for {precision}")
     dim = min({p.head_dim for p in pts}, key=lambda d: abs(math.log(d / max(head_dim, 1))))
@@ -240,16 +244,12 @@ def _curve_us(pts: Sequence[TimePoint], size_bytes: float) -> float:
 
 def attention_efficiency(cal: Calibration, precision: str, seq_len: float, head_dim: float) -> float:
     """Calibrated SDPA efficiency at the nearest head size, linear in log(sequence length) between points."""
-    _, line = _attention_line(cal, precision, head_dim)
-    x = math.log(max(seq_len, 1))
-    xs = [math.log(s) for s, _ in line]
-    if x <= xs[0]:
-        return line[0][1]
-    if x >= xs[-1]:
-        return line[-1][1]
-    i = bisect.bisect_left(xs, x)
-    t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
-    return line[i - 1][1] + t * (line[i][1] - line[i - 1][1])
+    return _along(_attention_line(cal, precision, head_dim)[1], seq_len)
+
+
+def _along(line: Sequence[tuple[int, float]], seq_len: float) -> float:
+    """The efficiency of an attention line (``_attention_line``) at ``seq_len``: ``_interp`` in log(length)."""
+    return _interp([(math.log(s), eff) for s, eff in line], math.log(max(seq_len, 1)))
 
 
 def attention_keys(layer: LayerCost) -> float:
@@ -283,9 +283,8 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
             else (1, 1, layer.output_shapes[0][-2], 64)
         skv = attention_keys(layer)
         util = wave_utilization(b * scale * h * math.ceil(sq / cal.attention_tile), sms)
-        eff = attention_efficiency(cal, precision, skv, d)
         dim, line = _attention_line(cal, precision, d)
-        return flops / (peak * eff * util) * 1e3, dim == d and line[0][0] <= skv <= line[-1][0]
+        return flops / (peak * _along(line, skv) * util) * 1e3, dim == d and line[0][0] <= skv <= line[-1][0]
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
     if kind == "conv":

@@ -280,8 +280,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
     """The optional mechanisms this calibration holds ("host_us", "ort_factor", "grouped_convs": a conv table
     that keeps depthwise convs apart, "group_convs": ... and convs of several channels per group,
     "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``, "short_attention": attention
-    points under ``SHORT_ATTENTION_TOKENS``). A prediction made with other
-    ones is another model, so the validation table keeps them with each row (analysis/predict.validated_row)."""
+    points under ``SHORT_ATTENTION_TOKENS``). A prediction made with other ones is another model, so the
+    validation table keeps them with each row (analysis/predict.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),

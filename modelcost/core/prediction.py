@@ -27,7 +27,7 @@ class LatencyPrediction:
     error_basis: str = ""  # where the expected error comes from, or "error unknown: ..."
     expected_low_pct: float | None = None  # % of the validation's cases predicted below their measurement
     calibration_features: list[str] = field(default_factory=list)  # the calibration's optional mechanisms
-    # % of the layers' kernel time whose efficiency came from a shape class, attention length or head size the
+    # % of the layers' kernel time whose efficiency came from a shape class, attention key length or head size the
     # calibration did not measure (the nearest measured one stood in): the expected error does not cover it.
     # None: not judged (generation and training predictions)
     uncalibrated_pct: float | None = None
