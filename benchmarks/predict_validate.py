@@ -29,10 +29,11 @@ the case and error_pct recomputed. Same-GPU cases with the calibration they were
 with their stored predictions (a check that the static analysis and the predictor have not moved since).
 
 Outputs: <out>/cases.jsonl (one line per prediction: model, GPU, calibrated_on, backend, precision, batch,
-predicted, measured, error %, the calibration's features and the share outside it; a note per config the run
-did not measure), <out>/predict_validation.json and .md (per GPU x calibration x backend x
-precision: cases, median / p90 / worst |error|, and the 10 worst cases overall); --write-table merges the rows
-into modelcost/analysis/predict_errors.json.
+predicted, measured, error %, the calibration's features and the share outside it, the kernel model's own
+prediction (model_ms) and the measured residual it was multiplied by (analysis/predict_residual.py, fitted by
+benchmarks/predict_fit_residual.py); a note per config the run did not measure), <out>/predict_validation.json
+and .md (per GPU x calibration x backend x precision x residual fit: cases, median / p90 / worst |error|, and
+the 10 worst cases overall); --write-table merges the rows into modelcost/analysis/predict_errors.json.
 """
 
 from __future__ import annotations
@@ -190,7 +191,9 @@ def case_row(name: str, pred: Any) -> dict:
     return {"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on, "backend": pred.backend,
             "precision": pred.precision, "batch": pred.batch_size, "predicted_ms": pred.latency_ms,
             "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels,
-            "features": list(pred.calibration_features), "uncalibrated_pct": pred.uncalibrated_pct}
+            "features": list(pred.calibration_features), "uncalibrated_pct": pred.uncalibrated_pct,
+            "model_ms": pred.latency_ms / pred.residual_factor, "residual_factor": pred.residual_factor,
+            "residual": pred.residual_fit}
 
 
 def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> list[dict]:
@@ -254,21 +257,23 @@ def repredict(args: argparse.Namespace) -> dict:
 
 
 def summarise(cases: list[dict]) -> dict:
-    """Per GPU x calibration x backend x precision x calibration features: cases, median / p90 / worst |error| %,
-    and how many were predicted below the measurement (low_cases: a bias the |error| hides); the 10 worst cases."""
+    """Per GPU x calibration x backend x precision x calibration features x residual fit: cases, median / p90 /
+    worst |error| %, and how many were predicted below the measurement (low_cases: a bias the |error| hides); the
+    10 worst cases."""
     groups: dict[tuple, list[dict]] = {}
     for c in cases:
         if c.get("error_pct") is not None:
-            key = (c["gpu"], c["calibrated_on"], c["backend"], c["precision"], tuple(c.get("features", ())))
+            key = (c["gpu"], c["calibrated_on"], c["backend"], c["precision"], tuple(c.get("features", ())),
+                   c.get("residual", ""))
             groups.setdefault(key, []).append(c)
     entries = []
-    for (gpu, cal, backend, precision, features), rows in sorted(groups.items()):
+    for (gpu, cal, backend, precision, features, residual), rows in sorted(groups.items()):
         errs = sorted(abs(r["error_pct"]) for r in rows)
         entries.append({"gpu": gpu, "calibrated_on": cal, "backend": backend, "precision": precision,
                         "cases": len(errs), "median_pct": round(statistics.median(errs), 2),
                         "p90_pct": round(errs[min(len(errs) - 1, int(0.9 * len(errs)))], 2),
                         "worst_pct": round(errs[-1], 2), "features": list(features),
-                        "low_cases": sum(r["error_pct"] < 0 for r in rows)})
+                        "low_cases": sum(r["error_pct"] < 0 for r in rows), "residual": residual})
     every = sorted((abs(c["error_pct"]) for c in cases if c.get("error_pct") is not None))
     overall = {"cases": len(every), "low_cases": sum(c["error_pct"] < 0 for c in cases
                                                     if c.get("error_pct") is not None)}

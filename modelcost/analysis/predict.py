@@ -31,6 +31,10 @@ validation's expected error does not cover it. It is a warning, not an error bar
 the cases with 25% or more outside erred by a median 40% against 20% for the rest, on the fourth by 27% against
 25% (BENCHMARKS.md).
 
+The forward's time so found (the kernel model) is multiplied by its backend's measured residual
+(analysis/predict_residual.py): the median by which held-out models ran slower than the kernel model predicted
+them. The prediction keeps both (``compute_ms`` + ``overhead_ms`` are the kernel model's, ``residual_factor``).
+
 A GPU never calibrated is predicted from the nearest calibrated one (analysis/predict_transfer.py), and says
 so. Every prediction carries the error the validation table publishes (``predict_errors.json``, written by
 benchmarks/predict_validate.py) with the share of its cases predicted too low, or "error unknown" when the table
@@ -43,11 +47,12 @@ import bisect
 import dataclasses
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modelcost.analysis.predict_residual import Residual, residual_for
 from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
 from modelcost.core.calibration import (
     BACKEND_FAMILIES,
@@ -460,6 +465,7 @@ class ErrorEntry:
     features: tuple[str, ...] = ()  # the calibration's optional mechanisms it was validated with (core.calibration)
     low_cases: int | None = None  # of ``cases``, those predicted below the measurement (None: an older row)
     count: str = "pytorch"  # the static count the validated predictions came from ("pytorch" or "onnx")
+    residual: str = ""  # the measured residual's fit the predictions took (analysis/predict_residual.py; "": none)
 
 
 def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
@@ -472,11 +478,13 @@ def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
 
 
 def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
-                  features: Sequence[str] = (), count: str = "pytorch") -> tuple[ErrorEntry | None, str]:
+                  features: Sequence[str] = (), count: str = "pytorch",
+                  residual: str = "") -> tuple[ErrorEntry | None, str]:
     """The validation row for exactly this GPU, calibration GPU, backend and precision, validated with a
     calibration of the same ``features`` (core.calibration.features: a prediction from a calibration with other
     mechanisms is another model) and from the same sort of static ``count`` (an ONNX file's nodes are not the
-    PyTorch layers the calibration's fusion and ORT factors were learned on), and the basis text;
+    PyTorch layers the calibration's fusion and ORT factors were learned on), under the same ``residual`` fit
+    (analysis/predict_residual.py: another factor is another predictor), and the basis text;
     (None, "error unknown: ...") when there is none. Never a guess."""
     for row in table:
         if (row.gpu, row.calibrated_on, row.backend, row.precision) != (gpu, calibrated_on, backend, precision):
@@ -489,6 +497,9 @@ def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, bac
             return None, (f"error unknown: {backend} {precision} on {gpu} was validated on predictions from "
                           f"{_COUNTS.get(row.count, row.count)}, and this one is from {_COUNTS.get(count, count)} "
                           "(benchmarks/predict_validate_onnx.py measures that gap; no table row comes from it)")
+        if row.residual != residual:
+            return None, (f"error unknown: {backend} {precision} on {gpu} was validated {_fit(row.residual)}, and "
+                          f"this prediction is {_fit(residual)} (benchmarks/predict_validate.py validates it)")
         basis = (f"validation ({row.cases} held-out cases, calibrated on {row.calibrated_on}): median "
                  f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
         if row.low_cases is not None:
@@ -501,11 +512,15 @@ def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, bac
 _COUNTS = {"pytorch": "PyTorch counts", "onnx": "an ONNX file's count"}
 
 
+def _fit(residual: str) -> str:
+    return f"under the measured residual fit {residual}" if residual else "without a measured residual"
+
+
 def expected_fields(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
-                    features: Sequence[str] = (), count: str = "pytorch") -> dict[str, Any]:
+                    features: Sequence[str] = (), count: str = "pytorch", residual: str = "") -> dict[str, Any]:
     """The expected-error fields of a LatencyPrediction from ``validated_row``: median and p90 |error| %, the
     basis, and the share of the validation's cases predicted below their measurement (None where unknown)."""
-    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features, count)
+    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features, count, residual)
     low = None if row is None or row.low_cases is None or not row.cases else 100.0 * row.low_cases / row.cases
     return {"expected_error_pct": row.median_pct if row else None,
             "expected_error_p90_pct": row.p90_pct if row else None, "error_basis": basis, "expected_low_pct": low}
@@ -516,10 +531,12 @@ def _with(features: Sequence[str]) -> str:
 
 
 def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, batch_size: int, *,
-            calibrated_on: str | None = None, table: Sequence[ErrorEntry] | None = None) -> LatencyPrediction:
-    """The predicted latency of one config on ``cal``'s GPU. ``calibrated_on``: the GPU the calibration was
-    measured on, when ``cal`` was transferred from it (predict_transfer.transfer); ``table``: the validation
-    table (default: the committed one)."""
+            calibrated_on: str | None = None, table: Sequence[ErrorEntry] | None = None,
+            residuals: Mapping[str, Residual] | None = None) -> LatencyPrediction:
+    """The predicted latency of one config on ``cal``'s GPU: the kernel model's times the backend's measured
+    residual (analysis/predict_residual.py). ``calibrated_on``: the GPU the calibration was measured on, when
+    ``cal`` was transferred from it (predict_transfer.transfer); ``table``: the validation table, ``residuals``:
+    backend -> Residual (default: the committed ones)."""
     if not cost.compute.complete:
         why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
         raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
@@ -531,10 +548,12 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     name = cal.gpu.name
     calibrated_on = calibrated_on or name
     count = "onnx" if cost.model.format == "onnx" else "pytorch"  # TorchScript and torch.export: the torch counter
+    residual = residual_for(backend, residuals)
     expected = expected_fields(validation_table() if table is None else table, name, calibrated_on, backend,
-                               precision, calibration_features(cal), count)
+                               precision, calibration_features(cal), count, residual.fit)
     return LatencyPrediction(gpu=name, backend=backend, precision=precision, batch_size=batch_size,
-                             latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
+                             latency_ms=(kernel_ms + overhead_ms) * residual.factor, compute_ms=kernel_ms,
+                             overhead_ms=overhead_ms, residual_factor=residual.factor, residual_fit=residual.fit,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,
                              calibration_features=list(calibration_features(cal)),
                              uncalibrated_pct=round(100.0 * outside_ms / total_ms, 1) if total_ms else 0.0,

@@ -16,9 +16,9 @@ class LatencyPrediction:
     backend: str
     precision: str
     batch_size: int
-    latency_ms: float
-    compute_ms: float  # the layers' kernel time (each layer: max of compute and memory time)
-    overhead_ms: float  # launches / graph replay / gaps between kernels
+    latency_ms: float  # (compute_ms + overhead_ms) x residual_factor
+    compute_ms: float  # the kernel model's layer time (each layer: max of compute and memory time)
+    overhead_ms: float  # the kernel model's launches / graph replay / gaps between kernels
     kernels: int  # kernels one forward becomes under this backend's fusion
     calibrated_on: str  # the GPU whose calibration was used
     transferred: bool = False  # True: calibrated_on is another GPU, scaled by the spec ratios
@@ -31,6 +31,10 @@ class LatencyPrediction:
     # calibration did not measure (the nearest measured one stood in): the expected error does not cover it.
     # None: not judged (generation and training predictions)
     uncalibrated_pct: float | None = None
+    # the backend's measured residual (analysis/predict_residual.py): how much slower held-out models ran than the
+    # kernel model predicted, by the median; 1.0 and "" where none applies (generation, training)
+    residual_factor: float = 1.0
+    residual_fit: str = ""  # the id of the residual's fit (its validation rows name it)
     measured_ms: float | None = None  # the run's median latency of the same config, when it was measured
     error_pct: float | None = None  # (predicted - measured) / measured x 100, when measured
     notes: list[str] = field(default_factory=list)

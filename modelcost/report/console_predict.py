@@ -10,6 +10,8 @@ from modelcost.core.types import LatencyPrediction
 
 
 EXPECTED_CAPTION = "expected error: the validation's median |error| (its p90, and the % of its cases predicted too low)"
+RESIDUAL_CAPTION = ("; predicted: the kernel model x its backend's measured residual (x{factors}: how much slower "
+                    "held-out models ran than it predicted)")
 OUTSIDE_CAPTION = ("; outside calibration: the share of the kernel time whose shape class the calibration did not "
                    "measure (the nearest stood in), which the expected error does not cover")
 
@@ -45,8 +47,10 @@ def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
 def predictions_table(preds: list[LatencyPrediction]) -> Any:
     from rich.table import Table
 
+    factors = sorted({f"{p.residual_factor:.2f} {p.backend}" for p in preds if p.residual_fit})
+    residual = RESIDUAL_CAPTION.format(factors=", x".join(factors)) if factors else ""
     table = Table(title="predicted latency (--predict)", show_lines=False,
-                  caption=EXPECTED_CAPTION + OUTSIDE_CAPTION)
+                  caption=EXPECTED_CAPTION + OUTSIDE_CAPTION + residual)
     for col in ("GPU", "backend", "precision", "batch", "predicted ms", "measured ms", "error", "expected error",
                 "outside calibration"):
         table.add_column(col, justify="right" if col.endswith(("ms", "batch", "error", "calibration")) else "left")

@@ -65,6 +65,7 @@ def test_prescreen_plan_marks_the_far_out_configs(monkeypatch: pytest.MonkeyPatc
     table = [ErrorEntry("H100 SXM", "H100 SXM", b, "fp16", 8, 5.0, 10.0, 20.0)
              for b in ("torch-eager", "torch-compile-cudagraph")]
     monkeypatch.setattr("modelcost.analysis.predict.validation_table", lambda path=None: table)
+    monkeypatch.setattr("modelcost.analysis.predict_residual.load", lambda path=None: {})  # the kernel model alone
     cal = synthetic("H100 SXM", **gpu.peak_tflops)
     report = SimpleNamespace(gpu=None, cost=cost_of(GELU), notes=[])
     plan = SimpleNamespace(runnable=[("torch-eager", "fp16"), ("torch-compile-cudagraph", "fp16"),

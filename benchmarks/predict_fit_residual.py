@@ -1,0 +1,119 @@
+"""Fit the latency predictor's measured residual (issue 28; analysis/predict_residual.py says what it is) from the
+validation's stored cases, and say what it does to each held-out set when fitted on the others.
+
+Each CASES file is one held-out set (predict_validate.py's cases.jsonl, its predictions from one calibration of
+the GPU it measured: --repredict them first so that every set is predicted by today's kernel model). Per case the
+kernel model's prediction is ``model_ms`` (or predicted_ms / residual_factor, or predicted_ms where the row has
+neither: a row written before the residual existed). Per backend:
+
+    factor = exp(median over its cases of ln(measured_ms / model_ms))
+
+the median of the ratios in log space, so a case 2x slow and one 2x fast weigh the same, and a few wild
+host-bound cases do not pull it. Only cases predicted from their own GPU's calibration are used (calibrated_on ==
+gpu: a transferred prediction has the transfer's error too).
+
+    python3 benchmarks/predict_fit_residual.py SET1.jsonl SET2.jsonl ... [--out FILE]   # default: the committed
+                                                                                      # predict_residuals.json
+
+Writes the residual file (backend -> factor and cases, the fit's id, the sets it came from) with
+``cross_validation``: each set predicted by the factors fitted on the other sets, its median / p90 |error| and
+cases predicted low before and after; and prints the same as a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from modelcost.analysis.predict_residual import RESIDUAL_FILE, SCHEMA, fit_id  # noqa: E402
+
+
+def model_ms(case: dict) -> float:
+    """The kernel model's prediction of a case, before any residual (module doc)."""
+    if case.get("model_ms") is not None:
+        return float(case["model_ms"])
+    return float(case["predicted_ms"]) / float(case.get("residual_factor") or 1.0)
+
+
+def usable(cases: list[dict]) -> list[dict]:
+    """The cases a fit can use: measured, predicted, from their own GPU's calibration."""
+    return [c for c in cases if c.get("measured_ms") and c.get("predicted_ms") and c.get("gpu")
+            and c.get("gpu") == c.get("calibrated_on")]
+
+
+def fit(cases: list[dict]) -> dict[str, float]:
+    """backend -> exp(median ln(measured / model)) over ``cases`` (module doc)."""
+    logs: dict[str, list[float]] = {}
+    for c in cases:
+        logs.setdefault(c["backend"], []).append(math.log(c["measured_ms"] / model_ms(c)))
+    return {b: math.exp(statistics.median(v)) for b, v in sorted(logs.items())}
+
+
+def errors(cases: list[dict], factors: dict[str, float]) -> dict:
+    """Median and p90 |error| % and cases predicted low of ``cases`` under ``factors`` (1 for a backend without)."""
+    signed = [(model_ms(c) * factors.get(c["backend"], 1.0) - c["measured_ms"]) / c["measured_ms"] * 100
+              for c in cases]
+    errs = sorted(abs(e) for e in signed)
+    if not errs:
+        return {"cases": 0}
+    return {"cases": len(errs), "median_pct": round(statistics.median(errs), 1),
+            "p90_pct": round(errs[min(len(errs) - 1, int(0.9 * len(errs)))], 1),
+            "low_cases": sum(e < 0 for e in signed)}
+
+
+def cross_validation(sets: dict[str, list[dict]]) -> list[dict]:
+    """Each set under the factors fitted on the other sets, beside the kernel model alone."""
+    rows = []
+    for name, cases in sets.items():
+        others = fit([c for other, rest in sets.items() if other != name for c in rest])
+        rows.append({"held_out": name, "factors": {b: round(f, 4) for b, f in others.items()},
+                     "kernel_model": errors(cases, {}), "with_residual": errors(cases, others)})
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("cases", type=Path, nargs="+", help="one cases.jsonl per held-out set")
+    p.add_argument("--out", type=Path, default=RESIDUAL_FILE)
+    args = p.parse_args()
+    sets: dict[str, list[dict]] = {}
+    for path in args.cases:
+        if not path.is_file():
+            sys.exit(f"predict_fit_residual: {path}: no such file")
+        rows = usable([json.loads(line) for line in path.read_text().splitlines() if line.strip()])
+        if not rows:
+            sys.exit(f"predict_fit_residual: {path} has no measured case predicted from its own GPU's calibration")
+        sets[str(path)] = rows
+    every = [c for rows in sets.values() for c in rows]
+    factors = fit(every)
+    gpus = sorted({c["gpu"] for c in every})
+    doc = {"schema": SCHEMA, "produced_by": "benchmarks/predict_fit_residual.py", "fit": fit_id(factors),
+           "fitted_on": {"gpus": gpus, "cases": len(every), "architectures": len({c["model"] for c in every}),
+                         "sets": [{"file": name, "cases": len(rows),
+                                   "architectures": sorted({c["model"] for c in rows})}
+                                  for name, rows in sets.items()]},
+           "backends": {b: {"factor": round(f, 4), "cases": sum(c["backend"] == b for c in every)}
+                        for b, f in factors.items()},
+           "in_sample": {"kernel_model": errors(every, {}), "with_residual": errors(every, factors)},
+           "cross_validation": cross_validation(sets) if len(sets) > 1 else []}
+    args.out.write_text(json.dumps(doc, indent=2) + "\n")
+    archs = doc["fitted_on"]["architectures"]
+    print(f"fit {doc['fit']} on {len(every)} cases of {archs} architectures ({', '.join(gpus)})")
+    for b, row in doc["backends"].items():
+        print(f"  {b}: x{row['factor']:.3f} ({row['cases']} cases)")
+    for row in doc["cross_validation"]:
+        k, r = row["kernel_model"], row["with_residual"]
+        print(f"  held out {row['held_out']}: median {k['median_pct']}% -> {r['median_pct']}%, p90 {k['p90_pct']}% -> "
+              f"{r['p90_pct']}%, low {k['low_cases']} -> {r['low_cases']} of {k['cases']}")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
