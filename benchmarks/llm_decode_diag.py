@@ -8,7 +8,9 @@ If kernel time ~ TPOT the kernels are the limit (and the top kernels say which);
 (launch / Python per step) is. Also: hf-eager at batch 1 measured three times with and without the garbage
 collector running, for the repeatability of a launch-bound backend.
 
-    python3 benchmarks/llm_decode_diag.py [--variants default,cdt,max-autotune] [--json PATH]
+    python3 benchmarks/llm_decode_diag.py [--variants default,cdt,max-autotune] [--batches 1,8] [--top N] [--json PATH]
+
+The decode steps' kernels are told from the prefill's by a marker kernel launched before the first step.
 """
 
 from __future__ import annotations
@@ -33,27 +35,50 @@ VARIANTS = {
 }
 
 
-def kernel_summary(prof, steps: int) -> dict:
-    """Sum of CUDA kernel time per decode step and the top kernels."""
+MARKER = "spin_kernel"  # torch.cuda._sleep's kernel: launched once between the prefill and the first decode step
+
+
+def kernel_summary(prof, steps: int, top_n: int = 12) -> dict:
+    """Sum of CUDA kernel time per decode step and the top kernels: the kernels after the marker (the decode
+    steps) where the run launched one (``mark_decode``), else every kernel of the run (the prefill's too)."""
     from torch.autograd import DeviceType
 
+    kernels = sorted((e for e in prof.events() if e.device_type == DeviceType.CUDA), key=lambda e: e.time_range.start)
+    marks = [i for i, e in enumerate(kernels) if MARKER in e.name]
+    if marks:
+        kernels = kernels[marks[0] + 1:]
     total_us, count, by_name = 0.0, 0, {}
-    for evt in prof.events():
-        if evt.device_type != DeviceType.CUDA:
-            continue
+    for evt in kernels:
         dur = evt.time_range.elapsed_us()
         total_us += dur
         count += 1
-        name = evt.name[:90]
+        name = evt.name[:120]
         t, n = by_name.get(name, (0.0, 0))
         by_name[name] = (t + dur, n + 1)
-    top = sorted(by_name.items(), key=lambda kv: -kv[1][0])[:12]
-    return {"kernel_ms_per_step": total_us / 1e3 / steps, "kernels_per_step": count / steps,
+    top = sorted(by_name.items(), key=lambda kv: -kv[1][0])[:top_n]
+    return {"decode_only": bool(marks), "kernel_ms_per_step": total_us / 1e3 / steps, "kernels_per_step": count / steps,
             "top": [{"name": k, "us_per_step": round(v[0] / steps, 1), "calls_per_step": round(v[1] / steps, 2)}
                     for k, v in top]}
 
 
-def diagnose_variant(lm, model, name: str, prompt: int, gen: int) -> dict:
+def mark_decode():
+    """A patch of torch.compiler.cudagraph_mark_step_begin (the generation loop calls it before each decode step)
+    that launches MARKER once, before the first: kernel_summary then counts the decode steps' kernels only."""
+    import torch
+
+    original = torch.compiler.cudagraph_mark_step_begin
+    done = []
+
+    def begin() -> None:
+        if not done:
+            torch.cuda._sleep(100)
+            done.append(True)
+        original()
+
+    return original, begin
+
+
+def diagnose_variant(lm, model, name: str, prompt: int, gen: int, batch: int = 1, top_n: int = 12) -> dict:
     import torch
     import torch._inductor.config as inductor_config
 
@@ -65,8 +90,8 @@ def diagnose_variant(lm, model, name: str, prompt: int, gen: int) -> dict:
     for k, v in inductor.items():
         setattr(inductor_config, k, v)
     t0 = time.perf_counter()
-    ids = torch.randint(1, lm.vocab_size, (1, prompt), device="cuda")
-    run = g._static_runner(lm, model, 1, prompt, gen, "cuda", compile_kwargs=compile_kwargs)
+    ids = torch.randint(1, lm.vocab_size, (batch, prompt), device="cuda")
+    run = g._static_runner(lm, model, batch, prompt, gen, "cuda", compile_kwargs=compile_kwargs)
     with torch.no_grad():
         for _ in range(2):  # compile + warm-up
             clock = g._Clock("cuda")
@@ -83,16 +108,22 @@ def diagnose_variant(lm, model, name: str, prompt: int, gen: int) -> dict:
     # host time per step: wall time of the decode loop without waiting for the GPU
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        clock = g._Clock("cuda")
-        t1 = time.perf_counter()
-        run(ids, clock)
-        host_ms = (time.perf_counter() - t1) * 1e3
-        steps = clock.intervals_ms()
-    summary = kernel_summary(prof, gen)  # prefill's kernels are included: subtract below
+    original, begin = mark_decode()
+    torch.compiler.cudagraph_mark_step_begin = begin
+    try:
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            clock = g._Clock("cuda")
+            t1 = time.perf_counter()
+            run(ids, clock)
+            host_ms = (time.perf_counter() - t1) * 1e3
+            steps = clock.intervals_ms()
+    finally:
+        torch.compiler.cudagraph_mark_step_begin = original
+    summary = kernel_summary(prof, gen - 1, top_n)  # the gen - 1 decode steps after the marker
     for k, v in saved.items():
         setattr(inductor_config, k, v)
-    return {"variant": name, "compile_kwargs": compile_kwargs, "inductor": inductor, "compile_s": round(compile_s, 1),
+    return {"variant": name, "batch": batch, "compile_kwargs": compile_kwargs, "inductor": inductor,
+            "compile_s": round(compile_s, 1),
             "tpot_ms_p50": round(tpot, 4), "profiled_ttft_ms": round(steps[0], 3),
             "profiled_tpot_ms_mean": round(sum(steps[1:]) / len(steps[1:]), 4),
             "host_loop_ms_per_step_incl_profiler": round(host_ms / gen, 4), **summary}
@@ -121,6 +152,8 @@ def main() -> int:
     ap.add_argument("--prompt-len", type=int, default=512)
     ap.add_argument("--gen-len", type=int, default=128)
     ap.add_argument("--no-eager", action="store_true")
+    ap.add_argument("--batches", default="1", help="comma list: each variant is diagnosed at each batch")
+    ap.add_argument("--top", type=int, default=12, help="kernels listed per variant")
     ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "llm_decode_diag.json"))
     a = ap.parse_args()
     import torch
@@ -135,12 +168,12 @@ def main() -> int:
     torch.manual_seed(0)
     model = lm.build("cuda", torch.bfloat16)
     doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "variants": []}
-    for name in a.variants.split(","):
+    for name, batch in [(n, int(b)) for n in a.variants.split(",") for b in a.batches.split(",")]:
         t0 = time.perf_counter()
         try:
-            row = diagnose_variant(lm, model, name, a.prompt_len, a.gen_len)
+            row = diagnose_variant(lm, model, name, a.prompt_len, a.gen_len, batch, a.top)
         except Exception as exc:  # noqa: BLE001 - a variant that fails is reported, the others go on
-            row = {"variant": name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+            row = {"variant": name, "batch": batch, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         row["wall_s"] = round(time.perf_counter() - t0, 1)
         doc["variants"].append(row)
         print(json.dumps(row, indent=1), flush=True)
