@@ -4,8 +4,8 @@ modelcost/analysis/predict_errors.json, the table every prediction takes its exp
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's
 resnet50, mobilenet_v2, bert-base, gpt2; then three more sets of 8, each written and committed before it was
 first measured: --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2
-(predict_models_fresh2.py, thirteenth) and fresh3 (predict_models_fresh3.py, fourteenth)) it runs modelcost's
-own pipeline with --predict: the same benchmark
+(predict_models_fresh2.py, thirteenth), fresh3 (predict_models_fresh3.py, fourteenth) and fresh4
+(predict_models_fresh4.py, fifteenth)) it runs modelcost's own pipeline with --predict: the same benchmark
 a user gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
 onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is
 appended to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go
@@ -55,6 +55,7 @@ MODELS_FILE = "benchmarks/predict_models.py"
 FRESH_FILE = "benchmarks/predict_models_fresh.py"
 FRESH2_FILE = "benchmarks/predict_models_fresh2.py"
 FRESH3_FILE = "benchmarks/predict_models_fresh3.py"
+FRESH4_FILE = "benchmarks/predict_models_fresh4.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -91,6 +92,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "smollm_135m": (f"{FRESH3_FILE}:smollm_135m", "input_ids=Bx128:int64"),
     "electra_small": (f"{FRESH3_FILE}:electra_small", "input_ids=Bx128:int64"),
     "opt_125m": (f"{FRESH3_FILE}:opt_125m", "input_ids=Bx128:int64"),
+    # the fifth set (fifteenth session): written and frozen before any of it was measured
+    "squeezenet1_1_ish": (f"{FRESH4_FILE}:squeezenet1_1_ish", "input=Bx3x224x224"),
+    "ghostnet_ish": (f"{FRESH4_FILE}:ghostnet_ish", "input=Bx3x224x224"),
+    "edsr_baseline_ish": (f"{FRESH4_FILE}:edsr_baseline_ish", "x=Bx3x128x128"),
+    "dinov2_small": (f"{FRESH4_FILE}:dinov2_small", "pixel_values=Bx3x224x224"),
+    "convnextv2_tiny": (f"{FRESH4_FILE}:convnextv2_tiny", "pixel_values=Bx3x224x224"),
+    "albert_base": (f"{FRESH4_FILE}:albert_base", "input_ids=Bx128:int64"),
+    "gpt_neo_125m": (f"{FRESH4_FILE}:gpt_neo_125m", "input_ids=Bx128:int64"),
+    "clip_text": (f"{FRESH4_FILE}:clip_text", "input_ids=Bx77:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -99,7 +109,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh2": ["regnety_016_ish", "shufflenet_v2_ish", "mobilenetv3_large_ish", "swin_tiny", "wav2vec2_base",
                      "pythia_160m", "gemma3_270m", "deberta_v3_small"],
           "fresh3": ["inception_v3_ish", "r3d_18_ish", "csp_darknet_ish", "segformer_b0", "mobilevit_small",
-                     "smollm_135m", "electra_small", "opt_125m"]}
+                     "smollm_135m", "electra_small", "opt_125m"],
+          "fresh4": ["squeezenet1_1_ish", "ghostnet_ish", "edsr_baseline_ish", "dinov2_small", "convnextv2_tiny",
+                     "albert_base", "gpt_neo_125m", "clip_text"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
