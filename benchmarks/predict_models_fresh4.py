@@ -41,10 +41,11 @@ below): the code users bring. Parameter counts are sum(numel) of the built modul
 All eight build and run at batch 1 on the CPU, and export to ONNX by modelcost's own path (bench/export.py, opset
 17, dynamic batch) into files ONNX Runtime's CPU provider runs: 0.6 to 8 s each on the 2-core development
 machine (one torch thread) by the TorchScript exporter, but gpt_neo_125m by the torch.export one (the TorchScript
-file took transformers' logits_to_keep as an input of its own, as opt_125m's did) in 33 s. Seven count completely
-(static analysis at batch 1 and 64); dinov2_small's count is not complete: its one bicubic resize of the position
-embeddings (aten.upsample_bicubic2d; in its ONNX file a cubic Resize) has no formula in either counter, left so on
-purpose in this set (a 1 x 384 x 37 x 37 -> 16 x 16 resample, batch-independent: a few MFLOPs of 6.12 G).
+file took transformers' logits_to_keep as an input of its own, as opt_125m's did) in 33 s. All eight count completely
+(static analysis at batch 1 and 64). dinov2_small's bicubic resize of the position embeddings
+(aten.upsample_bicubic2d; in its ONNX file a cubic Resize) had no formula in either counter when the set was
+written; both counters got one (formulas.cubic_resize_flops) before the set was measured: a 1 x 384 x 37 x 37 ->
+16 x 16 resample, 3.44 MFLOPs whatever the batch.
 """
 
 from __future__ import annotations

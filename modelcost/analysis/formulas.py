@@ -222,6 +222,16 @@ def linear_resize_flops(in_shape: Sequence[int], out_shape: Sequence[int]) -> in
     return numel(out_shape) * 3 * (2**n_axes - 1)
 
 
+def cubic_resize_flops(in_shape: Sequence[int], out_shape: Sequence[int]) -> int:
+    """A cubic / bicubic resize, done separably: along the n axes whose size changes, an output element is
+    (4^n - 1) / 3 four-tap interpolations (4 along the last resized axis, feeding 1 along the one before, for
+    n = 2: 5), each 4 multiplies and 3 adds = 7 FLOPs; the tap weights are computed once per output coordinate
+    along an axis, shared by every channel, and not counted. No MACs (the linear resize's 2^n - 1 lerps of 3
+    FLOPs, with 4 taps instead of 2)."""
+    n_axes = sum(1 for a, b in zip(in_shape, out_shape, strict=False) if a != b)
+    return numel(out_shape) * 7 * ((4**n_axes - 1) // 3)
+
+
 def norm_flops(numel_: int, affine_scale: bool, affine_shift: bool) -> int:
     return numel_ * (NORM_FLOPS_PER_ELEMENT + int(affine_scale) + int(affine_shift))
 

@@ -10,7 +10,8 @@ normalisations, softmax, pooling, reductions, resize, rotary embedding. Per-elem
   MeanVarianceNormalization 5 per element (a norm without affine); Hardmax 1 per input element;
 * Resize / Upsample: nearest moves data (zero cost); linear ``formulas.linear_resize_flops`` (3 FLOPs, one
   lerp, x (2^n - 1) lerps per output element for n resized axes; the PyTorch counter's upsample_*linear*);
-  cubic is left uncounted;
+  cubic ``formulas.cubic_resize_flops`` (7 FLOPs, one 4-tap interpolation, x (4^n - 1) / 3 per output element;
+  the PyTorch counter's upsample_bicubic2d; cubic_coeff_a and exclude_outside change the weights, not the work);
 * RotaryEmbedding 3 per rotated element (x*cos + rotate(x)*sin); CumSum 1 per element.
 * TopK and NonZero (the routing of a mixture of experts) as the PyTorch counter's topk and nonzero:
   ``formulas.topk_flops`` and 1 per input element.
@@ -190,8 +191,10 @@ def resize(ctx: OpContext) -> OpCost | None:
     mode = ctx.attr("mode", "nearest")
     if mode == "nearest":
         return ZERO
+    if mode == "cubic":
+        return OpCost(0, F.cubic_resize_flops(ctx.shape_in(0), ctx.shape_out(0)))
     if mode not in ("linear", "bilinear"):
-        return None  # cubic: not counted
+        return None  # a mode the ONNX spec does not name: not counted
     return OpCost(0, F.linear_resize_flops(ctx.shape_in(0), ctx.shape_out(0)))
 
 

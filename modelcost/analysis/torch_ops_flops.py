@@ -208,8 +208,14 @@ def _adaptive_pool(a: dict, out: Any) -> OpCost:
 @register(_packets("upsample_linear1d upsample_bilinear2d upsample_trilinear3d", inplace=False))
 def _linear_resize(a: dict, out: Any) -> OpCost:
     """As ONNX's linear Resize (``formulas.linear_resize_flops``); nearest is in the zero-cost moves below,
-    bicubic and the antialiased kernels stay uncounted."""
+    the antialiased kernels stay uncounted."""
     return OpCost(0, F.linear_resize_flops(a["self"].shape, _first_tensor(out).shape))
+
+
+@register(_packets("upsample_bicubic2d", inplace=False))
+def _cubic_resize(a: dict, out: Any) -> OpCost:
+    """As ONNX's cubic Resize (``formulas.cubic_resize_flops``): ViTs resize their position embeddings so."""
+    return OpCost(0, F.cubic_resize_flops(a["self"].shape, _first_tensor(out).shape))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -439,7 +439,12 @@ def test_resize_modes(tmp_path: Path) -> None:
     # 2 resized axes: 3 lerps of 3 FLOPs = 9 per output element; 1*2*8*8 = 128 outputs -> 1,152
     assert layer.flops == 1_152
     layer, report = one(tmp_path, "Resize", {"x": [1, 2, 4, 4]}, scales, {"mode": "cubic"})
-    assert layer.status == "uncounted" and report.compute.uncounted_ops == {"Resize": 1}
+    # 2 resized axes: (4^2 - 1) / 3 = 5 four-tap interpolations of 7 FLOPs = 35 per output element; 128 outputs ->
+    # 4,480 (the PyTorch counter's upsample_bicubic2d gives the same)
+    assert layer.status == "counted" and layer.flops == 4_480 and report.compute.uncounted_ops == {}
+    layer, _ = one(tmp_path, "Resize", {"x": [1, 2, 4, 4]}, scales, {"mode": "cubic", "cubic_coeff_a": -0.5,
+                                                                       "exclude_outside": 1})
+    assert layer.flops == 4_480  # other weights, the same work
 
 
 def test_rotary_embedding(tmp_path: Path) -> None:

@@ -368,9 +368,13 @@ def test_linear_resizes_cost_a_lerp_per_resized_axis_as_onnx_resize():
     assert count(lambda x: F.interpolate(x, scale_factor=2, mode="trilinear"), meta(1, 1, 2, 2, 2)).flops == 1344
     # only the height resized (4x4 -> 8x4): 1 lerp per output; 1*2*8*4 = 64 outputs -> 192
     assert count(lambda x: F.interpolate(x, size=(8, 4), mode="bilinear"), meta(1, 2, 4, 4)).flops == 192
-    # bicubic is left uncounted, as ONNX's cubic Resize
+    # bicubic 4x4 -> 8x8: 2 resized axes, (4^2 - 1) / 3 = 5 four-tap interpolations of 7 FLOPs (4 multiplies, 3
+    # adds) = 35 per output element; 128 outputs -> 4,480 (as test_onnx_counter.test_resize_modes' cubic Resize)
     cubic = count(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), meta(1, 2, 4, 4))
-    assert cubic.uncounted_ops == {"aten.upsample_bicubic2d": 1}
+    assert cubic.uncounted_ops == {} and cubic.flops == 4480
+    # DINOv2's position embeddings, 37x37 -> 16x16 over 384 channels: 384 x 256 x 35 = 3,440,640
+    pos = count(lambda x: F.interpolate(x, size=(16, 16), mode="bicubic", align_corners=False), meta(1, 384, 37, 37))
+    assert pos.flops == 384 * 256 * 35 == 3_440_640
 
 
 # ---------------------------------------------------------------------------------------------------
