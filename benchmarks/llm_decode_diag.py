@@ -83,6 +83,7 @@ def diagnose_variant(lm, model, name: str, prompt: int, gen: int, batch: int = 1
     import torch._inductor.config as inductor_config
 
     from modelcost.bench import generation as g
+    from modelcost.bench.timing import clock_for
 
     compile_kwargs, inductor = VARIANTS[name]
     g._fresh_device(True)
@@ -94,13 +95,13 @@ def diagnose_variant(lm, model, name: str, prompt: int, gen: int, batch: int = 1
     run = g._static_runner(lm, model, batch, prompt, gen, "cuda", compile_kwargs=compile_kwargs)
     with torch.no_grad():
         for _ in range(2):  # compile + warm-up
-            clock = g._Clock("cuda")
+            clock = clock_for("cuda")
             run(ids, clock)
             clock.intervals_ms()
     compile_s = time.perf_counter() - t0
     tpots = []
     for _ in range(3):
-        clock = g._Clock("cuda")
+        clock = clock_for("cuda")
         run(ids, clock)
         tpots += clock.intervals_ms()[1:]
     tpots.sort()
@@ -112,7 +113,7 @@ def diagnose_variant(lm, model, name: str, prompt: int, gen: int, batch: int = 1
     torch.compiler.cudagraph_mark_step_begin = begin
     try:
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            clock = g._Clock("cuda")
+            clock = clock_for("cuda")
             t1 = time.perf_counter()
             run(ids, clock)
             host_ms = (time.perf_counter() - t1) * 1e3
