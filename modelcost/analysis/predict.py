@@ -227,6 +227,17 @@ def memory_us(cal: Calibration, size_bytes: float) -> float:
     return _curve_us(cal.memory_curve, size_bytes)
 
 
+def dram_us(cal: Calibration, size_bytes: float) -> float:
+    """Time of a memory-bound kernel whose data comes from DRAM (a decode step's KV-cache reads): the calibrated
+    curve of such kernels (``Calibration.cold_curve``) within its sizes, never below ``memory_us``; outside them, or
+    without one, ``memory_us`` (from twice the L2 up the two agree, and below the first cold size a kernel's
+    time is its launch)."""
+    pts = cal.cold_curve
+    if pts and pts[0].size_bytes <= size_bytes <= pts[-1].size_bytes:
+        return max(_curve_us(pts, size_bytes), memory_us(cal, size_bytes))
+    return memory_us(cal, size_bytes)
+
+
 def strided_us(cal: Calibration, size_bytes: float, elem: float) -> float:
     """Time of an uncoalesced (transposed-operand) kernel moving ``size_bytes`` of ``elem``-byte elements, from
     the calibrated curve of that element size (``Calibration.strided_curve``; the nearest size's where there is

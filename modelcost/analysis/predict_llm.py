@@ -6,7 +6,8 @@ Per backend (``LLM_BACKENDS``: how modelcost's own generation loop, bench/genera
 * TTFT = the prefill forward over (B, P) + the KV-cache writes of its P positions + the argmax over the logits,
   under the prefill's backend model (every hf backend runs the prefill eagerly, kernels issued by the host);
 * TPOT = one decode step: its GEMMs (M = B rows: memory-bound on the weights at small batches, which the
-  calibrated GEMM and memory figures both see), its attention taken as memory-bound on the KV cache it reads,
+  calibrated GEMM and memory figures both see), its attention taken as memory-bound on the KV cache it reads
+  from DRAM (``predict.dram_us``: the calibration's curve of kernels whose data is not in the L2),
   the cache update and the argmax, under the decode's backend model (hf-static-compile: compiled and replayed
   as one CUDA graph). The context a step attends: a static cache (hf-static*) is preallocated to P + G
   positions and SDPA reads all of them under a mask, so every step reads P + G; a dynamic cache (hf-eager)
@@ -33,6 +34,7 @@ from modelcost.analysis.predict import (
     LayerEstimate,
     estimate_layers,
     expected_fields,
+    dram_us,
     forward_ms,
     layer_kind,
     memory_us,
@@ -83,12 +85,15 @@ def kv_repeats(cost: CostReport, point: GenerationPoint) -> float:
     return max(shape[1] * shape[3] / kv_per_layer, 1.0)
 
 
-def expansion_kernels(cal: Calibration, layers: int, cache_bytes: float, n_rep: float) -> list[LayerEstimate]:
+def expansion_kernels(cal: Calibration, layers: int, cache_bytes: float, n_rep: float,
+                      cold: bool = False) -> list[LayerEstimate]:
     """repeat_kv of K and V in each of ``layers``: each copy reads its half of the layer's ``cache_bytes`` (all
-    sequences) and writes n_rep times it. None when n_rep is 1 (no grouped-query attention)."""
+    sequences) and writes n_rep times it; ``cold``: the cache is read from DRAM (a decode step's: ``dram_us``).
+    None when n_rep is 1 (no grouped-query attention)."""
     if n_rep <= 1 or layers <= 0:
         return []
-    each = memory_us(cal, (1 + n_rep) * cache_bytes / (2 * layers)) / 1e3
+    moved = (1 + n_rep) * cache_bytes / (2 * layers)
+    each = (dram_us(cal, moved) if cold else memory_us(cal, moved)) / 1e3
     # a copy that feeds SDPA (an extern kernel) is materialized under every backend: one kernel, never fused
     return [LayerEstimate(f"repeat-kv.{i}", "elementwise", 0.0, each, kernels=1.0) for i in range(2 * layers)]
 
@@ -141,7 +146,7 @@ def decode_layers(cost: CostReport, point: GenerationPoint, cal: Calibration, pr
     ctx = decode_context(point, cache)
     kv_read = point.batch_size * point.kv_cache.bytes_at(round(ctx))
     n_rep = kv_repeats(cost, point) if expands else 1.0
-    per_layer_read_us = memory_us(cal, n_rep * kv_read / max(attn, 1))
+    per_layer_read_us = dram_us(cal, n_rep * kv_read / max(attn, 1))  # the cache (or its copies) from DRAM
     out = []
     for est in estimate_layers(cost, cal, precision, point.batch_size):
         if est.kind == "attention":
@@ -150,7 +155,7 @@ def decode_layers(cost: CostReport, point: GenerationPoint, cal: Calibration, pr
         out.append(est)
     new_token = point.batch_size * point.kv_cache.bytes_per_token
     moved = 2.0 * kv_read if cache == "dynamic" else 2.0 * new_token
-    return [*out, *expansion_kernels(cal, attn, kv_read, n_rep), *_cache_kernels(cal, attn, moved),
+    return [*out, *expansion_kernels(cal, attn, kv_read, n_rep, cold=True), *_cache_kernels(cal, attn, moved),
             _argmax(cal, cost, elem, scale)]
 
 

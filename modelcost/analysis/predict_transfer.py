@@ -8,7 +8,8 @@ that bounds it) from a calibrated GPU S to a table GPU T:
   conv and attention efficiencies are fractions of the peak after wave quantization, so they are kept and
   the waves are counted over T's SMs;
 * memory-bound kernels: the smallest kernel's time t0 is kept (launch latency), the rest of each calibrated
-  time scales by S/T DRAM bandwidth, or, for sizes that fit S's L2, by S/T (SMs x clock);
+  time scales by S/T DRAM bandwidth, or, for sizes that fit S's L2, by S/T (SMs x clock); the curve of kernels
+  whose data is in DRAM (``cold_curve``) and small-M GEMMs timed on weights in DRAM always by the bandwidth;
 * launch, gap and graph-replay costs are kept (host- and driver-bound: the same software on a like host).
 
 The nearest calibrated GPU: the smallest sum of |log ratio| of SMs, clock, bandwidth and L2, plus 1 for
@@ -72,22 +73,26 @@ def transfer(cal: Calibration, target: GpuSpec) -> Calibration:
     on_chip = _ratio((target.sm_count or 0) * (target.boost_clock_mhz or 0), src.sm_count * src.boost_clock_mhz)
     l2 = src.l2_cache_bytes or 0
 
-    def moved(points: list[TimePoint]) -> list[TimePoint]:
+    def moved(points: list[TimePoint], dram: bool = False) -> list[TimePoint]:
         floor = points[0].time_us if points else 0.0
-        return [TimePoint(p.size_bytes, floor + (p.time_us - floor) / (on_chip if p.size_bytes <= l2 else bw))
-                for p in points]
+        return [TimePoint(p.size_bytes, floor + (p.time_us - floor) / (on_chip if p.size_bytes <= l2 and not dram
+                                                                       else bw)) for p in points]
 
     curve = moved(cal.memory_curve)
-    # a small-M GEMM reads its weight: DRAM-bound, or L2-resident when the weight fits, like the memory curve
-    gemv = [dataclasses.replace(p, time_us=p.time_us / (on_chip if p.n * p.k * ELEMENT_BYTES.get(p.precision, 4.0)
-                                                         <= l2 else bw)) for p in cal.gemv]
+    # a small-M GEMM reads its weight: DRAM-bound, or L2-resident when the weight fits (a calibration without
+    # cold_curve replayed one weight, like the memory curve; one with it read a ring of copies from DRAM)
+    cold = bool(cal.cold_curve)
+    gemv = [dataclasses.replace(p, time_us=p.time_us / (on_chip if not cold and p.n * p.k *
+                                                         ELEMENT_BYTES.get(p.precision, 4.0) <= l2 else bw))
+            for p in cal.gemv]
     gpu = GpuFingerprint(canonical_name(target.name), int(target.sm_count or cal.gpu.sm_count),
                          float(target.boost_clock_mhz or 0), cal.gpu.bandwidth_gbps * bw, target.l2_cache_bytes,
                          target.compute_capability, peaks)
     note = (f"transferred from {canonical_name(cal.gpu.name)}: peaks x table ratio, DRAM-bound kernels x "
             f"{1 / bw:.3f} (bandwidth), L2-resident x {1 / on_chip:.3f} (SMs x clock), launch costs kept")
     return dataclasses.replace(cal, gpu=gpu, memory_curve=curve, gemv=gemv, notes=[*cal.notes, note],
-                               strided_curve={e: moved(c) for e, c in cal.strided_curve.items()})
+                               strided_curve={e: moved(c) for e, c in cal.strided_curve.items()},
+                               cold_curve=moved(cal.cold_curve, dram=True))
 
 
 def _distance(a: GpuFingerprint, b: GpuSpec) -> float:

@@ -17,9 +17,12 @@ call, in bench/calibrate_host.py).
 * unaligned GEMMs: four GEMMs whose N or K is odd, against the same GEMMs padded to a multiple of 8, per
   precision (``unaligned_factor``: the median ratio).
 * small-M GEMMs: F.linear of M = ``GEMV_ROWS`` rows on ``GEMV_SHAPES`` weights (BERT-, Llama-3.2-1B-like and
-  a 128k-vocabulary head), fp32 / fp16 / bf16: 9 x 3 x 3 = 81 calls of about 20 ms (~2 s, estimated).
-* memory-bound: an in-place elementwise op (read + write) from 4 KiB to 1 GiB; and a copy from a transposed
-  source (``strided_curve``), fp16 and fp32, over the same sizes.
+  a 128k-vocabulary head), fp32 / fp16 / bf16: 9 x 3 x 3 = 81 points, each call on the next of a ring of
+  weight copies twice the L2 in all (``ring_size``), so the weight comes from DRAM as a model's does.
+* memory-bound: an in-place elementwise op (read + write) from 4 KiB to 1 GiB (``memory_curve``: one tensor,
+  so up to the L2's size it stays there, as a layer's fresh activations may); the same on a ring of tensors
+  twice the L2 (``cold_curve``, 256 KiB to 64 MiB: data from DRAM, as a KV cache's); and a copy from a
+  transposed source (``strided_curve``), fp16 and fp32, over the same sizes.
 * attention: SDPA (fp16, bf16, fp32) at query = key length 32 ... 4096, head size 32, 64 and 128; 64 heads x
   batch from 128 tokens up, and below 128 as many more as keep the FLOPs those of 128 (``attention_shape``):
   a short sequence is one CTA per (batch, head), so windowed and per-frame attention (Swin's 49-token windows)
@@ -64,6 +67,7 @@ GEMV_SHAPES = ((768, 768), (3072, 768), (768, 3072), (512, 2048), (2048, 2048), 
                (14336, 4096), (131072, 2048))
 MEMORY_MAX_BYTES = 1 << 30
 MEMORY_SIZES = tuple(4096 * 4**i for i in range(13) if 4096 * 4**i <= MEMORY_MAX_BYTES)  # 4 KiB ... 1 GiB
+COLD_SIZES = tuple(s for s in MEMORY_SIZES if 256 << 10 <= s <= 64 << 20)  # 256 KiB ... 64 MiB moved
 ATTENTION_SEQS = (32, 64, 128, 256, 512, 1024, 2048, 4096)
 ATTENTION_DIMS = (32, 64, 128)
 Progress = Callable[[str], None]
@@ -139,8 +143,23 @@ def mm_us(torch: Any, m: int, n: int, k: int, dtype: Any) -> float:
     return graph_time_us(torch, lambda: torch.mm(a, b))
 
 
-def gemv_points(torch: Any, progress: Progress) -> list[GemvPoint]:
-    """F.linear of ``GEMV_ROWS`` rows on each ``GEMV_SHAPES`` weight, per precision: the small-M class."""
+def l2_bytes(torch: Any, gpu: GpuSpec) -> int:
+    """This GPU's L2 size: torch's figure, else the table's, else 50 MiB (an H100's)."""
+    props = torch.cuda.get_device_properties(0)
+    return int(getattr(props, "L2_cache_size", 0) or gpu.l2_cache_bytes or 50 << 20)
+
+
+def ring_size(footprint_bytes: float, l2: int) -> int:
+    """Copies of a tensor of ``footprint_bytes`` that a ring must cycle through for each call to find its data
+    in DRAM: twice the L2 in all (LRU-like replacement keeps none of the ring's next tensor), at most 512."""
+    return max(1, min(512, math.ceil(2 * l2 / max(footprint_bytes, 1.0))))
+
+
+def gemv_points(torch: Any, progress: Progress, l2: int) -> list[GemvPoint]:
+    """F.linear of ``GEMV_ROWS`` rows on each ``GEMV_SHAPES`` weight, per precision: the small-M class. Each call
+    reads the next of a ring of weight copies (``ring_size``): a model's weights are read from DRAM, each once a
+    forward, and one weight replayed from a CUDA graph stays in the L2 up to its size (Llama-3.2-1B's 33.5 MB MLP
+    weights then read at 4.3 TB/s, above the H100's 3.35 TB/s DRAM)."""
     import torch.nn.functional as F
 
     out = []
@@ -150,11 +169,12 @@ def gemv_points(torch: Any, progress: Progress) -> list[GemvPoint]:
         with tf32_mode(False):  # fp32 as the backends run it (TF32 off); no effect on fp16 / bf16
             for n, k in GEMV_SHAPES:
                 w = torch.randn(n, k, device="cuda", dtype=dtype)
+                ws = [w] + [w.clone() for _ in range(ring_size(w.numel() * w.element_size(), l2) - 1)]
                 for m in GEMV_ROWS:
                     x = torch.randn(m, k, device="cuda", dtype=dtype)
-                    t_us = graph_time_us(torch, lambda x=x, w=w: F.linear(x, w))
+                    t_us = graph_time_us(torch, lambda x=x, ws=ws: [F.linear(x, wi) for wi in ws]) / len(ws)
                     out.append(GemvPoint(precision, m, n, k, t_us))
-                del w
+                del w, ws
     return out
 
 
@@ -207,6 +227,19 @@ def memory_curve(torch: Any, progress: Progress) -> list[TimePoint]:
         x = torch.empty(size // 2 // 2, device="cuda", dtype=torch.float16)  # size bytes moved = 2 x the tensor
         points.append(TimePoint(size, graph_time_us(torch, lambda x=x: x.mul_(1.0))))
         del x
+    return points
+
+
+def cold_curve(torch: Any, progress: Progress, l2: int) -> list[TimePoint]:
+    """``memory_curve`` with each call on the next of a ring of tensors (``ring_size``), at the sizes an L2 could
+    hold (``COLD_SIZES``): the time of a kernel whose data comes from DRAM, as a KV cache's does in a decode step
+    (``memory_curve``'s one tensor, replayed, stays in the L2; from twice the L2 up the two curves agree)."""
+    progress("memory-bound kernels by size, data in DRAM")
+    points = []
+    for size in COLD_SIZES:
+        xs = [torch.empty(size // 4, device="cuda", dtype=torch.float16) for _ in range(ring_size(size / 2, l2))]
+        points.append(TimePoint(size, graph_time_us(torch, lambda xs=xs: [x.mul_(1.0) for x in xs]) / len(xs)))
+        del xs
     return points
 
 
@@ -294,8 +327,10 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
     cal = Calibration(gpu=fingerprint(gpu), created=utc_timestamp(), torch_version=str(torch.__version__))
     with torch.inference_mode():  # every TF32 switch through hardware/tf32.py, restored after each table
         cal.gemm_efficiency = gemm_table(torch, gpu, cal.tile_m, say, cal.matmul_modes)
-        cal.gemv = gemv_points(torch, say)
+        l2 = l2_bytes(torch, gpu)
+        cal.gemv = gemv_points(torch, say, l2)
         cal.memory_curve = memory_curve(torch, say)
+        cal.cold_curve = cold_curve(torch, say, l2)
         cal.strided_curve = strided_curve(torch, say)
         cal.unaligned_factor = unaligned_factors(torch, gpu, say)
         cal.attention = attention_points(torch, gpu, cal.attention_tile, say)

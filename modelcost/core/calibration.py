@@ -18,13 +18,16 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   the batch-1 fp32 transformers of the first validation 1.9-3.6x too slow.
 * small-M GEMMs (M <= ``GEMV_MAX_M`` rows: decode steps, batch-1 linear layers): read-bound on the weight, so
   timed by weight bytes (``gemv``: measured (precision, M, N, K, time) points; the predictor interpolates the
-  reached fraction of the bandwidth over log(weight bytes), between the measured M).
+  reached fraction of the bandwidth over log(weight bytes), between the measured M). A file with ``cold_curve``
+  timed them with the weight in DRAM (a ring of copies), as a model reads it; an older one replayed one weight,
+  which a 50 MB L2 holds up to its size (added within schema 2).
 * precision modes: ``matmul_modes`` records, per table precision, the fp32 matmul mode torch reported while it
   was timed ("ieee" = TF32 off, "tf32"), set through hardware/tf32.py, the switch every measured backend uses
   (fp32 = TF32 off in torch and in ONNX Runtime's CUDA EP, tf32 = on); the predictor refuses a table timed in
   another mode than its precision runs in.
 * memory-bound kernels by bytes moved: a time curve (a kernel of b bytes takes ``time_us``, interpolated
-  linearly between measured sizes; larger ones at the last point's bandwidth).
+  linearly between measured sizes; larger ones at the last point's bandwidth); ``cold_curve``: the same with
+  the data in DRAM, for sizes an L2 could hold (a decode step's KV-cache reads; added within schema 2).
 * attention (SDPA) efficiency by query length and head size, quantized over (batch x heads x query tiles).
 * per-kernel costs: ``launch_us`` by backend family (host time to issue one kernel of a small layer),
   ``kernel_gap_us`` (GPU time of one empty kernel back-to-back in a CUDA graph: what an extra, tiny kernel of
@@ -264,6 +267,9 @@ class Calibration:
     host_us: dict[str, HostCost] = field(default_factory=dict)  # family -> host cost per aten call (eager ones)
     ort_factor: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> kind -> ORT / torch time
     strided_curve: dict[str, list[TimePoint]] = field(default_factory=dict)  # element bytes ("2", "4") -> curve
+    # memory_curve with the data in DRAM (a ring of tensors twice the L2): KV-cache reads; its calibrate also timed
+    # the gemv points on a ring of weights (feature "cold_weights")
+    cold_curve: list[TimePoint] = field(default_factory=list)
     unaligned_factor: dict[str, float] = field(default_factory=dict)  # precision -> unaligned / padded GEMM time
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -272,7 +278,7 @@ class Calibration:
 
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
-            "short_attention")
+            "short_attention", "cold_weights")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -280,13 +286,15 @@ def features(cal: Calibration) -> tuple[str, ...]:
     """The optional mechanisms this calibration holds ("host_us", "ort_factor", "grouped_convs": a conv table
     that keeps depthwise convs apart, "group_convs": ... and convs of several channels per group,
     "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``, "short_attention": attention
-    points under ``SHORT_ATTENTION_TOKENS``). A prediction made with other ones is another model, so the
+    points under ``SHORT_ATTENTION_TOKENS``, "cold_weights": ``cold_curve`` and gemv points timed on weights in
+    DRAM). A prediction made with other ones is another model, so the
     validation table keeps them with each row (analysis/predict.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
             "unaligned_gemms": bool(cal.unaligned_factor),
-            "short_attention": any(p.seq_len < SHORT_ATTENTION_TOKENS for p in cal.attention)}
+            "short_attention": any(p.seq_len < SHORT_ATTENTION_TOKENS for p in cal.attention),
+            "cold_weights": bool(cal.cold_curve)}
     return tuple(name for name in FEATURES if held[name])
 
 
@@ -328,6 +336,7 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             ort_factor={p: {k: float(v) for k, v in t.items()} for p, t in doc.get("ort_factor", {}).items()},
             strided_curve={e: [TimePoint(**p) for p in c] for e, c in doc.get("strided_curve", {}).items()},
             unaligned_factor={p: float(v) for p, v in doc.get("unaligned_factor", {}).items()},
+            cold_curve=[TimePoint(**p) for p in doc.get("cold_curve", [])],
             elapsed_s=float(doc.get("elapsed_s", 0.0)), notes=list(doc.get("notes", [])))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelcostError(f"{where}: a {SCHEMA} file with a missing or malformed key ({exc})") from None

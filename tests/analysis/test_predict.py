@@ -719,3 +719,32 @@ def test_the_transposed_copy_curve_moves_with_the_bandwidth() -> None:
         synthetic("H100 SXM", **spec_from_table("H100 SXM").peak_tflops).gpu, l2_cache_bytes=50 * 2**20))
     moved = transfer(h100, spec_from_table("H200"))
     assert [p.time_us for p in moved.strided_curve["2"]] == pytest.approx([4.0, 8.0, 4 + 4000 * 3350 / 4800])
+
+
+def test_data_in_dram_moves_with_the_bandwidth_alone() -> None:
+    # A calibration with a cold curve timed its curve and its small-M GEMMs with the data in DRAM, so a transfer
+    # scales both by the bandwidth (3350 / 4800, H100 -> H200) even where they would fit the L2: the 1 MB cold
+    # point keeps its 4 us floor and 4 more us x 3350 / 4800; a 2048 x 2048 fp16 weight (8 MB < 50 MiB) x the same.
+    base = synthetic("H100 SXM", **spec_from_table("H100 SXM").peak_tflops)
+    cold = dataclasses.replace(base, gpu=dataclasses.replace(base.gpu, l2_cache_bytes=50 * 2**20),
+                               cold_curve=[TimePoint(262_144, 4.0), TimePoint(1_000_000, 8.0)],
+                               gemv=[GemvPoint("fp16", 1, 2048, 2048, 10.0)])
+    moved = transfer(cold, spec_from_table("H200"))
+    assert [p.time_us for p in moved.cold_curve] == pytest.approx([4.0, 4 + 4 * 3350 / 4800])
+    assert moved.gemv[0].time_us == pytest.approx(10.0 * 3350 / 4800)
+    # without a cold curve the same weight was replayed from the L2: it moves with SMs x clock instead
+    warm = transfer(dataclasses.replace(cold, cold_curve=[]), spec_from_table("H200"))
+    assert warm.gemv[0].time_us != pytest.approx(moved.gemv[0].time_us)
+    assert calib.features(cold)[-1] == "cold_weights"
+    doc = calib.from_dict(json.loads(json.dumps(calib.to_dict(cold))))
+    assert doc.cold_curve == cold.cold_curve
+
+
+def test_a_ring_is_twice_the_l2() -> None:
+    from modelcost.bench.calibrate import COLD_SIZES, ring_size
+
+    l2 = 50 * 2**20
+    # a 33.5 MB weight (Llama-3.2-1B's MLP, bf16): ceil(104,857,600 / 33,554,432) = 4 copies; a 537 MB head: 1
+    assert ring_size(2048 * 8192 * 2, l2) == 4 and ring_size(131072 * 2048 * 2, l2) == 1
+    assert ring_size(1024, l2) == 512  # capped (the cold curve starts at 256 KiB: 512 x 128 KiB tensors is 64 MiB)
+    assert COLD_SIZES == (256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20)

@@ -169,3 +169,24 @@ def test_llm_predict_from_the_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         (b, n) for b in ("hf-eager", "hf-static-compile") for n in (1, 2)}
     assert all(p["tpot"]["latency_ms"] > 0 and p["tpot"]["error_basis"].startswith("error unknown") for p in preds)
     assert "predicted generation latency" in result.output
+
+
+def test_a_decode_step_reads_its_kv_cache_at_the_dram_curve() -> None:
+    # The KV cache is read from DRAM, and a calibration with a cold curve prices those reads by it. Cold curve:
+    # 100,000 B in 10 us, 1,000,000 B in 19 us (against the warm curve's 2.1 and 3 us). The step reads the static
+    # cache's 200 positions x 1,000 B = 200,000 B: 10 + (100,000 / 900,000) x 9 = 11 us, against the warm 2.2 us
+    # of test_decode_step_static_cache_compiled: the step's kernels gain 8.8 us, 19.699896 -> 28.499896 us.
+    cal = dataclasses.replace(synthetic(), cold_curve=[calib.TimePoint(100_000, 10.0),
+                                                       calib.TimePoint(1_000_000, 19.0)])
+    tpot = predict_point(cost_of(Q_PREFILL, SDPA_PREFILL, HEAD), cost_of(Q_DECODE, SDPA_DECODE, HEAD), point(),
+                         cal, "hf-static-compile", "fp16", table=[]).tpot
+    assert tpot.compute_ms == pytest.approx(28.499896e-3)
+    assert "cold_weights" in tpot.calibration_features
+    # beyond the cold curve's sizes the warm curve stands (from twice the L2 up they agree), and below its first
+    # size too (a kernel's launch): 50,000 B -> the warm 2.05 us
+    from modelcost.analysis.predict import dram_us
+
+    assert dram_us(cal, 2_000_000) == pytest.approx(4.0) and dram_us(cal, 50_000) == pytest.approx(2.05)
+    # never below the warm curve where the cold one was measured faster
+    fast = dataclasses.replace(cal, cold_curve=[calib.TimePoint(100_000, 0.5), calib.TimePoint(1_000_000, 0.5)])
+    assert dram_us(fast, 200_000) == pytest.approx(2.2)
