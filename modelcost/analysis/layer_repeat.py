@@ -216,8 +216,8 @@ class LayerPlan:
         for j in range(self.counted, self.layers):
             src = stand_in[j]
             tally = self.tallies[self._name(src)]
-            copies += [dataclasses.replace(e, name=self._name(j) + e.name, output_shapes=list(e.output_shapes))
-                       for e in entries[src]]
+            copies += [dataclasses.replace(e, name=self._name(j) + e.name, output_shapes=list(e.output_shapes),
+                                           call_macs=list(e.call_macs)) for e in entries[src]]
             for c in _COUNTERS:
                 getattr(rec, c).update(tally.counters[c])
             rec.activation_bytes += tally.activation_bytes

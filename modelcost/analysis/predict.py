@@ -352,6 +352,30 @@ def layout_as_counted(cost: CostReport, backend: str, precision: str) -> bool:
                    for layer in cost.layers)
 
 
+def per_call(layer: LayerCost, kind: str | None) -> list[LayerCost]:
+    """A GEMM, conv or attention layer that ran ``calls`` times (a shared module: ALBERT's one layer, 12 times;
+    attention's two bmm in one scope) as its calls, each with its own outputs and MACs (``call_macs``), so that
+    its shape class, key length and waves are one call's, not the sum's (ALBERT's K read 12 x 768). Other layers
+    stay one entry: their bytes are the calls' sum, and eager prices their aten calls one kernel each already.
+    The rest of a call's figures (FLOPs, eager calls and elements) are its share of the MACs."""
+    calls, macs = layer.calls, layer.call_macs
+    if kind not in ("gemm", "conv", "attention") or calls <= 1 or len(macs) != calls or not layer.macs \
+            or len(layer.output_shapes) % calls:
+        return [layer]
+    each = len(layer.output_shapes) // calls
+
+    def part(value: int | None, share: int) -> int | None:
+        return None if value is None else round(value * share / layer.macs)
+
+    return [dataclasses.replace(layer, macs=m, flops=part(layer.flops, m), calls=1, call_macs=[],
+                                output_shapes=layer.output_shapes[i * each:(i + 1) * each],
+                                eager_kernels=part(layer.eager_kernels, m),
+                                eager_elements=part(layer.eager_elements, m),
+                                eager_strided_kernels=part(layer.eager_strided_kernels, m),
+                                eager_strided_elements=part(layer.eager_strided_elements, m))
+            for i, m in enumerate(macs) if m]
+
+
 def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_size: int,
                     strided: bool = True) -> list[LayerEstimate]:
     """Kernel time of every layer that runs one, at ``batch_size`` and ``precision`` (no fusion applied);
@@ -360,7 +384,7 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
     scale = batch_size / cost_batch_size(cost)
     elem = ELEMENT_BYTES.get(peak_key(precision), 4.0)
     out = []
-    for layer in cost.layers:
+    for layer in (call for entry in cost.layers for call in per_call(entry, layer_kind(entry))):
         if not strided and layer.eager_strided_kernels:
             layer = dataclasses.replace(layer, eager_strided_kernels=0, eager_strided_elements=0)
         kind = layer_kind(layer)

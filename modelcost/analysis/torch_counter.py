@@ -52,13 +52,15 @@ class _Layer:
     eager_elements: int = 0
     eager_strided_kernels: int = 0
     eager_strided_elements: int = 0
-
+    calls: int = 0  # module calls (a leaf module) or aten calls (a layer of one aten op) in the forward
+    call_macs: list[int] = field(default_factory=list)  # each call's MACs
     def to_cost(self) -> LayerCost:
         status = "uncounted" if self.uncounted else "counted" if self.counted else "zero_cost"
         return LayerCost(self.name, self.op, self.macs, self.flops, self.params, self.output_shapes,
                          self.macs_dtype, self.weight_bytes, self.activation_bytes, status, self.groups,
                          self.eager_kernels, self.eager_elements, self.eager_strided_kernels,
-                         self.eager_strided_elements)
+                         self.eager_strided_elements, max(self.calls, 1),
+                         list(self.call_macs) if self.calls > 1 else [])
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -104,6 +106,7 @@ class _Recorder:
         self.op_labels = op_labels  # module name -> class name to show (the original class for .pt2)
         self.layers: dict[str, _Layer] = {}
         self.stack: list[tuple[str, bool]] = []
+        self.starts: list[int] = []  # per entry of ``stack``: a leaf layer's MACs when the call began
         self.called: set[str] = set()
         self.uncounted: Counter[str] = Counter()
         self.zero_cost: Counter[str] = Counter()
@@ -134,15 +137,19 @@ class _Recorder:
             self.layers[name] = _Layer(name, self.op_labels.get(name, type(module).__name__),
                                        params=sum(p.numel() for p in own),
                                        weight_bytes=sum(_nbytes(p) for p in own))
+        self.starts.append(self.layers[name].macs if leaf else 0)  # this call's MACs: the layer's growth till leave
 
     def leave(self, module: torch.nn.Module, output: Any) -> None:
         if not self.stack:
             return
         name, leaf = self.stack.pop()
+        start = self.starts.pop()
         if name in self.scopes:
             self.scopes[name].end(self)
         if leaf:
             layer = self.layers[name]
+            layer.calls += 1
+            layer.call_macs.append(layer.macs - start)
             for t in _tensors(output):
                 layer.output_shapes.append(tuple(t.shape))
                 layer.activation_bytes += _nbytes(t)
@@ -172,6 +179,7 @@ class _Recorder:
             label = op.removeprefix("aten.")
             key = f"{name}.{label}" if name else label
             layer = self.layers.setdefault(key, _Layer(key, label))
+            layer.calls += 1
             for t in outs:
                 layer.output_shapes.append(tuple(t.shape))
                 layer.activation_bytes += _nbytes(t)
@@ -182,6 +190,8 @@ class _Recorder:
             if mutable is not None and not (cost is not None and cost.macs) and reads_across(ins, outs):
                 layer.eager_strided_kernels += 1
                 layer.eager_strided_elements += elements
+        if not leaf:  # a layer of one aten op: each call its own MACs (a leaf module's are summed at leave)
+            layer.call_macs.append(cost.macs if status == "counted" and cost is not None else 0)
         if status == "uncounted":
             layer.uncounted = True
         elif status == "counted" and cost is not None:

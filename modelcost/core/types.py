@@ -64,6 +64,11 @@ class LayerCost:
     # analysis/torch_counter.reads_across), which eager runs uncoalesced, and their elements
     eager_strided_kernels: int | None = None
     eager_strided_elements: int | None = None
+    # times the layer ran in one forward: a module called again (ALBERT's one shared layer, ResNet's one ReLU per
+    # block), or an aten op called again in one module's scope (attention's two bmm), sums its calls' costs and
+    # outputs into one entry (PyTorch; an ONNX node runs once); call_macs: each call's MACs when it ran more than once
+    calls: int = 1
+    call_macs: list[int] = field(default_factory=list)
 
 
 @dataclass

@@ -748,3 +748,17 @@ def test_a_ring_is_twice_the_l2() -> None:
     assert ring_size(2048 * 8192 * 2, l2) == 4 and ring_size(131072 * 2048 * 2, l2) == 1
     assert ring_size(1024, l2) == 512  # capped (the cold curve starts at 256 KiB: 512 x 128 KiB tensors is 64 MiB)
     assert COLD_SIZES == (256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20)
+
+
+def test_a_shared_layer_is_timed_call_by_call() -> None:
+    # One Linear run three times (ALBERT's shared layer): the count sums 3 x 2048^3 MACs into one entry. Read as
+    # one GEMM its K would be 3 x 2048 = 6,144; call by call it is three of test_gemm_at_known_efficiency_and_waves'
+    # GEMM, 0.402653184 ms each: 1.207959552 ms in three kernels.
+    cal = synthetic()
+    shared = dataclasses.replace(GEMM, macs=3 * 2048**3, output_shapes=[(2048, 2048)] * 3, calls=3,
+                                 call_macs=[2048**3] * 3)
+    ests = estimate_layers(cost_of(shared), cal, "fp16", 1)
+    assert [e.compute_ms for e in ests] == pytest.approx([0.402653184] * 3)
+    assert forward_ms(ests, cal, "torch-compile-cudagraph")[2] == 3
+    # a layer without its calls' MACs (an older report) stays one entry, as before
+    assert len(estimate_layers(cost_of(dataclasses.replace(shared, call_macs=[])), cal, "fp16", 1)) == 1

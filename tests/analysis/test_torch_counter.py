@@ -669,3 +669,30 @@ def test_reads_across_judges_layouts_not_shapes() -> None:
     assert not reads_across([a, torch.empty(1, 6, device="meta").expand(4, 6)], [a])  # a broadcast operand
     assert not reads_across([torch.empty(6, device="meta")], [a])  # another shape (a bias)
     assert not reads_across([at], [torch.empty(1, device="meta")])  # a scalar output
+
+
+class _SharedLayers(nn.Module):
+    """ALBERT's way: one Linear applied three times, one ReLU module twice, and attention's two bmm in one scope."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(64, 64, bias=False)
+        self.act = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(3):
+            x = self.act(self.fc(x))
+        scores = torch.bmm(x, x.transpose(1, 2))  # (2, 8, 8): 2 x 8 x 8 x 64 = 8,192 MACs
+        return torch.bmm(scores, x)  # (2, 8, 64): 2 x 8 x 64 x 8 = 8,192 MACs
+
+
+def test_a_layer_that_runs_again_keeps_its_calls_and_each_calls_macs():
+    report = count_module(_SharedLayers, meta(2, 8, 64))
+    layers = {layer.name: layer for layer in report.layers}
+    # fc: 3 calls of 2 x 8 rows x 64 x 64 = 65,536 MACs each; one entry summing them (196,608)
+    assert (layers["fc"].calls, layers["fc"].call_macs, layers["fc"].macs) == (3, [65_536] * 3, 196_608)
+    assert len(layers["fc"].output_shapes) == 3
+    act = layers["act"]  # the one ReLU after each fc: 3 calls, no MACs
+    assert act.calls == 3 and act.call_macs == [0, 0, 0]
+    bmm = layers["bmm"]  # the root scope's two bmm: one entry, two calls of different outputs and the same MACs
+    assert (bmm.calls, bmm.call_macs, bmm.output_shapes) == (2, [8_192, 8_192], [(2, 8, 8), (2, 8, 64)])
