@@ -38,27 +38,34 @@ VARIANTS = {
 MARKER = "spin_kernel"  # torch.cuda._sleep's kernel: launched once between the prefill and the first decode step
 
 
-def kernel_summary(prof, steps: int, top_n: int = 12) -> dict:
-    """Sum of CUDA kernel time per decode step and the top kernels: the kernels after the marker (the decode
-    steps) where the run launched one (``mark_decode``), else every kernel of the run (the prefill's too)."""
-    from torch.autograd import DeviceType
-
-    kernels = sorted((e for e in prof.events() if e.device_type == DeviceType.CUDA), key=lambda e: e.time_range.start)
-    marks = [i for i, e in enumerate(kernels) if MARKER in e.name]
-    if marks:
-        kernels = kernels[marks[0] + 1:]
-    total_us, count, by_name = 0.0, 0, {}
+def _mix(kernels: list, per: int, top_n: int) -> dict:
+    """Kernel time, kernels and the top kernels by name of ``kernels``, per one of ``per`` steps."""
+    total_us, by_name = 0.0, {}
     for evt in kernels:
         dur = evt.time_range.elapsed_us()
         total_us += dur
-        count += 1
         name = evt.name[:120]
         t, n = by_name.get(name, (0.0, 0))
         by_name[name] = (t + dur, n + 1)
     top = sorted(by_name.items(), key=lambda kv: -kv[1][0])[:top_n]
-    return {"decode_only": bool(marks), "kernel_ms_per_step": total_us / 1e3 / steps, "kernels_per_step": count / steps,
-            "top": [{"name": k, "us_per_step": round(v[0] / steps, 1), "calls_per_step": round(v[1] / steps, 2)}
+    return {"kernel_ms_per_step": total_us / 1e3 / per, "kernels_per_step": len(kernels) / per,
+            "top": [{"name": k, "us_per_step": round(v[0] / per, 1), "calls_per_step": round(v[1] / per, 2)}
                     for k, v in top]}
+
+
+def kernel_summary(prof, steps: int, top_n: int = 12) -> dict:
+    """Sum of CUDA kernel time per decode step and the top kernels: the kernels after the marker (the decode
+    steps) where the run launched one (``mark_decode``), else every kernel of the run (the prefill's too); with a
+    marker, the prefill's kernels (those before it) as ``prefill``."""
+    from torch.autograd import DeviceType
+
+    kernels = sorted((e for e in prof.events() if e.device_type == DeviceType.CUDA), key=lambda e: e.time_range.start)
+    marks = [i for i, e in enumerate(kernels) if MARKER in e.name]
+    decode = kernels[marks[0] + 1:] if marks else kernels
+    out = {"decode_only": bool(marks), **_mix(decode, steps, top_n)}
+    if marks:
+        out["prefill"] = _mix(kernels[:marks[0]], 1, top_n)
+    return out
 
 
 def mark_decode():
