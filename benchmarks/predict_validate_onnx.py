@@ -12,7 +12,7 @@ predictions beside the measurement:
 
 Outputs: <out>/onnx_count.json (one row per case: model, batch, precision, measured, predicted from the PyTorch
 count, predicted from the ONNX count, both errors; and the medians) and <out>/onnx_count.md. Until the two agree,
-modelcost says "error unknown" for a prediction from an ONNX count (analysis/predict.validated_row). Qwen2 is left
+modelcost says "error unknown" for a prediction from an ONNX count (analysis/predict_table.validated_row). Qwen2 is left
 out: its 2 GB export is slow on the CPU, and its torch-side cases are only on the H100.
 """
 

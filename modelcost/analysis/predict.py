@@ -45,14 +45,12 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from modelcost.analysis.predict_residual import Residual, residual_for
+from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validation_table
 from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
 from modelcost.core.calibration import (
     BACKEND_FAMILIES,
@@ -69,12 +67,10 @@ from modelcost.core.calibration import (
     shape_class,
     wave_utilization,
 )
-from modelcost.core.calibration import FEATURES as CALIBRATION_FEATURES
 from modelcost.core.calibration import features as calibration_features
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import BenchResult, CostReport, EagerOps, LatencyPrediction, LayerCost
 
-VALIDATION_FILE = Path(__file__).with_name("predict_errors.json")
 EAGER_FAMILIES = ("eager", "autocast")  # the families that run a forward's aten calls one kernel each
 BINARY_OPS = ("add", "sub", "mul", "div", "where", "maximum", "minimum")  # read two inputs as large as the output
 # Configs predicted when the run measured none: each family at the precisions it is deployed at.
@@ -482,87 +478,6 @@ def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str,
         return kernel_ms, cal.graph_replay_us / 1e3, round(kernels)
     issue_ms = host_ms(cal, family, eager_ops, kernels)
     return kernel_ms, max(issue_ms - kernel_ms, 0.0), round(kernels)
-
-
-@dataclass(frozen=True)
-class ErrorEntry:
-    """One row of the validation table: the error of predictions for this GPU, calibration, backend and
-    precision over ``cases`` held-out models and batches."""
-
-    gpu: str
-    calibrated_on: str
-    backend: str
-    precision: str
-    cases: int
-    median_pct: float
-    p90_pct: float
-    worst_pct: float
-    features: tuple[str, ...] = ()  # the calibration's optional mechanisms it was validated with (core.calibration)
-    low_cases: int | None = None  # of ``cases``, those predicted below the measurement (None: an older row)
-    count: str = "pytorch"  # the static count the validated predictions came from ("pytorch" or "onnx")
-    residual: str = ""  # the measured residual's fit the predictions took (analysis/predict_residual.py; "": none)
-
-
-def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
-    """The committed validation table (benchmarks/predict_validate.py writes it); empty when there is none."""
-    try:
-        doc = json.loads(Path(path or VALIDATION_FILE).read_text(encoding="utf-8"))
-        return [ErrorEntry(**{**row, "features": tuple(row.get("features", ()))}) for row in doc.get("entries", [])]
-    except (OSError, ValueError, TypeError):
-        return []
-
-
-def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
-                  features: Sequence[str] = (), count: str = "pytorch",
-                  residual: str = "") -> tuple[ErrorEntry | None, str]:
-    """The validation row for exactly this GPU, calibration GPU, backend and precision, validated with a
-    calibration of the same ``features`` (core.calibration.features: a prediction from a calibration with other
-    mechanisms is another model) and from the same sort of static ``count`` (an ONNX file's nodes are not the
-    PyTorch layers the calibration's fusion and ORT factors were learned on), under the same ``residual`` fit
-    (analysis/predict_residual.py: another factor is another predictor), and the basis text;
-    (None, "error unknown: ...") when there is none. Never a guess."""
-    for row in table:
-        if (row.gpu, row.calibrated_on, row.backend, row.precision) != (gpu, calibrated_on, backend, precision):
-            continue
-        if tuple(row.features) != tuple(features):
-            return None, (f"error unknown: {backend} {precision} on {gpu} calibrated on {calibrated_on} was "
-                          f"validated with a calibration {_with(row.features)}, and this one is "
-                          f"{_with(features)} (benchmarks/predict_validate.py validates it)")
-        if row.count != count:
-            return None, (f"error unknown: {backend} {precision} on {gpu} was validated on predictions from "
-                          f"{_COUNTS.get(row.count, row.count)}, and this one is from {_COUNTS.get(count, count)} "
-                          "(benchmarks/predict_validate_onnx.py measures that gap; no table row comes from it)")
-        if row.residual != residual:
-            return None, (f"error unknown: {backend} {precision} on {gpu} was validated {_fit(row.residual)}, and "
-                          f"this prediction is {_fit(residual)} (benchmarks/predict_validate.py validates it)")
-        basis = (f"validation ({row.cases} held-out cases, calibrated on {row.calibrated_on}): median "
-                 f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
-        if row.low_cases is not None:
-            basis += f"; {row.low_cases} of {row.cases} predicted below the measurement"
-        return row, basis
-    return None, (f"error unknown: the validation table has no entry for {backend} {precision} on {gpu} "
-                  f"calibrated on {calibrated_on} (benchmarks/predict_validate.py makes one)")
-
-
-_COUNTS = {"pytorch": "PyTorch counts", "onnx": "an ONNX file's count"}
-
-
-def _fit(residual: str) -> str:
-    return f"under the measured residual fit {residual}" if residual else "without a measured residual"
-
-
-def expected_fields(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, backend: str, precision: str,
-                    features: Sequence[str] = (), count: str = "pytorch", residual: str = "") -> dict[str, Any]:
-    """The expected-error fields of a LatencyPrediction from ``validated_row``: median and p90 |error| %, the
-    basis, and the share of the validation's cases predicted below their measurement (None where unknown)."""
-    row, basis = validated_row(table, gpu, calibrated_on, backend, precision, features, count, residual)
-    low = None if row is None or row.low_cases is None or not row.cases else 100.0 * row.low_cases / row.cases
-    return {"expected_error_pct": row.median_pct if row else None,
-            "expected_error_p90_pct": row.p90_pct if row else None, "error_basis": basis, "expected_low_pct": low}
-
-
-def _with(features: Sequence[str]) -> str:
-    return f"with {', '.join(features)}" if features else f"with none of {', '.join(CALIBRATION_FEATURES)}"
 
 
 def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, batch_size: int, *,

@@ -30,16 +30,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from modelcost.analysis.predict import (
-    ErrorEntry,
     LayerEstimate,
-    estimate_layers,
-    expected_fields,
     dram_us,
+    estimate_layers,
     forward_ms,
     layer_kind,
     memory_us,
-    validation_table,
 )
+from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validation_table
 from modelcost.analysis.roofline import ELEMENT_BYTES, peak_key
 from modelcost.core.calibration import Calibration
 from modelcost.core.calibration import features as calibration_features

@@ -23,14 +23,12 @@ import dataclasses
 from collections.abc import Sequence
 
 from modelcost.analysis.predict import (
-    ErrorEntry,
     LayerEstimate,
     estimate_layers,
-    expected_fields,
     forward_ms,
     memory_us,
-    validation_table,
 )
+from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validation_table
 from modelcost.core.calibration import Calibration
 from modelcost.core.calibration import features as calibration_features
 from modelcost.core.errors import ModelcostError

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 
 from modelcost.analysis.predict import (
     DEFAULT_CONFIGS,
-    ErrorEntry,
     predict,
     with_measurement,
 )
+from modelcost.analysis.predict_table import ErrorEntry
 from modelcost.analysis.roofline import ELEMENT_BYTES, cost_batch_size
 from modelcost.core.calibration import BACKEND_FAMILIES, Calibration, GpuFingerprint, TimePoint
 from modelcost.core.errors import ModelcostError

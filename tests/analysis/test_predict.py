@@ -15,14 +15,12 @@ from typer.testing import CliRunner
 from modelcost import api
 
 from modelcost.analysis.predict import (
-    ErrorEntry,
     LayerEstimate,
     attention_efficiency,
     attention_keys,
     backend_layers,
     efficiency,
     estimate_layers,
-    expected_fields,
     forward_ms,
     host_ms,
     layer_bytes,
@@ -30,6 +28,7 @@ from modelcost.analysis.predict import (
     predict,
 )
 from modelcost.analysis import predict as predict_module
+from modelcost.analysis.predict_table import ErrorEntry, expected_fields
 from modelcost.analysis.predict_transfer import calibration_for, predict_run, transfer
 from modelcost.core import calibration as calib
 from modelcost.core.calibration import (

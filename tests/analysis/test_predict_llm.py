@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from modelcost.analysis.predict import ErrorEntry
+from modelcost.analysis.predict_table import ErrorEntry
 from modelcost.analysis.predict_llm import predict_point, with_measurements
 from modelcost.core import calibration as calib
 from modelcost.core.errors import ModelcostError

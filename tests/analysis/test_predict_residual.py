@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from modelcost.analysis import predict_residual
-from modelcost.analysis.predict import ErrorEntry, predict
+from modelcost.analysis.predict import predict
+from modelcost.analysis.predict_table import ErrorEntry
 from modelcost.analysis.predict_residual import NONE, Residual, fit_id, load, residual_for
 from tests.analysis.test_predict import GEMM, cost_of, synthetic
 

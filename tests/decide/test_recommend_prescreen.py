@@ -57,7 +57,7 @@ def test_an_unknown_error_measures_everything_and_says_so() -> None:
 
 
 def test_prescreen_plan_marks_the_far_out_configs(monkeypatch: pytest.MonkeyPatch) -> None:
-    from modelcost.analysis.predict import ErrorEntry
+    from modelcost.analysis.predict_table import ErrorEntry
     from modelcost.runs import predict as runs_predict
 
     gpu = spec_from_table("H100 SXM")
