@@ -340,11 +340,13 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
     if fusion:
         from modelcost.bench.calibrate_fusion import learn_fusion
 
-        from modelcost.bench.calibrate_host import learn_host_cost
+        from modelcost.bench.calibrate_host import across_processes, learn_host_cost
 
         cal.fusion, cal.launch_us, notes = learn_fusion(torch, say)
-        cal.host_us, host_notes = learn_host_cost(torch, say)
-        cal.notes += notes + host_notes
+        here, host_notes = learn_host_cost(torch, say)
+        say("host cost per aten call, in fresh processes")
+        cal.host_us, spread_notes = across_processes(here)
+        cal.notes += notes + host_notes + spread_notes
         if "ort-cuda" in cal.fusion:  # onnxruntime-gpu is here
             from modelcost.bench.calibrate_ort import learn_ort_factor
 
