@@ -368,7 +368,8 @@ def per_call(layer: LayerCost, kind: str | None) -> list[LayerCost]:
                                 eager_kernels=part(layer.eager_kernels, m),
                                 eager_elements=part(layer.eager_elements, m),
                                 eager_strided_kernels=part(layer.eager_strided_kernels, m),
-                                eager_strided_elements=part(layer.eager_strided_elements, m))
+                                eager_strided_elements=part(layer.eager_strided_elements, m),
+                                eager_bytes=part(layer.eager_bytes, m))
             for i, m in enumerate(macs) if m]
 
 
@@ -379,6 +380,7 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
     calls are priced as contiguous ones."""
     scale = batch_size / cost_batch_size(cost)
     elem = ELEMENT_BYTES.get(peak_key(precision), 4.0)
+    run_bytes = elem / count_element_bytes(cost)  # eager calls' counted bytes -> the run's (``_eager_memory_ms``)
     out = []
     for layer in (call for entry in cost.layers for call in per_call(entry, layer_kind(entry))):
         if not strided and layer.eager_strided_kernels:
@@ -395,7 +397,7 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
         slower = unaligned_factor(cal, precision, *gemm_dims(layer, scale)[1:]) if kind == "gemm" else 1.0
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
         out.append(LayerEstimate(layer.name, kind, compute * slower, memory, eager_memory_ms=_eager_memory_ms(
-            layer, kind, cal, elem, scale), eager_extra_ms=_strided_ms(layer, cal, elem, scale)
+            layer, kind, cal, elem, scale, run_bytes), eager_extra_ms=_strided_ms(layer, cal, elem, scale)
             if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower, calibrated=calibrated))
     return out
 
@@ -409,18 +411,36 @@ def _strided_ms(layer: LayerCost, cal: Calibration, elem: float, scale: float) -
     return calls * strided_us(cal, elements * scale * elem / calls, elem) / 1e3
 
 
-def _eager_memory_ms(layer: LayerCost, kind: str, cal: Calibration, elem: float, scale: float) -> float | None:
+def _eager_memory_ms(layer: LayerCost, kind: str, cal: Calibration, elem: float, scale: float,
+                     run_bytes: float | None = None) -> float | None:
     """Memory time of a norm or elementwise layer as eager runs it: each of its kernel-launching aten calls a
-    kernel of an equal share of the elements they read and write (``LayerCost.eager_elements``, scaled to the
-    batch, at ``elem`` bytes), the uncoalesced ones (a transposed operand) at their own rate (``_strided_ms``).
-    transformers' RMSNorm makes 8 calls with an fp32 round trip; the layer model charges it as one kernel reading
-    and writing its output. None without the tally (an ONNX model)."""
+    kernel of an equal share of the bytes they read and write, the uncoalesced ones (a transposed operand) at their
+    own rate (``_strided_ms``). The bytes: ``LayerCost.eager_bytes`` (each tensor in the dtype the count ran it in:
+    transformers' RMSNorm makes 8 calls with an fp32 round trip inside a bf16 model) x ``run_bytes`` (the run's
+    element size over the count's), scaled to the batch; a count without them, ``eager_elements`` at ``elem``
+    bytes. None without the tally (an ONNX model)."""
     if kind not in ("norm", "elementwise") or not layer.eager_kernels or layer.eager_elements is None:
         return None
     calls = layer.eager_kernels - (layer.eager_strided_kernels or 0)
     elements = layer.eager_elements - (layer.eager_strided_elements or 0)
-    plain = calls * memory_us(cal, elements * scale * elem / calls) / 1e3 if calls > 0 and elements > 0 else 0.0
+    if layer.eager_bytes and layer.eager_elements and run_bytes is not None:
+        size = layer.eager_bytes * elements / layer.eager_elements * run_bytes * scale
+    else:
+        size = elements * scale * elem
+    plain = calls * memory_us(cal, size / calls) / 1e3 if calls > 0 and elements > 0 else 0.0
     return plain + _strided_ms(layer, cal, elem, scale)
+
+
+DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2, "int8": 1, "uint8": 1}
+
+
+def count_element_bytes(cost: CostReport) -> float:
+    """The element size of the dtype the count ran in: its parameters' most common one (4 without parameters)."""
+    by_dtype = cost.params.by_dtype
+    if not by_dtype:
+        return 4.0
+    dtype = max(by_dtype, key=lambda d: by_dtype[d])
+    return float(DTYPE_BYTES.get(str(dtype).removeprefix("torch."), 4))
 
 
 def backend_layers(layers: list[LayerEstimate], cal: Calibration, backend: str,

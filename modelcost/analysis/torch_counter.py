@@ -52,6 +52,7 @@ class _Layer:
     eager_elements: int = 0
     eager_strided_kernels: int = 0
     eager_strided_elements: int = 0
+    eager_bytes: int = 0
     calls: int = 0  # module calls (a leaf module) or aten calls (a layer of one aten op) in the forward
     call_macs: list[int] = field(default_factory=list)  # each call's MACs
     def to_cost(self) -> LayerCost:
@@ -59,7 +60,7 @@ class _Layer:
         return LayerCost(self.name, self.op, self.macs, self.flops, self.params, self.output_shapes,
                          self.macs_dtype, self.weight_bytes, self.activation_bytes, status, self.groups,
                          self.eager_kernels, self.eager_elements, self.eager_strided_kernels,
-                         self.eager_strided_elements, max(self.calls, 1),
+                         self.eager_strided_elements, self.eager_bytes, max(self.calls, 1),
                          list(self.call_macs) if self.calls > 1 else [])
 
 
@@ -187,6 +188,7 @@ class _Recorder:
             elements = sum(t.numel() for t in ins) + sum(t.numel() for t in outs)
             layer.eager_kernels += 1
             layer.eager_elements += elements
+            layer.eager_bytes += sum(t.numel() * t.element_size() for t in (*ins, *outs))
             if mutable is not None and not (cost is not None and cost.macs) and reads_across(ins, outs):
                 layer.eager_strided_kernels += 1
                 layer.eager_strided_elements += elements

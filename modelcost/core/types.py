@@ -64,6 +64,8 @@ class LayerCost:
     # analysis/torch_counter.reads_across), which eager runs uncoalesced, and their elements
     eager_strided_kernels: int | None = None
     eager_strided_elements: int | None = None
+    # the bytes of eager_elements in the dtypes the count ran them in (an fp32 upcast inside a bf16 model at 4 bytes)
+    eager_bytes: int | None = None
     # times the layer ran in one forward: a module called again (ALBERT's one shared layer, ResNet's one ReLU per
     # block), or an aten op called again in one module's scope (attention's two bmm), sums its calls' costs and
     # outputs into one entry (PyTorch; an ONNX node runs once); call_macs: each call's MACs when it ran more than once

@@ -761,3 +761,26 @@ def test_a_shared_layer_is_timed_call_by_call() -> None:
     assert forward_ms(ests, cal, "torch-compile-cudagraph")[2] == 3
     # a layer without its calls' MACs (an older report) stays one entry, as before
     assert len(estimate_layers(cost_of(dataclasses.replace(shared, call_macs=[])), cal, "fp16", 1)) == 1
+
+
+def test_eager_calls_are_priced_by_the_bytes_they_move() -> None:
+    # An RMSNorm-like layer of 4 eager calls over 4,000,000 elements that moved 12,000,000 bytes as counted (an fp32
+    # round trip inside the model). The synthetic memory curve: 2 us + 1 us per MB.
+    norm = LayerCost("norm", "RMSNorm", output_shapes=[(1000, 1000)], status="counted", eager_kernels=4,
+                     eager_elements=4_000_000, eager_bytes=12_000_000)
+    cal = synthetic()
+
+    def eager_ms(cost: CostReport, precision: str) -> float:
+        [est] = estimate_layers(cost, cal, precision, 1)
+        return est.eager_memory_ms
+
+    bf16_count = cost_of(norm)
+    bf16_count.params = ParamStats(total=10, by_dtype={"bfloat16": 10})
+    # counted in bf16, run in bf16: the counted bytes, 3 MB a call -> 4 x (2 + 3) = 20 us
+    assert eager_ms(bf16_count, "bf16") == pytest.approx(20e-3)
+    # counted in fp32, run in fp16: half the counted bytes, 1.5 MB a call -> 4 x 3.5 = 14 us
+    fp32_count = cost_of(norm)
+    fp32_count.params = ParamStats(total=10, by_dtype={"float32": 10})
+    assert eager_ms(fp32_count, "fp16") == pytest.approx(14e-3)
+    # a count without the bytes: the elements at the run's 2 bytes, 2 MB a call -> 4 x 4 = 16 us
+    assert eager_ms(cost_of(dataclasses.replace(norm, eager_bytes=None)), "bf16") == pytest.approx(16e-3)

@@ -696,3 +696,22 @@ def test_a_layer_that_runs_again_keeps_its_calls_and_each_calls_macs():
     assert act.calls == 3 and act.call_macs == [0, 0, 0]
     bmm = layers["bmm"]  # the root scope's two bmm: one entry, two calls of different outputs and the same MACs
     assert (bmm.calls, bmm.call_macs, bmm.output_shapes) == (2, [8_192, 8_192], [(2, 8, 8), (2, 8, 64)])
+
+
+class _UpcastNorm(nn.Module):
+    """transformers' RMSNorm inside a bf16 model: the statistics in fp32, the result back in bf16."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x.to(torch.float32)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return h.to(x.dtype)
+
+
+def test_eager_calls_keep_their_bytes_in_the_dtypes_they_ran_in():
+    report = count_module(_UpcastNorm, meta(1, 4, 8, dtype=torch.bfloat16))
+    [layer] = [entry for entry in report.layers if entry.eager_kernels]
+    # x (32 bf16 elements) -> fp32 copy: 32 in + 32 out = 64 elements, 32 x 2 + 32 x 4 = 192 B; pow: 32 + 32 fp32 =
+    # 256 B; mean: 32 + 4 = 144 B; add: 4 + 4 = 32 B; rsqrt: 4 + 4 = 32 B; mul: 32 + 4 + 32 = 272 B; back to bf16:
+    # 32 fp32 + 32 bf16 = 192 B. 7 calls, 64 + 64 + 36 + 8 + 8 + 68 + 64 = 312 elements, 1,120 bytes: 3.59 B each,
+    # where pricing every element at the model's 2 bytes would say 624.
+    assert (layer.eager_kernels, layer.eager_elements, layer.eager_bytes) == (7, 312, 1120)
