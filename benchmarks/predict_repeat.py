@@ -78,7 +78,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_a", type=Path)
     parser.add_argument("run_b", type=Path)
-    parser.add_argument("--out", type=Path)
+    parser.add_argument("--out", type=Path, help="a folder: predict_repeat.md is written into it")
     args = parser.parse_args()
     both = pairs(load(args.run_a), load(args.run_b))
     if not both:
