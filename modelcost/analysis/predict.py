@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from modelcost.analysis.predict_residual import Residual, residual_for
 from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validation_table
 from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
+from modelcost.analysis.summary import DTYPE_BYTES
 from modelcost.core.calibration import (
     BACKEND_FAMILIES,
     GEMM_ALIGN,
@@ -431,16 +432,13 @@ def _eager_memory_ms(layer: LayerCost, kind: str, cal: Calibration, elem: float,
     return plain + _strided_ms(layer, cal, elem, scale)
 
 
-DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2, "int8": 1, "uint8": 1}
-
-
 def count_element_bytes(cost: CostReport) -> float:
     """The element size of the dtype the count ran in: its parameters' most common one (4 without parameters)."""
     by_dtype = cost.params.by_dtype
     if not by_dtype:
         return 4.0
     dtype = max(by_dtype, key=lambda d: by_dtype[d])
-    return float(DTYPE_BYTES.get(str(dtype).removeprefix("torch."), 4))
+    return float(DTYPE_BYTES.get(str(dtype).removeprefix("torch."), 4))  # the one dtype-size table (summary.py)
 
 
 def backend_layers(layers: list[LayerEstimate], cal: Calibration, backend: str,
