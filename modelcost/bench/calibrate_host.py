@@ -150,7 +150,9 @@ def across_processes(here: dict[str, HostCost], child: Callable[[], dict[str, Ho
         try:
             measured.append(child())
         except Exception as exc:  # noqa: BLE001 - a failed child is left out, and said so
-            why = exc.stderr.strip().splitlines()[-1] if getattr(exc, "stderr", None) else str(exc)
+            err = getattr(exc, "stderr", None) or ""
+            err = err.decode(errors="replace") if isinstance(err, bytes) else err  # a timeout keeps raw bytes
+            why = err.strip().splitlines()[-1] if err.strip() else str(exc)
             notes.append(f"host cost: a child process failed ({type(exc).__name__}: {why[:200]})")
     if not measured:
         return {}, notes

@@ -84,3 +84,15 @@ def test_the_child_refuses_without_a_gpu(capsys) -> None:
     if torch.cuda.is_available():
         return
     assert main() == 1 and "no CUDA GPU" in capsys.readouterr().err
+
+
+def test_a_child_that_times_out_is_said_in_words() -> None:
+    import subprocess
+
+    from modelcost.bench.calibrate_host import across_processes
+
+    def hangs() -> dict:
+        raise subprocess.TimeoutExpired(["python"], 180.0, stderr=b"still importing torch\n")
+
+    _, notes = across_processes({"eager": HostCost(16.0, 1.0)}, hangs, processes=2)
+    assert notes[0] == "host cost: a child process failed (TimeoutExpired: still importing torch)"
