@@ -135,3 +135,16 @@ def test_the_table_says_what_the_prediction_includes() -> None:
     assert "the kernel model x its backend's measured residual (x1.25 torch-compile-cudagraph" in caption
     alone = predict(cost_of(GEMM), cal, "torch-compile-cudagraph", "fp16", 1, table=[], residuals={})
     assert "residual" not in str(console_predict.predictions_table([alone]).caption)
+
+
+def test_the_committed_fit_is_the_script_s_fit_of_the_committed_sets() -> None:
+    # predict_residuals.json names the sets it was fitted on; fitting them again gives its factors and its id, so
+    # the file is what benchmarks/predict_fit_residual.py made of them (not a hand edit, not another set)
+    script = fit_script()
+    doc = json.loads(predict_residual.RESIDUAL_FILE.read_text())
+    cases = [c for entry in doc["fitted_on"]["sets"] for c in script.usable(
+        [json.loads(line) for line in (ROOT / entry["file"]).read_text().splitlines() if line.strip()])]
+    assert len(cases) == doc["fitted_on"]["cases"] == 372
+    factors = script.fit(cases)
+    assert {b: round(f, 4) for b, f in factors.items()} == {b: r["factor"] for b, r in doc["backends"].items()}
+    assert fit_id(factors) == doc["fit"]
