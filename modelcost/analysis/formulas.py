@@ -15,7 +15,7 @@ Conventions (docs/COUNTING.md says the same for users):
   - pooling: output elements x window size (k-1 adds/compares and 1 divide or the first load);
     global pooling: input elements;
   - linear (bilinear, trilinear) resize: 3 (one lerp) x (2^n - 1) lerps per output element, n the axes whose
-    size changes; nearest moves data (no cost); cubic is left uncounted;
+    size changes; cubic (bicubic): 7 (one 4-tap interpolation) x (4^n - 1) / 3; nearest moves data (no cost);
   - reductions (sum, mean, max, min, prod, norms): input elements;
   - selection (MoE routing): top-k (1 + ceil(log2 k)) per input element, sort ceil(log2 n) per input element
     (n the sorted axis), histogram 1 per input element;
@@ -215,11 +215,14 @@ def pool_flops(out_numel: int, window: Sequence[int]) -> int:
     return out_numel * numel(window)
 
 
+def _resized_axes(in_shape: Sequence[int], out_shape: Sequence[int]) -> int:
+    return sum(1 for a, b in zip(in_shape, out_shape, strict=False) if a != b)
+
+
 def linear_resize_flops(in_shape: Sequence[int], out_shape: Sequence[int]) -> int:
     """A linear / bilinear / trilinear resize: each output element interpolates along the n axes whose size
     changes, 2^n - 1 lerps of 3 FLOPs (subtract, multiply, add); no MACs."""
-    n_axes = sum(1 for a, b in zip(in_shape, out_shape, strict=False) if a != b)
-    return numel(out_shape) * 3 * (2**n_axes - 1)
+    return numel(out_shape) * 3 * (2 ** _resized_axes(in_shape, out_shape) - 1)
 
 
 def cubic_resize_flops(in_shape: Sequence[int], out_shape: Sequence[int]) -> int:
@@ -228,8 +231,7 @@ def cubic_resize_flops(in_shape: Sequence[int], out_shape: Sequence[int]) -> int
     n = 2: 5), each 4 multiplies and 3 adds = 7 FLOPs; the tap weights are computed once per output coordinate
     along an axis, shared by every channel, and not counted. No MACs (the linear resize's 2^n - 1 lerps of 3
     FLOPs, with 4 taps instead of 2)."""
-    n_axes = sum(1 for a, b in zip(in_shape, out_shape, strict=False) if a != b)
-    return numel(out_shape) * 7 * ((4**n_axes - 1) // 3)
+    return numel(out_shape) * 7 * ((4 ** _resized_axes(in_shape, out_shape) - 1) // 3)
 
 
 def norm_flops(numel_: int, affine_scale: bool, affine_shift: bool) -> int:

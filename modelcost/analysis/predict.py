@@ -389,13 +389,14 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
         kind = layer_kind(layer)
         if kind is None:
             continue
-        small = gemv_us(cal, precision, *gemm_dims(layer, scale)) if kind == "gemm" else None
+        dims = gemm_dims(layer, scale) if kind == "gemm" else None
+        small = gemv_us(cal, precision, *dims) if dims else None
         if small is not None:
             out.append(LayerEstimate(layer.name, kind, small / 1e3, 0.0))
             continue
         compute, calibrated = _compute_ms(layer, kind, cal, precision, scale) \
             if kind in ("gemm", "conv", "attention") else (0.0, True)
-        slower = unaligned_factor(cal, precision, *gemm_dims(layer, scale)[1:]) if kind == "gemm" else 1.0
+        slower = unaligned_factor(cal, precision, *dims[1:]) if dims else 1.0
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
         out.append(LayerEstimate(layer.name, kind, compute * slower, memory, eager_memory_ms=_eager_memory_ms(
             layer, kind, cal, elem, scale, run_bytes), eager_extra_ms=_strided_ms(layer, cal, elem, scale)
@@ -413,7 +414,7 @@ def _strided_ms(layer: LayerCost, cal: Calibration, elem: float, scale: float) -
 
 
 def _eager_memory_ms(layer: LayerCost, kind: str, cal: Calibration, elem: float, scale: float,
-                     run_bytes: float | None = None) -> float | None:
+                     run_bytes: float) -> float | None:
     """Memory time of a norm or elementwise layer as eager runs it: each of its kernel-launching aten calls a
     kernel of an equal share of the bytes they read and write, the uncoalesced ones (a transposed operand) at their
     own rate (``_strided_ms``). The bytes: ``LayerCost.eager_bytes`` (each tensor in the dtype the count ran it in:
@@ -424,7 +425,7 @@ def _eager_memory_ms(layer: LayerCost, kind: str, cal: Calibration, elem: float,
         return None
     calls = layer.eager_kernels - (layer.eager_strided_kernels or 0)
     elements = layer.eager_elements - (layer.eager_strided_elements or 0)
-    if layer.eager_bytes and layer.eager_elements and run_bytes is not None:
+    if layer.eager_bytes and layer.eager_elements:
         size = layer.eager_bytes * elements / layer.eager_elements * run_bytes * scale
     else:
         size = elements * scale * elem

@@ -55,6 +55,7 @@ class _Layer:
     eager_bytes: int = 0
     calls: int = 0  # module calls (a leaf module) or aten calls (a layer of one aten op) in the forward
     call_macs: list[int] = field(default_factory=list)  # each call's MACs
+
     def to_cost(self) -> LayerCost:
         status = "uncounted" if self.uncounted else "counted" if self.counted else "zero_cost"
         return LayerCost(self.name, self.op, self.macs, self.flops, self.params, self.output_shapes,
@@ -188,7 +189,7 @@ class _Recorder:
             elements = sum(t.numel() for t in ins) + sum(t.numel() for t in outs)
             layer.eager_kernels += 1
             layer.eager_elements += elements
-            layer.eager_bytes += sum(t.numel() * t.element_size() for t in (*ins, *outs))
+            layer.eager_bytes += sum(map(_nbytes, (*ins, *outs)))
             if mutable is not None and not (cost is not None and cost.macs) and reads_across(ins, outs):
                 layer.eager_strided_kernels += 1
                 layer.eager_strided_elements += elements

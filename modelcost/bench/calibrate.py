@@ -155,6 +155,11 @@ def ring_size(footprint_bytes: float, l2: int) -> int:
     return max(1, min(512, math.ceil(2 * l2 / max(footprint_bytes, 1.0))))
 
 
+def ring_time_us(torch: Any, call: Callable[[Any], Any], ring: list[Any]) -> float:
+    """Microseconds per ``call`` when each call takes the next tensor of ``ring`` (``graph_time_us`` of one pass)."""
+    return graph_time_us(torch, lambda: [call(t) for t in ring]) / len(ring)
+
+
 def gemv_points(torch: Any, progress: Progress, l2: int) -> list[GemvPoint]:
     """F.linear of ``GEMV_ROWS`` rows on each ``GEMV_SHAPES`` weight, per precision: the small-M class. Each call
     reads the next of a ring of weight copies (``ring_size``): a model's weights are read from DRAM, each once a
@@ -172,7 +177,7 @@ def gemv_points(torch: Any, progress: Progress, l2: int) -> list[GemvPoint]:
                 ws = [w] + [w.clone() for _ in range(ring_size(w.numel() * w.element_size(), l2) - 1)]
                 for m in GEMV_ROWS:
                     x = torch.randn(m, k, device="cuda", dtype=dtype)
-                    t_us = graph_time_us(torch, lambda x=x, ws=ws: [F.linear(x, wi) for wi in ws]) / len(ws)
+                    t_us = ring_time_us(torch, lambda w, x=x: F.linear(x, w), ws)
                     out.append(GemvPoint(precision, m, n, k, t_us))
                 del w, ws
     return out
@@ -238,7 +243,7 @@ def cold_curve(torch: Any, progress: Progress, l2: int) -> list[TimePoint]:
     points = []
     for size in COLD_SIZES:
         xs = [torch.empty(size // 4, device="cuda", dtype=torch.float16) for _ in range(ring_size(size / 2, l2))]
-        points.append(TimePoint(size, graph_time_us(torch, lambda xs=xs: [x.mul_(1.0) for x in xs]) / len(xs)))
+        points.append(TimePoint(size, ring_time_us(torch, lambda x: x.mul_(1.0), xs)))
         del xs
     return points
 

@@ -287,8 +287,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
     that keeps depthwise convs apart, "group_convs": ... and convs of several channels per group,
     "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``, "short_attention": attention
     points under ``SHORT_ATTENTION_TOKENS``, "cold_weights": ``cold_curve`` and gemv points timed on weights in
-    DRAM). A prediction made with other ones is another model, so the
-    validation table keeps them with each row (analysis/predict_table.validated_row)."""
+    DRAM). A prediction made with other ones is another model, so the validation table keeps them with each row
+    (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
