@@ -30,7 +30,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+from predict_validate import p90  # noqa: E402
 
 from modelcost.analysis.predict_residual import RESIDUAL_FILE, SCHEMA, fit_id  # noqa: E402
 
@@ -64,7 +66,7 @@ def errors(cases: list[dict], factors: dict[str, float]) -> dict:
     if not errs:
         return {"cases": 0}
     return {"cases": len(errs), "median_pct": round(statistics.median(errs), 1),
-            "p90_pct": round(errs[min(len(errs) - 1, int(0.9 * len(errs)))], 1),
+            "p90_pct": round(p90(errs), 1),
             "low_cases": sum(e < 0 for e in signed)}
 
 

@@ -19,6 +19,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from predict_validate import p90  # the p90 the validation tables publish (benchmarks/ is on the path as a script)
+
 STABLE_PCT = 5.0
 
 
@@ -31,11 +33,6 @@ def load(path: Path) -> dict[tuple, dict]:
 def move_pct(a: float, b: float) -> float:
     """|b - a| / min(a, b) x 100: how much the slower of two measurements exceeds the faster."""
     return abs(b - a) / min(a, b) * 100.0
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def pairs(a: dict[tuple, dict], b: dict[tuple, dict]) -> list[dict]:
@@ -53,10 +50,10 @@ def report(both: list[dict], names: tuple[str, str]) -> str:
     for p in both:
         groups[(p["key"][1], p["key"][3])].append(p["move_pct"])
     for (backend, batch), moves in sorted(groups.items()):
-        lines.append(f"| {backend} | {batch} | {len(moves)} | {statistics.median(moves):.1f} | {pct(moves, 0.9):.1f} | "
+        lines.append(f"| {backend} | {batch} | {len(moves)} | {statistics.median(moves):.1f} | {p90(moves):.1f} | "
                      f"{sum(m <= 2 for m in moves)} | {sum(m <= STABLE_PCT for m in moves)} |")
     moves = [p["move_pct"] for p in both]
-    lines += [f"| all | | {len(moves)} | {statistics.median(moves):.1f} | {pct(moves, 0.9):.1f} | "
+    lines += [f"| all | | {len(moves)} | {statistics.median(moves):.1f} | {p90(moves):.1f} | "
               f"{sum(m <= 2 for m in moves)} | {sum(m <= STABLE_PCT for m in moves)} |", "",
               "## The predictor's |error| on each run's measurement, split by how the case repeats", "",
               "| cases | count | median |error| % | p90 |error| % |", "|---|---|---|---|"]
@@ -64,7 +61,7 @@ def report(both: list[dict], names: tuple[str, str]) -> str:
                           (f"move more than {STABLE_PCT:g}%", [p for p in both if p["move_pct"] > STABLE_PCT])):
         errors = [e for p in chosen for e in p["errors"]]
         if errors:
-            lines.append(f"| {label} | {len(chosen)} | {statistics.median(errors):.1f} | {pct(errors, 0.9):.1f} |")
+            lines.append(f"| {label} | {len(chosen)} | {statistics.median(errors):.1f} | {p90(errors):.1f} |")
     lines += ["", "## Largest moves", "", "| model | backend | precision | batch | run A ms | run B ms | move % |",
               "|---|---|---|---|---|---|---|"]
     for p in sorted(both, key=lambda p: -p["move_pct"])[:12]:
