@@ -6,8 +6,10 @@ Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf3
 * its kind (``layer_kind``): gemm, conv, attention, norm, elementwise or lookup; a zero-cost layer that gathers
   nothing (dropout at inference, a view) runs no kernel, and one that copies (a PyTorch cat, clone or dtype cast:
   its ``eager_kernels``) moves its bytes as an elementwise layer;
-* kernel time = max(compute time, memory time). Compute: GEMM / conv (implicit GEMM) at the calibrated
-  efficiency of its shape class, quantized over the SMs in waves of tiles; a GEMM of at most ``GEMV_MAX_M``
+* kernel time = max(compute time, memory time). Compute: a GEMM inside the calibration's GEMM grid at the
+  throughput interpolated between its measured corners (analysis/predict_gemm.py); other GEMMs and convs
+  (implicit GEMM) at the calibrated efficiency of their shape class, quantized over the SMs in waves of tiles;
+  a GEMM of at most ``GEMV_MAX_M``
   rows (a decode step's or a batch-1 linear) at the calibrated small-M time of its weight bytes instead
   (``gemv_us``: read-bound on the weight, so no separate memory term); attention at the calibrated
   efficiency for its key length (``attention_keys``) and head size, over its query tiles in waves. Memory: the
@@ -51,6 +53,7 @@ from dataclasses import dataclass
 
 from modelcost.analysis.predict_residual import Residual, residual_for
 from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validation_table
+from modelcost.analysis.predict_gemm import grid_time_us
 from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
 from modelcost.analysis.summary import DTYPE_BYTES
 from modelcost.core.calibration import (
@@ -300,6 +303,9 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         return flops / (peak * _along(line, skv) * util) * 1e3, dim == d and line[0][0] <= skv <= line[-1][0]
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
+    grid_us = grid_time_us(cal, precision, m, n, k) if kind == "gemm" else None
+    if grid_us is not None:
+        return grid_us / 1e3, True
     if kind == "conv":
         key, n, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in conv_sorts(cal))
         table = cal.conv_efficiency

@@ -6,7 +6,8 @@ that bounds it) from a calibrated GPU S to a table GPU T:
 
 * peaks: each precision's calibrated peak x T's / S's table peak (SMs x FLOPs per clock x clock); the GEMM,
   conv and attention efficiencies are fractions of the peak after wave quantization, so they are kept and
-  the waves are counted over T's SMs;
+  the waves are counted over T's SMs; a GEMM grid point's time moves the same way: x S's / T's peak x S's / T's
+  wave utilization of its 128 x 128 tiles (``moved_grid``);
 * memory-bound kernels: the smallest kernel's time t0 is kept (launch latency), the rest of each calibrated
   time scales by S/T DRAM bandwidth, or, for sizes that fit S's L2, by S/T (SMs x clock); the curve of kernels
   whose data is in DRAM (``cold_curve``) and small-M GEMMs timed on weights in DRAM always by the bandwidth;
@@ -29,7 +30,14 @@ from modelcost.analysis.predict import (
 )
 from modelcost.analysis.predict_table import ErrorEntry
 from modelcost.analysis.roofline import ELEMENT_BYTES, cost_batch_size
-from modelcost.core.calibration import BACKEND_FAMILIES, Calibration, GpuFingerprint, TimePoint
+from modelcost.core.calibration import (
+    BACKEND_FAMILIES,
+    Calibration,
+    GemmPoint,
+    GpuFingerprint,
+    TimePoint,
+    wave_utilization,
+)
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import BenchResult, CostReport, GpuSpec, LatencyPrediction
 from modelcost.hardware.specs import find_sku, spec_from_sku
@@ -67,8 +75,8 @@ def _table_spec(gpu: GpuSpec) -> GpuSpec:
 def transfer(cal: Calibration, target: GpuSpec) -> Calibration:
     """``cal`` moved to ``target`` by the spec ratios, table to table (module doc); notes say from where and how."""
     src, target = _table_figures(cal.gpu), _table_spec(target)
-    peaks = {k: v * _ratio(target.peak_tflops.get(k), src.peak_tflops.get(k))
-             for k, v in cal.gpu.peak_tflops.items() if target.peak_tflops.get(k)}
+    peak_ratio = {k: _ratio(target.peak_tflops.get(k), src.peak_tflops.get(k)) for k in cal.gpu.peak_tflops}
+    peaks = {k: v * peak_ratio[k] for k, v in cal.gpu.peak_tflops.items() if target.peak_tflops.get(k)}
     bw = _ratio(target.bandwidth_gbps, src.bandwidth_gbps)
     on_chip = _ratio((target.sm_count or 0) * (target.boost_clock_mhz or 0), src.sm_count * src.boost_clock_mhz)
     l2 = src.l2_cache_bytes or 0
@@ -92,7 +100,20 @@ def transfer(cal: Calibration, target: GpuSpec) -> Calibration:
             f"{1 / bw:.3f} (bandwidth), L2-resident x {1 / on_chip:.3f} (SMs x clock), launch costs kept")
     return dataclasses.replace(cal, gpu=gpu, memory_curve=curve, gemv=gemv, notes=[*cal.notes, note],
                                strided_curve={e: moved(c) for e, c in cal.strided_curve.items()},
-                               cold_curve=moved(cal.cold_curve, dram=True))
+                               cold_curve=moved(cal.cold_curve, dram=True),
+                               gemm_grid=moved_grid(cal, target, peak_ratio))
+
+
+def moved_grid(cal: Calibration, target: GpuSpec, peak_ratio: dict[str, float]) -> list[GemmPoint]:
+    """The GEMM grid's times on ``target``: a point keeps its efficiency after wave quantization, so its time
+    goes x 1 / (T's over S's peak) x (S's / T's busy fraction of the SM slots over its output tiles)."""
+    sms_s, sms_t = int(cal.gpu.sm_count or 1), int(target.sm_count or cal.gpu.sm_count or 1)
+    out = []
+    for p in cal.gemm_grid:
+        tiles = math.ceil(p.m / cal.tile_m) * math.ceil(p.n / cal.tile_n)
+        waves = wave_utilization(tiles, sms_s) / wave_utilization(tiles, sms_t)
+        out.append(dataclasses.replace(p, time_us=p.time_us / peak_ratio.get(p.precision, 1.0) * waves))
+    return out
 
 
 def _distance(a: GpuFingerprint, b: GpuSpec) -> float:

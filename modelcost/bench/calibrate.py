@@ -11,6 +11,8 @@ call, in bench/calibrate_host.py).
   backends use, and the mode torch reports is recorded per table (``matmul_modes``); a class whose one call
   would take longer than ``MAX_CALL_MS`` at the dense peak is left out (the predictor takes the nearest class).
   Efficiencies are kept uncapped (core/calibration.py says why).
+* the GEMM grid: ``torch.mm`` over M 64 ... 32,768 and N, K 128 ... 8,192, powers of two, per precision
+  (bench/calibrate_gemm.py; ``gemm_grid``), which the predictor interpolates inside.
 * conv: ResNet-, MobileNet- and ConvNeXt-like stages (3x3, 1x1, depthwise, 7x7 depthwise) and 3x3 convs of
   4-64 channels per group (``GROUP_CONVS``) at batch 1 and 32, channels_last at fp16, each filed under its
   implicit-GEMM class.
@@ -38,6 +40,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from modelcost.bench.calibrate_gemm import gemm_grid
 from modelcost.bench.timing import CudaEventClock
 from modelcost.core.calibration import (
     CLASS_SIZES,
@@ -332,6 +335,8 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
     cal = Calibration(gpu=fingerprint(gpu), created=utc_timestamp(), torch_version=str(torch.__version__))
     with torch.inference_mode():  # every TF32 switch through hardware/tf32.py, restored after each table
         cal.gemm_efficiency = gemm_table(torch, gpu, cal.tile_m, say, cal.matmul_modes)
+        cal.gemm_grid = gemm_grid(torch, gpu, say, {p: _dtype(torch, p) for p in PRECISIONS}, MAX_CALL_MS,
+                                  graph_time_us)
         l2 = l2_bytes(torch, gpu)
         cal.gemv = gemv_points(torch, say, l2)
         cal.memory_curve = memory_curve(torch, say)

@@ -16,6 +16,13 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   split-K for a grid of few tiles: an fp32 GEMM of M = 128 rows reached several times the 128 x 128-tile bound),
   so a GEMM of a calibrated shape is predicted at its measured time. Schema 1 capped it at 1, which predicted
   the batch-1 fp32 transformers of the first validation 1.9-3.6x too slow.
+* the GEMM grid (``gemm_grid``: measured (precision, M, N, K, time) points, M over ``GRID_M`` and N, K over
+  ``GRID_NK``, powers of two): where a GEMM's shape lies inside it, the predictor interpolates the reached
+  fraction of the dense peak over log M, log N, log K between the eight measured corners
+  (analysis/predict_gemm.py) instead of taking its class's one point through the wave model. The wave model with
+  a fixed 128 x 128 tile priced a class's shapes below one wave at one time (8,192 x 256 x 256 as 4,096 x 256 x
+  256: 64 and 128 tiles on 132 SMs), where cuBLAS's own tiles and waves made it twice the time. Added within
+  schema 2 (feature "gemm_grid"): a file without it predicts by class.
 * small-M GEMMs (M <= ``GEMV_MAX_M`` rows: decode steps, batch-1 linear layers): read-bound on the weight, so
   timed by weight bytes (``gemv``: measured (precision, M, N, K, time) points; the predictor interpolates the
   reached fraction of the bandwidth over log(weight bytes), between the measured M). A file with ``cold_curve``
@@ -89,6 +96,10 @@ CLASS_SIZES = {"s": 128, "m": 256, "l": 1024, "xl": 4096, "xxl": 12288}
 # what the libraries pick; beyond it the tiled GEMM classes apply.
 GEMV_MAX_M = 16
 GEMV_ROWS = (1, 4, 16)
+# The GEMM grid's sizes (``gemm_grid``): rows from a batch-1 sequence's to a batch-64 image transformer's tokens,
+# columns and depth from a small model's hidden size to a large MLP's
+GRID_M = tuple(64 << i for i in range(10))  # 64 ... 32,768
+GRID_NK = tuple(128 << i for i in range(7))  # 128 ... 8,192
 # The fp32 matmul mode each table precision is timed (and every measured backend runs) in: the one mapping.
 MATMUL_MODES = {"fp32": "ieee", "tf32": "tf32"}
 
@@ -228,6 +239,17 @@ class GemvPoint:
 
 
 @dataclass(frozen=True)
+class GemmPoint:
+    """(m x k) @ (k x n) at this precision took ``time_us`` (a point of the GEMM grid)."""
+
+    precision: str
+    m: int
+    n: int
+    k: int
+    time_us: float
+
+
+@dataclass(frozen=True)
 class Fusion:
     """Kernels one layer of each kind becomes under a backend family, and the nets it was learned from."""
 
@@ -271,6 +293,7 @@ class Calibration:
     # the gemv points on a ring of weights (feature "cold_weights")
     cold_curve: list[TimePoint] = field(default_factory=list)
     unaligned_factor: dict[str, float] = field(default_factory=dict)  # precision -> unaligned / padded GEMM time
+    gemm_grid: list[GemmPoint] = field(default_factory=list)  # GEMMs over GRID_M x GRID_NK x GRID_NK, timed
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     schema: str = SCHEMA
@@ -278,7 +301,7 @@ class Calibration:
 
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
-            "short_attention", "cold_weights")
+            "short_attention", "cold_weights", "gemm_grid")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -287,14 +310,14 @@ def features(cal: Calibration) -> tuple[str, ...]:
     that keeps depthwise convs apart, "group_convs": ... and convs of several channels per group,
     "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``, "short_attention": attention
     points under ``SHORT_ATTENTION_TOKENS``, "cold_weights": ``cold_curve`` and gemv points timed on weights in
-    DRAM). A prediction made with other ones is another model, so the validation table keeps them with each row
-    (analysis/predict_table.validated_row)."""
+    DRAM, "gemm_grid": ``gemm_grid``). A prediction made with other ones is another model, so the validation table
+    keeps them with each row (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
             "unaligned_gemms": bool(cal.unaligned_factor),
             "short_attention": any(p.seq_len < SHORT_ATTENTION_TOKENS for p in cal.attention),
-            "cold_weights": bool(cal.cold_curve)}
+            "cold_weights": bool(cal.cold_curve), "gemm_grid": bool(cal.gemm_grid)}
     return tuple(name for name in FEATURES if held[name])
 
 
@@ -337,6 +360,7 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             strided_curve={e: [TimePoint(**p) for p in c] for e, c in doc.get("strided_curve", {}).items()},
             unaligned_factor={p: float(v) for p, v in doc.get("unaligned_factor", {}).items()},
             cold_curve=[TimePoint(**p) for p in doc.get("cold_curve", [])],
+            gemm_grid=[GemmPoint(**p) for p in doc.get("gemm_grid", [])],
             elapsed_s=float(doc.get("elapsed_s", 0.0)), notes=list(doc.get("notes", [])))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelcostError(f"{where}: a {SCHEMA} file with a missing or malformed key ({exc})") from None
