@@ -1,15 +1,15 @@
 """Validate the latency predictor (issue 28) on held-out architectures: the committed script behind
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
-For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's
-resnet50, mobilenet_v2, bert-base, gpt2; then three more sets of 8, each written and committed before it was
-first measured: --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2
-(predict_models_fresh2.py, thirteenth), fresh3 (predict_models_fresh3.py, fourteenth) and fresh4
-(predict_models_fresh4.py, fifteenth)) it runs modelcost's own pipeline with --predict: the same benchmark
+For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
+mobilenet_v2, bert-base, gpt2; then five more sets of 8, each written and committed before it was first measured:
+--models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
+thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth) and
+fresh5 (predict_models_fresh5.py, sixteenth)) it runs modelcost's own pipeline with --predict: the same benchmark
 a user gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
-onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is
-appended to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go
-on), and the tables are rewritten after every model, so a run cut short keeps what it measured.
+onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is appended
+to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go on), and the
+tables are rewritten after every model, so a run cut short keeps what it measured.
 
     # on the GPU (one device call is <= 10 min: stages by --models)
     python benchmarks/predict_validate.py --calibrate --out benchmarks/results/predict --models cnn
@@ -56,6 +56,7 @@ FRESH_FILE = "benchmarks/predict_models_fresh.py"
 FRESH2_FILE = "benchmarks/predict_models_fresh2.py"
 FRESH3_FILE = "benchmarks/predict_models_fresh3.py"
 FRESH4_FILE = "benchmarks/predict_models_fresh4.py"
+FRESH5_FILE = "benchmarks/predict_models_fresh5.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -101,6 +102,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "albert_base": (f"{FRESH4_FILE}:albert_base", "input_ids=Bx128:int64"),
     "gpt_neo_125m": (f"{FRESH4_FILE}:gpt_neo_125m", "input_ids=Bx128:int64"),
     "clip_text": (f"{FRESH4_FILE}:clip_text", "input_ids=Bx77:int64"),
+    # the sixth set (sixteenth session): written and frozen before any of it was measured
+    "mnasnet1_0_ish": (f"{FRESH5_FILE}:mnasnet1_0_ish", "input=Bx3x224x224"),
+    "repvgg_a0_ish": (f"{FRESH5_FILE}:repvgg_a0_ish", "input=Bx3x224x224"),
+    "efficientnetv2_s_ish": (f"{FRESH5_FILE}:efficientnetv2_s_ish", "input=Bx3x384x384"),
+    "levit_128s": (f"{FRESH5_FILE}:levit_128s", "pixel_values=Bx3x224x224"),
+    "poolformer_s12": (f"{FRESH5_FILE}:poolformer_s12", "pixel_values=Bx3x224x224"),
+    "mpnet_base": (f"{FRESH5_FILE}:mpnet_base", "input_ids=Bx128:int64"),
+    "tiny_starcoder": (f"{FRESH5_FILE}:tiny_starcoder", "input_ids=Bx128:int64"),
+    "codegen_350m": (f"{FRESH5_FILE}:codegen_350m", "input_ids=Bx128:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -111,7 +121,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh3": ["inception_v3_ish", "r3d_18_ish", "csp_darknet_ish", "segformer_b0", "mobilevit_small",
                      "smollm_135m", "electra_small", "opt_125m"],
           "fresh4": ["squeezenet1_1_ish", "ghostnet_ish", "edsr_baseline_ish", "dinov2_small", "convnextv2_tiny",
-                     "albert_base", "gpt_neo_125m", "clip_text"]}
+                     "albert_base", "gpt_neo_125m", "clip_text"],
+          "fresh5": ["mnasnet1_0_ish", "repvgg_a0_ish", "efficientnetv2_s_ish", "levit_128s", "poolformer_s12",
+                     "mpnet_base", "tiny_starcoder", "codegen_350m"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
