@@ -42,7 +42,7 @@ count at batch 1.
 * codegen_350m: transformers CodeGenForCausalLM at Salesforce/codegen-350M-mono's config (GPT-J's block:
   attention and MLP side by side off one LayerNorm; one fused qkv projection, rotary on the first 32 of each head's
   64 dims, 20 layers, hidden 1024, 16 heads, MLP 4096, vocabulary 51,200, an untied head with a bias), 128 tokens,
-  no cache; 356,712,448 parameters (the published "350M"), 39.59 GMACs.
+  no cache, eager attention; 356,712,448 parameters (the published "350M"), 39.59 GMACs.
 
 All eight build and run at batch 1 on the CPU, count completely (static analysis at batch 1 and 64), and export to
 ONNX by modelcost's own path (bench/export.py, opset 17, dynamic batch) into files ONNX Runtime's CPU provider runs
@@ -221,10 +221,11 @@ def codegen_350m() -> nn.Module:
 
     # Salesforce/codegen-350M-mono's config: 20 layers, hidden 1024, 16 heads, one fused qkv projection, rotary on
     # the first 32 of each head's 64 dims, attention and MLP in parallel off one LayerNorm (GPT-J's block), MLP
-    # 4096, vocabulary 51,200, an untied head (with a bias); SDPA attention (transformers' default for it)
+    # 4096, vocabulary 51,200, an untied head (with a bias); eager attention: the GPU machine's transformers (5.17)
+    # has no SDPA path for CodeGen and refused the first build, so both machines run the same eager attention
     config = CodeGenConfig(vocab_size=51200, n_positions=2048, n_ctx=2048, n_embd=1024, n_layer=20, n_head=16,
                            rotary_dim=32, n_inner=None, activation_function="gelu_new", resid_pdrop=0.0,
                            embd_pdrop=0.0, attn_pdrop=0.0, layer_norm_epsilon=1e-5, bos_token_id=1,
                            eos_token_id=50256, tie_word_embeddings=False, use_cache=False,
-                           attn_implementation="sdpa")
+                           attn_implementation="eager")
     return CodeGenForCausalLM(config).eval()
