@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -243,7 +244,11 @@ def pinned_to_one_cpu(enabled: bool) -> Iterator[int | None]:
     to one CPU (as taskset does) removes most of its run-to-run spread, which thread migration between cores
     makes (BENCHMARKS.md, 'GPU timing fidelity'). All threads are pinned, not only the
     timing one, as taskset does: the CUDA driver's and torch's helper threads too. CPU backends are never
-    pinned: they need their threads."""
+    pinned: they need their threads.
+
+    While pinned, torch runs at one intra-op thread (``_one_torch_thread``): its pool of N workers on the one CPU
+    made every CPU-side op of a forward wait on N - 1 spinning threads (MPNet-base's CPU-built position buckets:
+    its eager forward read 136-310 ms on an H100 against 9 ms unpinned; BENCHMARKS.md, issue 28's sixth set)."""
     getter = getattr(os, "sched_getaffinity", None)
     setter = getattr(os, "sched_setaffinity", None)
     if not enabled or getter is None or setter is None:
@@ -261,11 +266,27 @@ def pinned_to_one_cpu(enabled: bool) -> Iterator[int | None]:
         yield None
         return
     try:
-        yield cpu
+        with _one_torch_thread():
+            yield cpu
     finally:
         for tid, cpus in saved.items():
             with contextlib.suppress(OSError):
                 setter(tid, cpus)
+
+
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """torch's intra-op threads set to 1, restored after; nothing where torch was never imported."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def median_call_ms(fn: Fn, clock_ms: Callable[[Fn], float], runs: int, warmups: int = 3,

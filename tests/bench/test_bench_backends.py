@@ -263,3 +263,19 @@ def test_inputs_reach_the_model_at_its_dtype_whichever_side_casts() -> None:
     t = TorchSession._to_device(session, array)
     t.zero_()
     assert array.any()
+
+
+def test_a_pinned_cuda_session_runs_onnx_runtime_at_one_intra_op_thread() -> None:
+    """A CUDA session timed pinned to one CPU gets one intra-op thread (a pool of spinning workers would share the
+    pinned CPU with the thread issuing the kernels: bench.timing.pinned_to_one_cpu says why); an unpinned or CPU
+    session keeps ONNX Runtime's default (0: one thread per core)."""
+    import onnxruntime as ort
+
+    from modelcost.bench.backends.ort import session_options
+    from modelcost.bench.base import BenchConfig
+
+    assert session_options(ort, "cuda", BenchConfig()).intra_op_num_threads == 1
+    assert session_options(ort, "cuda", BenchConfig(pin_cpu=False)).intra_op_num_threads == 0
+    assert session_options(ort, "cpu", BenchConfig()).intra_op_num_threads == 0
+    assert session_options(ort, "cuda", BenchConfig()).graph_optimization_level == \
+        ort.GraphOptimizationLevel.ORT_ENABLE_ALL

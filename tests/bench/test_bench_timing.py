@@ -145,6 +145,30 @@ def test_pinned_to_one_cpu_restores_the_affinity():
         assert os.sched_getaffinity(0) == before
 
 
+def test_pinned_to_one_cpu_leaves_torch_one_intra_op_thread():
+    """Pinned to one CPU, torch's intra-op pool of N threads would share that core: every CPU-side op of a forward
+    (MPNet-base builds its relative-position buckets on the CPU, ten small ops) then waits on N - 1 spinning
+    workers. On the 2-core development machine those ops took 0.64 ms free, 24 ms pinned with 2 threads and
+    0.65 ms pinned with 1; on the H100 machine's 16 threads MPNet's eager forward read 136-310 ms against 9 ms
+    (BENCHMARKS.md, issue 28's sixth set). So the pinned region runs torch at one thread and gives the count back."""
+    import torch
+
+    from modelcost.bench.timing import pinned_to_one_cpu
+
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no sched_getaffinity on this platform")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with pinned_to_one_cpu(True):
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with pinned_to_one_cpu(False):
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_median_call_ms_warms_up_settles_and_takes_the_middle() -> None:
     from modelcost.bench.timing import median_call_ms
 
