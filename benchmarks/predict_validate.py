@@ -194,7 +194,9 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict]:
                                  batch_sizes=(batch,), input_shapes=(spec.replace("B", str(batch), 1),),
                                  bench=config, predict=True, screen="off", batch_search="off")
         run = api.run(source, options)
-        rows += [case_row(name, pred) for pred in run.predictions
+        unstable = {(r.backend, r.precision, r.batch_size): list(r.unstable) for r in run.benchmarks}
+        rows += [case_row(name, pred, unstable.get((pred.backend, pred.precision, pred.batch_size), []))
+                 for pred in run.predictions
                  if f"{pred.backend}:{pred.precision}" in wanted and pred.measured_ms is not None]
         rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
         rows += unmeasured(name, batch, wanted, run.benchmarks)
@@ -210,14 +212,16 @@ def unmeasured(name: str, batch: int, wanted: set[str], results: list) -> list[d
             for config in sorted(wanted - measured)]
 
 
-def case_row(name: str, pred: Any) -> dict:
-    """One line of cases.jsonl: a LatencyPrediction with its measurement beside it."""
+def case_row(name: str, pred: Any, unstable: list[str] | None = None) -> dict:
+    """One line of cases.jsonl: a LatencyPrediction with its measurement beside it, and why the run called that
+    measurement unstable (BenchResult.unstable; [] when it did not): the sixth set's MPNet read 269 ms in eager
+    with "end-to-end p50 5.3 ms is below the latency p50 it contains", a timing bug, and the case did not say so."""
     return {"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on, "backend": pred.backend,
             "precision": pred.precision, "batch": pred.batch_size, "predicted_ms": pred.latency_ms,
             "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels,
             "features": list(pred.calibration_features), "uncalibrated_pct": pred.uncalibrated_pct,
             "model_ms": pred.latency_ms / pred.residual_factor, "residual_factor": pred.residual_factor,
-            "residual": pred.residual_fit}
+            "residual": pred.residual_fit, "unstable": list(unstable or [])}
 
 
 def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> list[dict]:
@@ -237,7 +241,9 @@ def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> li
         measured = [BenchResult(c["backend"], c["precision"], batch, "ok", latency_ms=latency_stats([c["measured_ms"]]))
                     for c in cases if c["gpu"] == gpu]
         preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], found)
-        rows += [case_row(name, with_measurement(p, measured)) for p in preds]
+        unstable = {(c["backend"], c["precision"]): c.get("unstable", []) for c in cases if c["gpu"] == gpu}
+        rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)))
+                 for p in preds]
         rows += [{"model": name, "batch": batch, "note": n} for n in notes]
     return rows
 
