@@ -38,8 +38,7 @@ def gemm_grid(torch: Any, gpu: GpuSpec, progress: Callable[[str], None], dtypes:
                             continue
                         a, b = a_buf[:m * k].view(m, k), b_buf[:k * n].view(k, n)
                         c = c_buf[:m * n].view(m, n)
-                        t_us = time_us(torch, lambda a=a, b=b, c=c: torch.mm(a, b, out=c),
-                                             target_ms=GRID_TARGET_MS)
+                        t_us = time_us(torch, lambda a=a, b=b, c=c: torch.mm(a, b, out=c), target_ms=GRID_TARGET_MS)
                         points.append(GemmPoint(precision, m, n, k, round(t_us, 3)))
         del a_buf, b_buf, c_buf
         torch.cuda.empty_cache()
