@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 from modelcost.analysis.predict_residual import Residual, residual_for
 from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validation_table
-from modelcost.analysis.predict_gemm import grid_time_us
+from modelcost.analysis.predict_gemm import GridPoints, grid_points, grid_time_us
 from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
 from modelcost.analysis.summary import DTYPE_BYTES
 from modelcost.core.calibration import (
@@ -289,9 +289,11 @@ def _peak_flops(cal: Calibration, precision: str) -> float:
     return peak * 1e12
 
 
-def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, scale: float) -> tuple[float, bool]:
+def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, scale: float,
+                grid: GridPoints) -> tuple[float, bool]:
     """(compute time, whether the calibration measured the layer's GEMM / conv shape class, or its attention's
-    key length and head size: ``LayerEstimate.calibrated``)."""
+    key length and head size: ``LayerEstimate.calibrated``); ``grid``: the GEMM grid at ``precision``
+    (``predict_gemm.grid_points``)."""
     peak, sms = _peak_flops(cal, precision), cal.gpu.sm_count
     flops = 2.0 * layer.macs * scale
     if kind == "attention":
@@ -303,7 +305,7 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         return flops / (peak * _along(line, skv) * util) * 1e3, dim == d and line[0][0] <= skv <= line[-1][0]
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
-    grid_us = grid_time_us(cal, precision, m, n, k) if kind == "gemm" else None
+    grid_us = grid_time_us(grid, m, n, k) if kind == "gemm" else None
     if grid_us is not None:
         return grid_us / 1e3, True
     if kind == "conv":
@@ -388,6 +390,7 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
     scale = batch_size / cost_batch_size(cost)
     elem = ELEMENT_BYTES.get(peak_key(precision), 4.0)
     run_bytes = elem / count_element_bytes(cost)  # eager calls' counted bytes -> the run's (``_eager_memory_ms``)
+    grid = grid_points(cal, precision)
     out = []
     for layer in (call for entry in cost.layers for call in per_call(entry, layer_kind(entry))):
         if not strided and layer.eager_strided_kernels:
@@ -400,7 +403,7 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
         if small is not None:
             out.append(LayerEstimate(layer.name, kind, small / 1e3, 0.0))
             continue
-        compute, calibrated = _compute_ms(layer, kind, cal, precision, scale) \
+        compute, calibrated = _compute_ms(layer, kind, cal, precision, scale, grid) \
             if kind in ("gemm", "conv", "attention") else (0.0, True)
         slower = unaligned_factor(cal, precision, *dims[1:]) if dims else 1.0
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from modelcost.core.calibration import GRID_M, GRID_NK, Calibration
 
@@ -21,8 +21,12 @@ from modelcost.core.calibration import GRID_M, GRID_NK, Calibration
 GRID_FALLBACK = {"bf16": "fp16"}
 
 
-def _points(cal: Calibration, precision: str) -> dict[tuple[int, int, int], float]:
-    """(m, n, k) -> time_us of the grid at ``precision`` (or its stand-in)."""
+GridPoints = Mapping[tuple[int, int, int], float]
+
+
+def grid_points(cal: Calibration, precision: str) -> GridPoints:
+    """(m, n, k) -> time_us of the grid at ``precision`` (or its stand-in): indexed once per prediction, not per
+    layer."""
     for name in (precision, GRID_FALLBACK.get(precision, "")):
         found = {(p.m, p.n, p.k): p.time_us for p in cal.gemm_grid if p.precision == name and p.time_us > 0}
         if found:
@@ -43,9 +47,9 @@ def _bracket(sizes: Sequence[int], x: float) -> tuple[tuple[int, float], ...] | 
     return ((lo, 1.0 - w), (hi, w)) if w > 0 else ((lo, 1.0),)
 
 
-def grid_time_us(cal: Calibration, precision: str, m: float, n: float, k: float) -> float | None:
-    """Microseconds of an (m x k) @ (k x n) GEMM from the grid (module doc), or None where it does not answer."""
-    points = _points(cal, precision)
+def grid_time_us(points: GridPoints, m: float, n: float, k: float) -> float | None:
+    """Microseconds of an (m x k) @ (k x n) GEMM from the grid's ``points`` (``grid_points``; module doc), or None
+    where it does not answer."""
     axes = (_bracket(GRID_M, m), _bracket(GRID_NK, n), _bracket(GRID_NK, k))
     if not points or any(a is None for a in axes):
         return None

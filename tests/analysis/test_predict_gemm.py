@@ -9,7 +9,7 @@ import math
 import pytest
 
 from modelcost.analysis.predict import estimate_layers
-from modelcost.analysis.predict_gemm import grid_time_us
+from modelcost.analysis.predict_gemm import grid_points, grid_time_us
 from modelcost.analysis.predict_transfer import transfer
 from modelcost.core import calibration as calib
 from modelcost.core.calibration import GemmPoint, features
@@ -38,8 +38,8 @@ def with_grid(points: list[GemmPoint]) -> calib.Calibration:
 def test_a_measured_corner_comes_back_at_its_time() -> None:
     cal = with_grid(cell_points())
     # 2 x 1024^3 FLOPs at 25 TFLOP/s = 85.89934592 us
-    assert grid_time_us(cal, "fp16", 1024, 1024, 1024) == pytest.approx(2 * 1024**3 / 25e12 * 1e6)
-    assert grid_time_us(cal, "fp16", 1024, 1024, 1024) == pytest.approx(85.89934592)
+    assert grid_time_us(grid_points(cal, "fp16"), 1024, 1024, 1024) == pytest.approx(2 * 1024**3 / 25e12 * 1e6)
+    assert grid_time_us(grid_points(cal, "fp16"), 1024, 1024, 1024) == pytest.approx(85.89934592)
 
 
 def test_between_corners_the_rate_is_interpolated_in_log_space() -> None:
@@ -47,7 +47,7 @@ def test_between_corners_the_rate_is_interpolated_in_log_space() -> None:
     m = 1024 * math.sqrt(2)  # halfway between 1,024 and 2,048 in log M: weight 1/2 each
     # log rate = (ln 25e12 + ln 100e12) / 2 -> rate = sqrt(25e12 x 100e12) = 50 TFLOP/s, whatever N and K are
     # inside the cell; time = 2 x m x 1536 x 1024 / 50e12 s
-    assert grid_time_us(cal, "fp16", m, 1536, 1024) == pytest.approx(2 * m * 1536 * 1024 / 50e12 * 1e6)
+    assert grid_time_us(grid_points(cal, "fp16"), m, 1536, 1024) == pytest.approx(2 * m * 1536 * 1024 / 50e12 * 1e6)
 
 
 def test_outside_the_grid() -> None:
@@ -56,25 +56,26 @@ def test_outside_the_grid() -> None:
     cal = with_grid(cell_points() + big)
     # above the largest M (32,768): that row's rate (400 TFLOP/s) is kept, so twice the rows take twice the time
     m = 2 * calib.GRID_M[-1]
-    assert grid_time_us(cal, "fp16", m, 1024, 1024) == pytest.approx(2 * m * 1024 * 1024 / 400e12 * 1e6)
+    assert grid_time_us(grid_points(cal, "fp16"), m, 1024, 1024) == pytest.approx(2 * m * 1024 * 1024 / 400e12 * 1e6)
     # below the smallest M (64), N or K (128): the grid does not answer (small-M points and classes do)
-    assert grid_time_us(cal, "fp16", 32, 1024, 1024) is None
-    assert grid_time_us(cal, "fp16", 1024, 64, 1024) is None
+    assert grid_time_us(grid_points(cal, "fp16"), 32, 1024, 1024) is None
+    assert grid_time_us(grid_points(cal, "fp16"), 1024, 64, 1024) is None
     # a cell with none of its corners measured does not answer either
-    assert grid_time_us(cal, "fp16", 4096, 1024, 1024) is None
-    assert grid_time_us(cal, "fp32", 1024, 1024, 1024) is None  # no fp32 grid
+    assert grid_time_us(grid_points(cal, "fp16"), 4096, 1024, 1024) is None
+    assert grid_time_us(grid_points(cal, "fp32"), 1024, 1024, 1024) is None  # no fp32 grid
 
 
 def test_a_corner_left_out_drops_out_of_the_weights() -> None:
     cal = with_grid(cell_points(leave_out=(2048, 1024, 1024)))
     m = 1024 * math.sqrt(2)
     # At N = K = 1,024 only the M = 1,024 corner is left (weight 1/2 of 1/2): its 25 TFLOP/s alone
-    assert grid_time_us(cal, "fp16", m, 1024, 1024) == pytest.approx(2 * m * 1024 * 1024 / 25e12 * 1e6)
+    assert grid_time_us(grid_points(cal, "fp16"), m, 1024, 1024) == pytest.approx(2 * m * 1024 * 1024 / 25e12 * 1e6)
 
 
 def test_bf16_takes_the_fp16_grid_when_it_has_none() -> None:
     cal = with_grid(cell_points())
-    assert grid_time_us(cal, "bf16", 1024, 1024, 1024) == pytest.approx(grid_time_us(cal, "fp16", 1024, 1024, 1024))
+    assert grid_time_us(grid_points(cal, "bf16"), 1024, 1024, 1024) == \
+        pytest.approx(grid_time_us(grid_points(cal, "fp16"), 1024, 1024, 1024))
 
 
 def test_the_predictor_prices_a_gemm_inside_the_grid_by_it_and_a_conv_by_its_class() -> None:
