@@ -50,7 +50,7 @@ from modelcost.core.calibration import (
     SIZE_CLASSES,
     AttentionPoint,
     Calibration,
-    GemvPoint,
+    GemmPoint,
     TimePoint,
     conv_gemm,
     fingerprint,
@@ -163,7 +163,7 @@ def ring_time_us(torch: Any, call: Callable[[Any], Any], ring: list[Any]) -> flo
     return graph_time_us(torch, lambda: [call(t) for t in ring]) / len(ring)
 
 
-def gemv_points(torch: Any, progress: Progress, l2: int) -> list[GemvPoint]:
+def gemv_points(torch: Any, progress: Progress, l2: int) -> list[GemmPoint]:
     """F.linear of ``GEMV_ROWS`` rows on each ``GEMV_SHAPES`` weight, per precision: the small-M class. Each call
     reads the next of a ring of weight copies (``ring_size``): a model's weights are read from DRAM, each once a
     forward, and one weight replayed from a CUDA graph stays in the L2 up to its size (Llama-3.2-1B's 33.5 MB MLP
@@ -181,7 +181,7 @@ def gemv_points(torch: Any, progress: Progress, l2: int) -> list[GemvPoint]:
                 for m in GEMV_ROWS:
                     x = torch.randn(m, k, device="cuda", dtype=dtype)
                     t_us = ring_time_us(torch, lambda w, x=x: F.linear(x, w), ws)
-                    out.append(GemvPoint(precision, m, n, k, t_us))
+                    out.append(GemmPoint(precision, m, n, k, t_us))
                 del w, ws
     return out
 

@@ -228,19 +228,9 @@ class AttentionPoint:
 
 
 @dataclass(frozen=True)
-class GemvPoint:
-    """y = x W^T with x of ``m`` rows and W of ``n`` x ``k`` at this precision took ``time_us``."""
-
-    precision: str
-    m: int
-    n: int
-    k: int
-    time_us: float
-
-
-@dataclass(frozen=True)
 class GemmPoint:
-    """(m x k) @ (k x n) at this precision took ``time_us`` (a point of the GEMM grid)."""
+    """A GEMM of ``m`` rows, ``n`` columns and depth ``k`` at this precision took ``time_us``: a small-M point
+    (``gemv``: y = x W^T, W of n x k, read from DRAM) or a point of the GEMM grid (``gemm_grid``: (m x k) @ (k x n))."""
 
     precision: str
     m: int
@@ -280,7 +270,7 @@ class Calibration:
     conv_efficiency: dict[str, dict[str, float]] = field(default_factory=dict)
     memory_curve: list[TimePoint] = field(default_factory=list)
     attention: list[AttentionPoint] = field(default_factory=list)
-    gemv: list[GemvPoint] = field(default_factory=list)
+    gemv: list[GemmPoint] = field(default_factory=list)
     matmul_modes: dict[str, str] = field(default_factory=dict)  # table precision -> "ieee" | "tf32" when timed
     launch_us: dict[str, float] = field(default_factory=dict)  # backend family -> host us per kernel
     kernel_gap_us: float = 0.0
@@ -353,7 +343,7 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             conv_efficiency={p: dict(t) for p, t in doc["conv_efficiency"].items()},
             memory_curve=[TimePoint(**p) for p in doc["memory_curve"]],
             attention=[AttentionPoint(**p) for p in doc["attention"]],
-            gemv=[GemvPoint(**p) for p in doc["gemv"]], matmul_modes=dict(doc["matmul_modes"]),
+            gemv=[GemmPoint(**p) for p in doc["gemv"]], matmul_modes=dict(doc["matmul_modes"]),
             launch_us={k: float(v) for k, v in doc["launch_us"].items()}, kernel_gap_us=float(doc["kernel_gap_us"]),
             graph_replay_us=float(doc["graph_replay_us"]), fusion=fusion, host_us=host,
             ort_factor={p: {k: float(v) for k, v in t.items()} for p, t in doc.get("ort_factor", {}).items()},

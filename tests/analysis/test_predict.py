@@ -35,7 +35,7 @@ from modelcost.core.calibration import (
     AttentionPoint,
     Calibration,
     Fusion,
-    GemvPoint,
+    GemmPoint,
     GpuFingerprint,
     HostCost,
     TimePoint,
@@ -364,7 +364,7 @@ def small_m_calibration() -> Calibration:
     cal = synthetic()
     cal.gpu = dataclasses.replace(cal.gpu, bandwidth_gbps=4000.0, peak_tflops={"fp16": 100.0, "bf16": 100.0})
     small, large = 2048 * 8192 * 2, 8192 * 8192 * 2
-    cal.gemv = [GemvPoint("bf16", m, 8192, k, m_factor * size / bw)
+    cal.gemv = [GemmPoint("bf16", m, 8192, k, m_factor * size / bw)
                 for m, m_factor in ((1, 1), (16, 2)) for k, size, bw in ((2048, small, 4e6), (8192, large, 3.2e6))]
     return cal
 
@@ -730,7 +730,7 @@ def test_data_in_dram_moves_with_the_bandwidth_alone() -> None:
     base = synthetic("H100 SXM", **spec_from_table("H100 SXM").peak_tflops)
     cold = dataclasses.replace(base, gpu=dataclasses.replace(base.gpu, l2_cache_bytes=50 * 2**20),
                                cold_curve=[TimePoint(262_144, 4.0), TimePoint(1_000_000, 8.0)],
-                               gemv=[GemvPoint("fp16", 1, 2048, 2048, 10.0)])
+                               gemv=[GemmPoint("fp16", 1, 2048, 2048, 10.0)])
     moved = transfer(cold, spec_from_table("H200"))
     assert [p.time_us for p in moved.cold_curve] == pytest.approx([4.0, 4 + 4 * 3350 / 4800])
     assert moved.gemv[0].time_us == pytest.approx(10.0 * 3350 / 4800)
