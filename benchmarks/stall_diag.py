@@ -16,6 +16,8 @@ import time
 
 import torch
 
+from modelcost.loaders.shapes import parse_input_specs
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -30,10 +32,9 @@ def main() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     net = getattr(module, factory)().to("cuda", getattr(torch, args.dtype))
-    name, shape = args.input.split("=")
-    dims, _, kind = shape.partition(":")
-    size = tuple(int(d) for d in dims.split("x"))
-    x = torch.randint(0, args.high, size, device="cuda") if kind == "int64" else \
+    shapes, dtypes = parse_input_specs([args.input], "--input")  # modelcost's own NAME=DIMS[:DTYPE] reading
+    [(name, size)] = shapes.items()
+    x = torch.randint(0, args.high, size, device="cuda") if dtypes.get(name, "").startswith("int") else \
         torch.randn(size, device="cuda", dtype=getattr(torch, args.dtype))
     with torch.inference_mode():
         for _ in range(3):
