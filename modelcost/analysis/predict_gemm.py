@@ -17,7 +17,9 @@ from collections.abc import Mapping, Sequence
 
 from modelcost.core.calibration import GRID_M, GRID_NK, Calibration
 
-# a precision with no grid of its own takes this one's (the same tensor-core rate)
+# a precision with no grid of its own takes this one's (the same tensor-core rate); unlike the class tables'
+# predict.TABLE_FALLBACK, tf32 does not take fp32's: a tf32 GEMM without a tf32 grid is better priced by the
+# class table's own tf32 row than by IEEE fp32's grid, several times slower
 GRID_FALLBACK = {"bf16": "fp16"}
 
 
