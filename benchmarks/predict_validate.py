@@ -2,14 +2,15 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
-mobilenet_v2, bert-base, gpt2; then five more sets of 8, each written and committed before it was first measured:
+mobilenet_v2, bert-base, gpt2; then six more sets of 8, each written and committed before it was first measured:
 --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
-thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth) and
-fresh5 (predict_models_fresh5.py, sixteenth)) it runs modelcost's own pipeline with --predict: the same benchmark
-a user gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
-onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is appended
-to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go on), and the
-tables are rewritten after every model, so a run cut short keeps what it measured.
+thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
+(predict_models_fresh5.py, sixteenth) and fresh6 (predict_models_fresh6.py, seventeenth)) it runs modelcost's
+own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
+torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when onnxruntime-gpu imports; batch 1 and 64), with each
+measured config's prediction beside it. Every case is appended to <out>/cases.jsonl as it finishes (a model that
+fails is recorded with its error, and the others go on), and the tables are rewritten after every model, so a run
+cut short keeps what it measured.
 
     # on the GPU (one device call is <= 10 min: stages by --models)
     python benchmarks/predict_validate.py --calibrate --out benchmarks/results/predict --models cnn
@@ -57,6 +58,7 @@ FRESH2_FILE = "benchmarks/predict_models_fresh2.py"
 FRESH3_FILE = "benchmarks/predict_models_fresh3.py"
 FRESH4_FILE = "benchmarks/predict_models_fresh4.py"
 FRESH5_FILE = "benchmarks/predict_models_fresh5.py"
+FRESH6_FILE = "benchmarks/predict_models_fresh6.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -111,6 +113,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "mpnet_base": (f"{FRESH5_FILE}:mpnet_base", "input_ids=Bx128:int64"),
     "tiny_starcoder": (f"{FRESH5_FILE}:tiny_starcoder", "input_ids=Bx128:int64"),
     "codegen_350m": (f"{FRESH5_FILE}:codegen_350m", "input_ids=Bx128:int64"),
+    # the seventh set (seventeenth session): written and frozen before any of it was measured
+    "xception_ish": (f"{FRESH6_FILE}:xception_ish", "input=Bx3x299x299"),
+    "convmixer_768_32": (f"{FRESH6_FILE}:convmixer_768_32", "input=Bx3x224x224"),
+    "resnet34_ish": (f"{FRESH6_FILE}:resnet34_ish", "input=Bx3x224x224"),
+    "pvt_v2_b0": (f"{FRESH6_FILE}:pvt_v2_b0", "pixel_values=Bx3x224x224"),
+    "ast_audioset": (f"{FRESH6_FILE}:ast_audioset", "input_values=Bx1024x128"),
+    "funnel_small_base": (f"{FRESH6_FILE}:funnel_small_base", "input_ids=Bx128:int64"),
+    "ernie45_03b": (f"{FRESH6_FILE}:ernie45_03b", "input_ids=Bx128:int64"),
+    "lfm2_350m": (f"{FRESH6_FILE}:lfm2_350m", "input_ids=Bx128:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -123,7 +134,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh4": ["squeezenet1_1_ish", "ghostnet_ish", "edsr_baseline_ish", "dinov2_small", "convnextv2_tiny",
                      "albert_base", "gpt_neo_125m", "clip_text"],
           "fresh5": ["mnasnet1_0_ish", "repvgg_a0_ish", "efficientnetv2_s_ish", "levit_128s", "poolformer_s12",
-                     "mpnet_base", "tiny_starcoder", "codegen_350m"]}
+                     "mpnet_base", "tiny_starcoder", "codegen_350m"],
+          "fresh6": ["xception_ish", "convmixer_768_32", "resnet34_ish", "pvt_v2_b0", "ast_audioset",
+                     "funnel_small_base", "ernie45_03b", "lfm2_350m"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
