@@ -9,8 +9,10 @@ neither: a row written before the residual existed). Per backend:
     factor = exp(median over its cases of ln(measured_ms / model_ms))
 
 the median of the ratios in log space, so a case 2x slow and one 2x fast weigh the same, and a few wild
-host-bound cases do not pull it. Only cases predicted from their own GPU's calibration are used (calibrated_on ==
-gpu: a transferred prediction has the transfer's error too).
+host-bound cases do not pull it. The same per backend and bound (a case's ``bound``, or one derived from its
+``overhead_ms`` as analysis/predict.bound_of does), where the bound has at least ``MIN_BOUND_CASES`` cases: a
+prediction takes its bound's factor, else its backend's. Only cases predicted from their own GPU's calibration
+are used (calibrated_on == gpu: a transferred prediction has the transfer's error too).
 
     python3 benchmarks/predict_fit_residual.py SET1.jsonl SET2.jsonl ... [--out FILE]   # default: the committed
                                                                                       # predict_residuals.json
@@ -34,7 +36,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from predict_validate import p90  # noqa: E402
 
-from modelcost.analysis.predict_residual import RESIDUAL_FILE, SCHEMA, fit_id  # noqa: E402
+from modelcost.analysis.predict_residual import MIN_BOUND_CASES, RESIDUAL_FILE, SCHEMA, fit_id, key  # noqa: E402
+from modelcost.core.calibration import BACKEND_FAMILIES  # noqa: E402
 
 
 def model_ms(case: dict) -> float:
@@ -50,18 +53,37 @@ def usable(cases: list[dict]) -> list[dict]:
             and c.get("gpu") == c.get("calibrated_on")]
 
 
+def bound(case: dict) -> str | None:
+    """The case's bound: as its row says, or from its kernel model's overhead (analysis/predict.bound_of); None
+    for a row with neither (written before the bound existed)."""
+    if case.get("bound"):
+        return str(case["bound"])
+    if case.get("overhead_ms") is None or case["backend"] not in BACKEND_FAMILIES:
+        return None
+    return "host" if BACKEND_FAMILIES[case["backend"]][1] == "host" and case["overhead_ms"] > 0 else "device"
+
+
 def fit(cases: list[dict]) -> dict[str, float]:
-    """backend -> exp(median ln(measured / model)) over ``cases`` (module doc)."""
+    """``key`` -> exp(median ln(measured / model)) over ``cases``: per backend, and per backend and bound where the
+    bound has ``MIN_BOUND_CASES`` cases (module doc)."""
     logs: dict[str, list[float]] = {}
     for c in cases:
-        logs.setdefault(c["backend"], []).append(math.log(c["measured_ms"] / model_ms(c)))
-    return {b: math.exp(statistics.median(v)) for b, v in sorted(logs.items())}
+        ratio = math.log(c["measured_ms"] / model_ms(c))
+        logs.setdefault(key(c["backend"]), []).append(ratio)
+        if bound(c):
+            logs.setdefault(key(c["backend"], bound(c)), []).append(ratio)
+    return {k: math.exp(statistics.median(v)) for k, v in sorted(logs.items())
+            if "/" not in k or len(v) >= MIN_BOUND_CASES}
+
+
+def factor_of(case: dict, factors: dict[str, float]) -> float:
+    """The factor ``case`` takes under ``factors``: its bound's, else its backend's, else 1."""
+    return factors.get(key(case["backend"], bound(case)), factors.get(key(case["backend"]), 1.0))
 
 
 def errors(cases: list[dict], factors: dict[str, float]) -> dict:
-    """Median and p90 |error| % and cases predicted low of ``cases`` under ``factors`` (1 for a backend without)."""
-    signed = [(model_ms(c) * factors.get(c["backend"], 1.0) - c["measured_ms"]) / c["measured_ms"] * 100
-              for c in cases]
+    """Median and p90 |error| % and cases predicted low of ``cases`` under ``factors`` (``factor_of``)."""
+    signed = [(model_ms(c) * factor_of(c, factors) - c["measured_ms"]) / c["measured_ms"] * 100 for c in cases]
     errs = sorted(abs(e) for e in signed)
     if not errs:
         return {"cases": 0}
@@ -78,6 +100,20 @@ def cross_validation(sets: dict[str, list[dict]]) -> list[dict]:
         rows.append({"held_out": name, "factors": {b: round(f, 4) for b, f in others.items()},
                      "kernel_model": errors(cases, {}), "with_residual": errors(cases, others)})
     return rows
+
+
+def backends(cases: list[dict], factors: dict[str, float]) -> dict:
+    """The file's ``backends``: per backend its factor and cases, and ``bound`` -> the same where fitted."""
+    out: dict[str, dict] = {}
+    for k, f in factors.items():
+        if "/" not in k:
+            out[k] = {"factor": round(f, 4), "cases": sum(c["backend"] == k for c in cases)}
+    for k, f in factors.items():
+        if "/" in k:
+            backend, name = k.split("/")
+            out[backend].setdefault("bound", {})[name] = {
+                "factor": round(f, 4), "cases": sum(c["backend"] == backend and bound(c) == name for c in cases)}
+    return out
 
 
 def main() -> None:
@@ -101,8 +137,7 @@ def main() -> None:
                          "sets": [{"file": name, "cases": len(rows),
                                    "architectures": sorted({c["model"] for c in rows})}
                                   for name, rows in sets.items()]},
-           "backends": {b: {"factor": round(f, 4), "cases": sum(c["backend"] == b for c in every)}
-                        for b, f in factors.items()},
+           "backends": backends(every, factors),
            "in_sample": {"kernel_model": errors(every, {}), "with_residual": errors(every, factors)},
            "cross_validation": cross_validation(sets) if len(sets) > 1 else []}
     args.out.write_text(json.dumps(doc, indent=2) + "\n")
@@ -110,6 +145,8 @@ def main() -> None:
     print(f"fit {doc['fit']} on {len(every)} cases of {archs} architectures ({', '.join(gpus)})")
     for b, row in doc["backends"].items():
         print(f"  {b}: x{row['factor']:.3f} ({row['cases']} cases)")
+        for name, sub in row.get("bound", {}).items():
+            print(f"    {name}-bound: x{sub['factor']:.3f} ({sub['cases']} cases)")
     for row in doc["cross_validation"]:
         k, r = row["kernel_model"], row["with_residual"]
         print(f"  held out {row['held_out']}: median {k['median_pct']}% -> {r['median_pct']}%, p90 {k['p90_pct']}% -> "

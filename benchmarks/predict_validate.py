@@ -233,7 +233,8 @@ def case_row(name: str, pred: Any, unstable: list[str] | None = None) -> dict:
             "precision": pred.precision, "batch": pred.batch_size, "predicted_ms": pred.latency_ms,
             "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels,
             "features": list(pred.calibration_features), "uncalibrated_pct": pred.uncalibrated_pct,
-            "model_ms": pred.latency_ms / pred.residual_factor, "residual_factor": pred.residual_factor,
+            "model_ms": pred.latency_ms / pred.residual_factor, "compute_ms": pred.compute_ms,
+            "overhead_ms": pred.overhead_ms, "bound": pred.bound, "residual_factor": pred.residual_factor,
             "residual": pred.residual_fit, "unstable": list(unstable or [])}
 
 

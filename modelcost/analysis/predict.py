@@ -35,7 +35,8 @@ the cases with 25% or more outside erred by a median 40% against 20% for the res
 
 The forward's time so found (the kernel model) is multiplied by its backend's measured residual
 (analysis/predict_residual.py): the median by which held-out models ran slower than the kernel model predicted
-them. The prediction keeps both (``compute_ms`` + ``overhead_ms`` are the kernel model's, ``residual_factor``).
+them, for host-bound and device-bound forwards apart (``bound_of``). The prediction keeps both (``compute_ms`` +
+``overhead_ms`` are the kernel model's, ``bound``, ``residual_factor``).
 
 A GPU never calibrated is predicted from the nearest calibrated one (analysis/predict_transfer.py), and says
 so. Every prediction carries the error the validation table publishes (``predict_errors.json``, written by
@@ -508,6 +509,13 @@ def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str,
     return kernel_ms, max(issue_ms - kernel_ms, 0.0), round(kernels)
 
 
+def bound_of(backend: str, overhead_ms: float) -> str:
+    """"host" where the kernel model has the host issue a forward slower than its kernels run (a host-issued
+    family with overhead left over: ``forward_ms``), else "device" (a CUDA-graph replay is not the host's issue
+    time). The measured residual is fitted per bound (analysis/predict_residual.py)."""
+    return "host" if BACKEND_FAMILIES[backend][1] == "host" and overhead_ms > 0 else "device"
+
+
 def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, batch_size: int, *,
             calibrated_on: str | None = None, table: Sequence[ErrorEntry] | None = None,
             residuals: Mapping[str, Residual] | None = None) -> LatencyPrediction:
@@ -521,17 +529,19 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     layers = backend_layers(estimate_layers(cost, cal, precision, batch_size,
                                             layout_as_counted(cost, backend, precision)), cal, backend, precision)
     kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops)
+    bound = bound_of(backend, overhead_ms)
     total_ms = sum(est.time_ms for est in layers)
     outside_ms = sum(est.time_ms for est in layers if not est.calibrated)
     name = cal.gpu.name
     calibrated_on = calibrated_on or name
     count = "onnx" if cost.model.format == "onnx" else "pytorch"  # TorchScript and torch.export: the torch counter
-    residual = residual_for(backend, residuals)
+    residual = residual_for(backend, bound, residuals)
     expected = expected_fields(validation_table() if table is None else table, name, calibrated_on, backend,
                                precision, calibration_features(cal), count, residual.fit)
     return LatencyPrediction(gpu=name, backend=backend, precision=precision, batch_size=batch_size,
                              latency_ms=(kernel_ms + overhead_ms) * residual.factor, compute_ms=kernel_ms,
-                             overhead_ms=overhead_ms, residual_factor=residual.factor, residual_fit=residual.fit,
+                             overhead_ms=overhead_ms, bound=bound, residual_factor=residual.factor,
+                             residual_fit=residual.fit,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,
                              calibration_features=list(calibration_features(cal)),
                              uncalibrated_pct=round(100.0 * outside_ms / total_ms, 1) if total_ms else 0.0,

@@ -47,7 +47,8 @@ def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
 def predictions_table(preds: list[LatencyPrediction]) -> Any:
     from rich.table import Table
 
-    factors = sorted({f"{p.residual_factor:.2f} {p.backend}" for p in preds if p.residual_fit})
+    factors = sorted({f"{p.residual_factor:.2f} {p.backend}" + (f" {p.bound}-bound" if p.bound else "")
+                      for p in preds if p.residual_fit})
     residual = RESIDUAL_CAPTION.format(factors=", x".join(factors)) if factors else ""
     table = Table(title="predicted latency (--predict)", show_lines=False,
                   caption=EXPECTED_CAPTION + OUTSIDE_CAPTION + residual)
