@@ -76,8 +76,8 @@ def run(source: Any, options: RunOptions | None = None, on_stage: OnStage | None
         if options.target_gpu and complete:
             report.what_if = what_if_rows(report, options.target_gpu)
             tell("what-if", report)
-        if options.predict and complete:
-            predict.attach_predictions(report, options.target_gpu, found)
+        if options.predict and report.cost is not None:
+            predict.attach_predictions(report, options.target_gpu, found)  # an incomplete count: a note why not
         return report
     finally:
         if not isinstance(source, LoadedModel):

@@ -13,6 +13,14 @@ from modelcost.runs.gpu import this_gpu
 NO_GPU_NOTE = "predict: no GPU to predict for (none here): name one with --target-gpu"
 
 
+def incomplete_note(reasons: Sequence[str]) -> str:
+    """Why --predict predicted nothing for a model whose static count is incomplete: the kernel model prices every
+    layer, and a layer left uncounted would be priced at nothing (the seventh set's Funnel measured eight configs
+    on the GPU machine and none was predicted, with no word of why)."""
+    why = "; ".join(reasons) or "an op was not counted"
+    return f"predict: no latency predicted: the static count is incomplete ({why}); the predictor prices every layer"
+
+
 def calibrations() -> list[Any]:
     """Every calibration in the cache; none is a ModelcostError that says what to run."""
     from modelcost.core.calibration import folder, load_all
@@ -43,6 +51,9 @@ def attach_predictions(report: RunReport, target_gpu: str | None, found: list[An
     from modelcost.analysis.predict_transfer import predict_run
 
     assert report.cost is not None
+    if not report.cost.compute.complete:
+        report.notes.append(incomplete_note(report.cost.compute.incomplete_reasons))
+        return report
     gpus = target_gpus(report.gpu, target_gpu)
     if not gpus:
         report.notes.append(NO_GPU_NOTE)

@@ -423,6 +423,21 @@ def test_the_validation_script_notes_a_config_it_did_not_measure() -> None:
                                           "torch-half:fp16 not measured (failed: CUDNN_STATUS_NOT_SUPPORTED)"]
 
 
+def test_the_validation_script_notes_a_config_it_measured_and_did_not_predict() -> None:
+    from modelcost.bench.stats import latency_stats
+    from modelcost.core.types import BenchResult
+
+    script = validation_script()
+    eager = BenchResult("torch-eager", "fp32", 1, "ok", latency_ms=latency_stats([2.5]))
+    half = BenchResult("torch-half", "fp16", 1, "ok", latency_ms=latency_stats([1.25]))
+    wanted = {"torch-eager:fp32", "torch-half:fp16"}
+    rows = [{"model": "funnel", "batch": 1, "backend": "torch-eager", "precision": "fp32", "measured_ms": 2.5}]
+    # eager has its case; torch-half was measured and has none: one note, with the measured median
+    notes = script.unpredicted("funnel", 1, wanted, [eager, half], rows)
+    assert [n["note"] for n in notes] == ["torch-half:fp16 measured (1.250 ms), not predicted (the run's predict "
+                                          "notes say why, where it gave one)"]
+
+
 def test_a_small_m_point_moves_with_the_bandwidth() -> None:
     cal = small_m_calibration()
     cal.gpu = dataclasses.replace(cal.gpu, name="H100 SXM", bandwidth_gbps=3350.0, l2_cache_bytes=50 * 2**20,
