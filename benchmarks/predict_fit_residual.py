@@ -37,6 +37,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 from predict_validate import p90  # noqa: E402
 
 from modelcost.analysis.predict_residual import MIN_BOUND_CASES, RESIDUAL_FILE, SCHEMA, fit_id, key  # noqa: E402
+from modelcost.analysis.predict import bound_of  # noqa: E402
 from modelcost.core.calibration import BACKEND_FAMILIES  # noqa: E402
 
 
@@ -60,7 +61,7 @@ def bound(case: dict) -> str | None:
         return str(case["bound"])
     if case.get("overhead_ms") is None or case["backend"] not in BACKEND_FAMILIES:
         return None
-    return "host" if BACKEND_FAMILIES[case["backend"]][1] == "host" and case["overhead_ms"] > 0 else "device"
+    return bound_of(case["backend"], case["overhead_ms"])
 
 
 def fit(cases: list[dict]) -> dict[str, float]:
