@@ -31,11 +31,11 @@ class LatencyPrediction:
     # calibration did not measure (the nearest measured one stood in): the expected error does not cover it.
     # None: not judged (generation and training predictions)
     uncalibrated_pct: float | None = None
-    # the backend's measured residual (analysis/predict_residual.py): how much slower held-out models ran than the
-    # kernel model predicted, by the median; 1.0 and "" where none applies (generation, training)
     # "host": the kernel model has the host issue the forward slower than its kernels run; "device": the rest
     # (analysis/predict.bound_of; "" where not judged: generation, training). Its residual is fitted per bound.
     bound: str = ""
+    # the backend's measured residual (analysis/predict_residual.py): how much slower held-out models ran than the
+    # kernel model predicted, by the median; 1.0 and "" where none applies (generation, training)
     residual_factor: float = 1.0
     residual_fit: str = ""  # the id of the residual's fit (its validation rows name it)
     measured_ms: float | None = None  # the run's median latency of the same config, when it was measured
