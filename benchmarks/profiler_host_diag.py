@@ -2,7 +2,7 @@
 seventeenth session)
 
 `calibrate` measures the host's price per aten call in its own process and in two fresh ones, and keeps the
-median. On three leases its own process read 26.1-28.2 us per call and the fresh ones 11.7-21.1, and its own
+median. On four leases its own process read 26.1-28.2 us per call and the fresh ones 11.7-21.1, and its own
 process had just profiled the fusion nets (bench/calibrate_fusion.count_kernels: torch.profiler with CUDA
 activity). The benchmarks run in a process that profiles too. This script fits the price per call
 (bench/calibrate_host's nets and fit) in a fresh process, then profiles one net once, then fits again.
