@@ -11,7 +11,9 @@ counting modes, that answers them:
   known values gets a real CPU twin, computed by running the same op on the twins (an in-place op updates the
   twin in place; a write the oracle cannot follow drops the twins of that storage). Values are known for the
   inputs (``seed``: the example inputs' values, or made-up ones) and for tensors made from constants
-  (``arange``, ``ones``); weights have none, so the big activations never get a twin and cost nothing here;
+  (``arange``, ``ones``, and Python data: ``torch.tensor``, ``Tensor.new_tensor``, whose copy no dispatch mode
+  sees, so a function mode gives them theirs: ``_ConstantTensors``); weights have none, so the big activations
+  never get a twin and cost nothing here;
 * **made-up values at the frontier**: an op that turns small tensors into integers or booleans (``topk``,
   ``argmax``, a comparison) whose inputs lack twins - a router's scores come from the weights - gets made-up
   inputs: standard normal floats, zero integers and booleans. So a router spreads tokens over experts as
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 from torch.utils.weak import WeakTensorKeyDictionary
@@ -69,6 +72,28 @@ _STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 class UnansweredQuestion(RuntimeError):
     """The model asked values the oracle cannot give: of a tensor with no twin, too large to make values up for,
     or an op that fails on the twins too. Raised from the meta kernel's own error."""
+
+
+class _ConstantTensors(TorchFunctionMode):
+    """``torch.tensor``, ``torch.as_tensor`` and ``Tensor.new_tensor`` of Python data copy that data in C++, below
+    any dispatch mode, so the oracle never saw them and a meta tensor so made had no twin. transformers 5.17's
+    Funnel builds its relative positions from ``pos.new_tensor([1 - 2 ** block])`` and reads ``arange`` bounds from
+    them: a made-up 0 for that value gave "upper bound and lower bound inconsistent with step sign", and the count
+    failed (issue 28's seventh held-out set on the GPU machine). Entered with the oracle (``DataOracle.__enter__``);
+    it gives such a tensor its data as twin."""
+
+    def __init__(self, oracle: DataOracle) -> None:
+        super().__init__()
+        self.oracle = oracle
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func is torch.Tensor.new_tensor and len(args) > 1:
+            self.oracle.constant(out, args[1])
+        elif func in (torch.tensor, torch.as_tensor) and (args or "data" in kwargs):
+            self.oracle.constant(out, args[0] if args else kwargs["data"])
+        return out
 
 
 @dataclass(frozen=True)
@@ -180,6 +205,35 @@ class DataOracle(TorchDispatchMode):
         dims = "x".join(map(str, t.shape)) or "scalar"
         return _Twin(value, frozenset({f"made up ({how}): the {dims} {str(t.dtype).removeprefix('torch.')} "
                                        f"input of {op} at {asked_at()}"}))
+
+    # tensors made from Python data ----------------------------------------------------------------
+    def __enter__(self) -> DataOracle:
+        self._constants = _ConstantTensors(self)
+        self._constants.__enter__()
+        try:
+            return super().__enter__()
+        except BaseException:
+            self._constants.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: Any) -> Any:
+        try:
+            return super().__exit__(*exc)
+        finally:
+            self._constants.__exit__(*exc)
+
+    def constant(self, out: Any, data: Any) -> None:
+        """``out``, a tensor made from the Python data ``data`` (``_ConstantTensors``), gets that data as its twin:
+        exact, so no assumption is recorded."""
+        if not _is_meta(out) or out.numel() > self.limit:
+            return
+        if any(isinstance(v, torch.Tensor) for v in tree_flatten(data)[0]):
+            return  # a tensor inside: its copy reaches __torch_dispatch__, which follows it
+        try:
+            value = torch.tensor(data, dtype=out.dtype, device="cpu").reshape(out.shape)
+        except (TypeError, ValueError, RuntimeError):
+            return
+        self.twins[out] = _Twin(value, frozenset())
 
     # dispatch ---------------------------------------------------------------------------------------
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:

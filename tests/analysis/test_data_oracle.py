@@ -74,6 +74,17 @@ def test_an_item_read_from_an_example_input_sets_the_shape_counted() -> None:
     assert a.asked_at.startswith("fixtures/asks_values.py:")
 
 
+def test_a_tensor_made_from_python_numbers_has_its_values() -> None:
+    # pos = 0..5; new_tensor([-1]) catted to pos[1::2]: [-1, 1, 3, 5]; n = -1 + 4 + torch.tensor(2) = 5 positions
+    # through Linear(4 -> 5): 5·4·5 = 100 MACs. Both values are exact (constants): no assumption. Before, neither
+    # tensor had values on meta, zeros were made up for them (n = 0 + 4 + 0 = 4) and an assumption said so; in
+    # transformers 5.17's Funnel the made-up bounds failed the count.
+    r = api.analyze_static(f"{VALUES}:relative_positions")
+    assert not r.problems and r.compute.complete
+    assert r.compute.macs == 5 * 4 * 5
+    assert r.assumptions == []
+
+
 def test_tolist_copies_the_values_to_the_cpu() -> None:
     r = api.analyze_static(f"{VALUES}:split_by_list")
     assert not r.problems and r.compute.macs == 3 * 4 * 5  # the first split part: 3 positions, Linear(4 -> 5)
