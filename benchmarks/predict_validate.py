@@ -317,10 +317,15 @@ def p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
 
 
+MIN_BOUND_ROW_CASES = 5  # a bound with fewer cases gets no row of its own: its predictions quote the row of all
+
+
 def summarise(cases: list[dict]) -> dict:
     """Per GPU x calibration x backend x precision x calibration features x residual fit: cases, median / p90 /
     worst |error| %, and how many were predicted below the measurement (low_cases: a bias the |error| hides); the
-    10 worst cases."""
+    same per bound (host / device, analysis/predict.bound_of) where a group holds both bounds and a bound has
+    ``MIN_BOUND_ROW_CASES`` cases (analysis/predict_table.py: a prediction quotes its bound's row); the 10 worst
+    cases."""
     groups: dict[tuple, list[dict]] = {}
     for c in cases:
         if c.get("error_pct") is not None:
@@ -329,12 +334,17 @@ def summarise(cases: list[dict]) -> dict:
             groups.setdefault(key, []).append(c)
     entries = []
     for (gpu, cal, backend, precision, features, residual), rows in sorted(groups.items()):
-        errs = sorted(abs(r["error_pct"]) for r in rows)
-        entries.append({"gpu": gpu, "calibrated_on": cal, "backend": backend, "precision": precision,
-                        "cases": len(errs), "median_pct": round(statistics.median(errs), 2),
-                        "p90_pct": round(p90(errs), 2),
-                        "worst_pct": round(errs[-1], 2), "features": list(features),
-                        "low_cases": sum(r["error_pct"] < 0 for r in rows), "residual": residual})
+        by_bound = {b: [r for r in rows if r.get("bound") == b] for b in sorted({r.get("bound") or "" for r in rows})}
+        parts = [("", rows)] + [(b, part) for b, part in by_bound.items()
+                                if b and len(by_bound) > 1 and len(part) >= MIN_BOUND_ROW_CASES]
+        for bound, part in parts:
+            errs = sorted(abs(r["error_pct"]) for r in part)
+            entries.append({"gpu": gpu, "calibrated_on": cal, "backend": backend, "precision": precision,
+                            "cases": len(errs), "median_pct": round(statistics.median(errs), 2),
+                            "p90_pct": round(p90(errs), 2),
+                            "worst_pct": round(errs[-1], 2), "features": list(features),
+                            "low_cases": sum(r["error_pct"] < 0 for r in part), "residual": residual,
+                            "bound": bound})
     every = sorted((abs(c["error_pct"]) for c in cases if c.get("error_pct") is not None))
     overall = {"cases": len(every), "low_cases": sum(c["error_pct"] < 0 for c in cases
                                                     if c.get("error_pct") is not None)}
@@ -375,9 +385,10 @@ def write_tables(out: Path, cases: list[dict]) -> dict:
     (out / "predict_validation.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Latency predictor: validation on held-out models", "",
              f"overall: {summary['overall']}", "",
-             "| GPU | calibrated on | backend | precision | cases | median % | p90 % | worst % |", "|---" * 8 + "|"]
-    lines += [f"| {e['gpu']} | {e['calibrated_on']} | {e['backend']} | {e['precision']} | {e['cases']} | "
-              f"{e['median_pct']} | {e['p90_pct']} | {e['worst_pct']} |" for e in summary["entries"]]
+             "| GPU | calibrated on | backend | precision | bound | cases | median % | p90 % | worst % |",
+             "|---" * 9 + "|"]
+    lines += [f"| {e['gpu']} | {e['calibrated_on']} | {e['backend']} | {e['precision']} | {e.get('bound') or 'all'} "
+              f"| {e['cases']} | {e['median_pct']} | {e['p90_pct']} | {e['worst_pct']} |" for e in summary["entries"]]
     lines += ["", "## Worst cases", "",
               "| model | backend | precision | batch | predicted ms | measured ms | error % |", "|---" * 7 + "|"]
     lines += [f"| {c['model']} | {c['backend']} | {c['precision']} | {c['batch']} | {c['predicted_ms']:.3f} | "
@@ -402,16 +413,18 @@ def append_cases(path: Path, rows: list[dict]) -> list[dict]:
 
 
 def merge_table(summary: dict) -> None:
-    """Replace the committed table's rows of the same GPU x calibration x backend x precision."""
+    """Replace the committed table's rows of the same GPU x calibration x backend x precision (every bound)."""
     try:
         doc = json.loads(TABLE.read_text())
     except (OSError, ValueError):
         doc = {"schema": "modelcost.predict-errors/1", "produced_by": "benchmarks/predict_validate.py", "entries": []}
     key = ("gpu", "calibrated_on", "backend", "precision")
-    new = {tuple(e[k] for k in key): e for e in summary["entries"]}
-    doc["entries"] = [e for e in doc["entries"] if tuple(e[k] for k in key) not in new] + list(new.values())
+    fresh = {tuple(e[k] for k in key) for e in summary["entries"]}
+    # every row of a GPU x calibration x backend x precision the summary has, all bounds, is replaced: a bound
+    # row of an older validation must not outlive the rows it was made with
+    doc["entries"] = [e for e in doc["entries"] if tuple(e[k] for k in key) not in fresh] + summary["entries"]
     TABLE.write_text(json.dumps(doc, indent=2) + "\n")
-    print(f"merged {len(new)} rows into {TABLE}", flush=True)
+    print(f"merged {len(summary['entries'])} rows into {TABLE}", flush=True)
 
 
 def main() -> None:

@@ -537,7 +537,7 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     count = "onnx" if cost.model.format == "onnx" else "pytorch"  # TorchScript and torch.export: the torch counter
     residual = residual_for(backend, bound, residuals)
     expected = expected_fields(validation_table() if table is None else table, name, calibrated_on, backend,
-                               precision, calibration_features(cal), count, residual.fit)
+                               precision, calibration_features(cal), count, residual.fit, bound)
     return LatencyPrediction(gpu=name, backend=backend, precision=precision, batch_size=batch_size,
                              latency_ms=(kernel_ms + overhead_ms) * residual.factor, compute_ms=kernel_ms,
                              overhead_ms=overhead_ms, bound=bound, residual_factor=residual.factor,

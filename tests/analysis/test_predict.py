@@ -584,6 +584,39 @@ def test_the_validation_summary_counts_the_cases_predicted_low() -> None:
     assert ErrorEntry(**{**row, "features": tuple(row["features"])}).low_cases == 2  # the table row reads back
 
 
+def test_the_validation_summary_gives_each_bound_a_row_when_both_have_enough_cases() -> None:
+    # torch-eager: 5 host-bound cases at +40% and 5 device-bound at -10%: the row of all ten (median of five 10s
+    # and five 40s = 25%), and one per bound (40% none low; 10% all low). torch-half: 5 host-bound and 4
+    # device-bound: the host bound gets its row; the device bound, one short of MIN_BOUND_ROW_CASES, does not (its
+    # predictions quote the row of all). compile: every case device-bound: its one row is the row of all.
+    script = validation_script()
+    base = {"model": "m", "gpu": "H100 SXM", "calibrated_on": "H100 SXM", "precision": "fp32", "batch": 1,
+            "features": []}
+    cases = ([base | {"backend": "torch-eager", "bound": "host", "error_pct": 40.0}] * 5
+             + [base | {"backend": "torch-eager", "bound": "device", "error_pct": -10.0}] * 5
+             + [base | {"backend": "torch-half", "bound": "host", "error_pct": 30.0}] * 5
+             + [base | {"backend": "torch-half", "bound": "device", "error_pct": 5.0}] * 4
+             + [base | {"backend": "torch-compile-cudagraph", "bound": "device", "error_pct": 8.0}] * 6)
+    rows = {(e["backend"], e["bound"]): e for e in script.summarise(cases)["entries"]}
+    assert set(rows) == {("torch-eager", ""), ("torch-eager", "host"), ("torch-eager", "device"),
+                         ("torch-half", ""), ("torch-half", "host"), ("torch-compile-cudagraph", "")}
+    assert (rows["torch-eager", ""]["median_pct"], rows["torch-eager", ""]["cases"]) == (25.0, 10)
+    assert (rows["torch-eager", "host"]["median_pct"], rows["torch-eager", "host"]["low_cases"]) == (40.0, 0)
+    assert (rows["torch-eager", "device"]["median_pct"], rows["torch-eager", "device"]["low_cases"]) == (10.0, 5)
+
+
+def test_a_prediction_quotes_its_bounds_row_else_the_row_of_all() -> None:
+    every = ErrorEntry("H100 SXM", "H100 SXM", "torch-half", "fp16", 14, 34.0, 74.0, 85.0, low_cases=3)
+    host = dataclasses.replace(every, cases=9, median_pct=51.0, p90_pct=85.0, low_cases=1, bound="host")
+    table = [every, host]
+    fields = expected_fields(table, "H100 SXM", "H100 SXM", "torch-half", "fp16", bound="host")
+    assert fields["expected_error_pct"] == 51.0 and "9 held-out host-bound cases" in fields["error_basis"]
+    # no device row: the row of all; a caller that names no bound (generation, training) gets the row of all too
+    for bound in ("device", ""):
+        fields = expected_fields(table, "H100 SXM", "H100 SXM", "torch-half", "fp16", bound=bound)
+        assert fields["expected_error_pct"] == 34.0 and "14 held-out cases" in fields["error_basis"]
+
+
 def test_an_eager_norm_is_charged_for_each_of_its_calls() -> None:
     # An RMSNorm of 1,000,000 elements (fp16: 2 MB out) whose counted calls are 6 kernels moving 9,000,000
     # elements. As a layer: (input + output) x 2 bytes = 4 MB -> 3 us + 3 us = 6 us on the synthetic curve
