@@ -38,23 +38,15 @@ def _albert(torch):
 
 
 def _ort_session(torch, net, x, tmp, one_thread: bool):
-    import numpy as np
+    """calibrate's ORT runner (bench/calibrate_fusion._ort_runner), with one intra-op thread where asked."""
     import onnxruntime as ort
 
-    path = f"{tmp}/net{id(net)}.onnx"
-    if not Path(path).exists():
-        torch.onnx.export(net, (x,), path, dynamo=False)
+    from modelcost.bench.calibrate_fusion import _ort_runner
+
     options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     if one_thread:
         options.intra_op_num_threads = 1
-    sess = ort.InferenceSession(path, options, providers=["CUDAExecutionProvider"])
-    binding = sess.io_binding()
-    dtype = np.int64 if not x.is_floating_point() else np.float32
-    binding.bind_input(sess.get_inputs()[0].name, "cuda", 0, dtype, list(x.shape), x.data_ptr())
-    for out in sess.get_outputs():
-        binding.bind_output(out.name, "cuda")
-    return lambda: sess.run_with_iobinding(binding)
+    return _ort_runner(torch, net, x, tmp, options)
 
 
 def main() -> None:
@@ -65,14 +57,12 @@ def main() -> None:
     import torch
 
     from modelcost.bench.calibrate_fusion import NETS, count_kernels
-    from modelcost.bench.calibrate_host import HOST_NETS, count_ops, fit, host_net, host_us
-    from modelcost.bench.calibrate_fusion import _runner
+    from modelcost.bench.calibrate_host import count_ops, host_nets, host_us, price
     from modelcost.bench.timing import pinned_to_one_cpu
 
     rows: list[dict] = []
+    nets, counts = host_nets(torch)
     with torch.no_grad():
-        nets = {name: host_net(torch, name) for name in HOST_NETS}
-        counts = {name: count_ops(torch, lambda n=net, x=x: n(x)) for name, (net, x) in nets.items()}
         albert, ids = _albert(torch)
         albert_calls = count_ops(torch, lambda: albert(ids))
     print("albert aten calls (kernel, view):", albert_calls, flush=True)
@@ -85,9 +75,7 @@ def main() -> None:
         for rnd in range(args.rounds):
             for pinned in (False, True):
                 with torch.inference_mode(), pinned_to_one_cpu(pinned):
-                    fit_rows = [(*counts[name], host_us(torch, _runner(torch, "eager", net, x, "")))
-                                for name, (net, x) in nets.items()]
-                    kernel_us, view_us = fit(fit_rows)
+                    kernel_us, view_us, _ = price(torch, "eager", nets, counts)
                     albert_us = host_us(torch, lambda: albert(ids))
                     row = {"round": rnd, "pinned": pinned, "eager_kernel_op_us": round(kernel_us, 2),
                            "eager_view_op_us": round(view_us, 2), "albert_b1_ms": round(albert_us / 1e3, 3),

@@ -29,28 +29,23 @@ def main() -> None:
     args = p.parse_args()
     import torch
 
-    from modelcost.bench.calibrate_fusion import _runner, count_kernels
-    from modelcost.bench.calibrate_host import HOST_NETS, count_ops, fit, host_net, host_us
+    from modelcost.bench.calibrate_fusion import count_kernels
+    from modelcost.bench.calibrate_host import host_nets, price
 
-    with torch.no_grad():
-        nets = {name: host_net(torch, name) for name in HOST_NETS}
-        counts = {name: count_ops(torch, lambda n=net, x=x: n(x)) for name, (net, x) in nets.items()}
+    nets, counts = host_nets(torch)
 
-    def price(phase: str) -> None:
+    def rounds(phase: str) -> None:
         for rnd in range(args.rounds):
-            with torch.inference_mode():
-                rows = [(*counts[name], host_us(torch, _runner(torch, "eager", net, x, "")))
-                        for name, (net, x) in nets.items()]
-            kernel_us, view_us = fit(rows)
-            tiny = [t for (name, _), (_, _, t) in zip(nets.items(), rows, strict=True) if name == "tiny-linear"][0]
+            kernel_us, view_us, times = price(torch, "eager", nets, counts)
             print(json.dumps({"phase": phase, "round": rnd, "kernel_op_us": round(kernel_us, 2),
-                              "view_op_us": round(view_us, 2), "tiny_linear_us": round(tiny, 1)}), flush=True)
+                              "view_op_us": round(view_us, 2), "tiny_linear_us": round(times["tiny-linear"], 1)}),
+                  flush=True)
 
-    price("before any profiler")
+    rounds("before any profiler")
     net, x = nets["mlp"]
     with torch.inference_mode():
         print("profiled kernels:", count_kernels(torch, lambda: net(x)), flush=True)
-    price("after one torch.profiler session")
+    rounds("after one torch.profiler session")
 
 
 if __name__ == "__main__":

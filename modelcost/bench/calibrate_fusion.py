@@ -139,7 +139,9 @@ def _runner(torch: Any, family: str, net: Any, x: Any, tmp: str) -> Callable[[],
     return _ort_runner(torch, net, x, tmp)
 
 
-def _ort_runner(torch: Any, net: Any, x: Any, tmp: str) -> Callable[[], Any]:
+def _ort_runner(torch: Any, net: Any, x: Any, tmp: str, options: Any = None) -> Callable[[], Any]:
+    """One forward of ``net`` exported to ONNX and run by ONNX Runtime's CUDA provider on ``x`` in place
+    (``options``: the session's SessionOptions, default ONNX Runtime's own)."""
     import onnxruntime as ort
 
     path = os.path.join(tmp, f"net{id(net)}.onnx")
@@ -147,7 +149,7 @@ def _ort_runner(torch: Any, net: Any, x: Any, tmp: str) -> Callable[[], Any]:
         torch.onnx.export(net, (x,), path, dynamo=False)
     except TypeError:
         torch.onnx.export(net, (x,), path)
-    sess = ort.InferenceSession(path, providers=["CUDAExecutionProvider"])
+    sess = ort.InferenceSession(path, options, providers=["CUDAExecutionProvider"])
     if "CUDAExecutionProvider" not in sess.get_providers():
         raise RuntimeError("onnxruntime has no CUDA execution provider here")
     binding = sess.io_binding()

@@ -101,21 +101,36 @@ def fit(rows: Sequence[tuple[int, int, float]]) -> tuple[float, float]:
     return kernel_us, view_us
 
 
+def host_nets(torch: Any) -> tuple[dict[str, tuple[Any, Any]], dict[str, tuple[int, int]]]:
+    """(name -> (net, input), name -> (kernel calls, view calls)) of ``HOST_NETS``, the calls counted under
+    ``no_grad``: the static count's mode (under inference_mode views skip the dispatch mode)."""
+    with torch.no_grad():
+        nets = {name: host_net(torch, name) for name in HOST_NETS}
+        counts = {name: count_ops(torch, lambda n=net, x=x: n(x)) for name, (net, x) in nets.items()}
+    return nets, counts
+
+
+def price(torch: Any, family: str, nets: dict[str, tuple[Any, Any]],
+          counts: dict[str, tuple[int, int]]) -> tuple[float, float, dict[str, float]]:
+    """(kernel_op_us, view_op_us, name -> host us of one forward) of ``family``: ``host_nets`` timed under
+    ``inference_mode`` (how the benchmark runs them) and ``fit`` over their counted calls. Also what
+    benchmarks/host_pinning_diag.py and profiler_host_diag.py measure, so they measure what calibrate does."""
+    with torch.inference_mode():
+        times = {name: host_us(torch, _runner(torch, family, net, x, "")) for name, (net, x) in nets.items()}
+    kernel_us, view_us = fit([(*counts[name], t) for name, t in times.items()])
+    return kernel_us, view_us, times
+
+
 def learn_host_cost(torch: Any, progress: Callable[[str], None]) -> tuple[dict[str, HostCost], list[str]]:
     """(family -> HostCost, notes on families that could not be measured)."""
     found: dict[str, HostCost] = {}
     notes: list[str] = []
     progress("host cost per aten call, eager and autocast")
     try:
-        with torch.no_grad():  # the static count's mode: under inference_mode views skip the dispatch mode
-            nets = {name: host_net(torch, name) for name in HOST_NETS}
-            counts = {name: count_ops(torch, lambda n=net, x=x: n(x)) for name, (net, x) in nets.items()}
-        with torch.inference_mode():  # how the benchmark runs them
-            for family in FAMILIES:
-                rows = [(*counts[name], host_us(torch, _runner(torch, family, net, x, ""))) for name, (net, x)
-                        in nets.items()]
-                kernel_us, view_us = fit(rows)
-                found[family] = HostCost(round(kernel_us, 3), round(view_us, 3), HOST_NETS)
+        nets, counts = host_nets(torch)
+        for family in FAMILIES:
+            kernel_us, view_us, _ = price(torch, family, nets, counts)
+            found[family] = HostCost(round(kernel_us, 3), round(view_us, 3), HOST_NETS)
     except Exception as exc:  # noqa: BLE001 - the predictor falls back to launch_us; the reason is kept
         notes.append(f"host cost: not calibrated ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
     with contextlib.suppress(Exception):
