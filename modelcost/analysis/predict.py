@@ -516,6 +516,15 @@ def bound_of(backend: str, overhead_ms: float) -> str:
     return "host" if BACKEND_FAMILIES[backend][1] == "host" and overhead_ms > 0 else "device"
 
 
+def require_complete(cost: CostReport) -> None:
+    """A ModelcostError saying why where the static counts are incomplete: the kernel model prices every layer,
+    and a layer left uncounted would be priced at nothing (predict, predict_llm, and --predict's note for a run,
+    runs/predict.attach_predictions)."""
+    if not cost.compute.complete:
+        why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
+        raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
+
+
 def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, batch_size: int, *,
             calibrated_on: str | None = None, table: Sequence[ErrorEntry] | None = None,
             residuals: Mapping[str, Residual] | None = None) -> LatencyPrediction:
@@ -523,9 +532,7 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     residual (analysis/predict_residual.py). ``calibrated_on``: the GPU the calibration was measured on, when
     ``cal`` was transferred from it (predict_transfer.transfer); ``table``: the validation table, ``residuals``:
     backend -> Residual (default: the committed ones)."""
-    if not cost.compute.complete:
-        why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
-        raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
+    require_complete(cost)
     layers = backend_layers(estimate_layers(cost, cal, precision, batch_size,
                                             layout_as_counted(cost, backend, precision)), cal, backend, precision)
     kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops)

@@ -36,6 +36,7 @@ from modelcost.analysis.predict import (
     forward_ms,
     layer_kind,
     memory_us,
+    require_complete,
 )
 from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validation_table
 from modelcost.analysis.roofline import ELEMENT_BYTES, peak_key
@@ -187,9 +188,7 @@ def predict_point(prefill: CostReport, decode: CostReport | None, point: Generat
     if decode is None:
         raise ModelcostError(f"--gen-len {point.gen_len}: no decode step to predict a TPOT for")
     for cost in (prefill, decode):
-        if not cost.compute.complete:
-            why = "; ".join(cost.compute.incomplete_reasons) or "incomplete"
-            raise ModelcostError(f"the static counts are incomplete ({why}), so no latency can be predicted")
+        require_complete(cost)
     if point.kv_cache.bytes_per_token and not _attention_layers(decode):
         raise ModelcostError("the decode step has no attention layer the predictor knows (scaled_dot_product_"
                              "attention), so its KV-cache reads have no place: --attn-implementation sdpa, where "

@@ -13,14 +13,6 @@ from modelcost.runs.gpu import this_gpu
 NO_GPU_NOTE = "predict: no GPU to predict for (none here): name one with --target-gpu"
 
 
-def incomplete_note(reasons: Sequence[str]) -> str:
-    """Why --predict predicted nothing for a model whose static count is incomplete: the kernel model prices every
-    layer, and a layer left uncounted would be priced at nothing (the seventh set's Funnel measured eight configs
-    on the GPU machine and none was predicted, with no word of why)."""
-    why = "; ".join(reasons) or "an op was not counted"
-    return f"predict: no latency predicted: the static count is incomplete ({why}); the predictor prices every layer"
-
-
 def calibrations() -> list[Any]:
     """Every calibration in the cache; none is a ModelcostError that says what to run."""
     from modelcost.core.calibration import folder, load_all
@@ -48,11 +40,14 @@ def target_gpus(here: GpuSpec | None, target_gpu: str | GpuSpec | None) -> list[
 
 def attach_predictions(report: RunReport, target_gpu: str | None, found: list[Any]) -> RunReport:
     """``report.predictions`` on this machine's GPU (beside its measurements) and on ``target_gpu``."""
+    from modelcost.analysis.predict import require_complete
     from modelcost.analysis.predict_transfer import predict_run
 
     assert report.cost is not None
-    if not report.cost.compute.complete:
-        report.notes.append(incomplete_note(report.cost.compute.incomplete_reasons))
+    try:
+        require_complete(report.cost)  # once for the run: not one note per config (predict_run's way)
+    except ModelcostError as exc:
+        report.notes.append(f"predict: {exc}")
         return report
     gpus = target_gpus(report.gpu, target_gpu)
     if not gpus:
