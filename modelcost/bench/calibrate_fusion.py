@@ -10,20 +10,33 @@ the architectures benchmarks/predict_validate.py holds out.
 
 ``launch_us``: one forward of a net of 32 tiny blocks (Linear 8x8 + ReLU), host-bound by construction, timed
 with the CUDA-event clock, over the kernels it ran.
+
+Every kernel count is profiled in a fresh process (``python -m modelcost.bench.calibrate_fusion``), never in
+calibrate's own: one torch.profiler session leaves its process's later kernel launches about 1.5x slower on an
+H100 (eager price per aten call 17.3-18.3 us before one, 26-30 us after: benchmarks/profiler_host_diag.py,
+benchmarks/results/device_2026-11-26j). So the host prices calibrate measures here and after (``launch_us``,
+bench/calibrate_host.py, bench/calibrate_ort.py) are those of a process that has not profiled, as the
+benchmarks' own processes have not.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from modelcost.bench.timing import CudaEventClock
 from modelcost.core.calibration import KINDS, Fusion
+from modelcost.core.text import first_line
 
 BLOCKS = 4
+FAMILIES = ("eager", "autocast", "compile", "ort-cuda")
+COUNT_TIMEOUT_S = 600  # the kernel-count child: torch.compile and ONNX export of the nets under four families
 # name -> layers of each kind in one block
 NETS: dict[str, dict[str, int]] = {
     "linear": {"gemm": 1},
@@ -198,33 +211,108 @@ def tiny_linear_net(torch: Any, device: str = "cuda") -> tuple[Any, Any]:
     return net, torch.randn(1, 8, device=device)
 
 
-def launch_us(torch: Any, family: str, tmp: str) -> float:
-    """Host microseconds per kernel of a host-bound net (32 x Linear 8x8 + ReLU) under ``family``."""
+def tiny_net_us(torch: Any, family: str, tmp: str) -> float:
+    """Host microseconds of one forward of the host-bound net (32 x Linear 8x8 + ReLU) under ``family``: the
+    median of 30, CUDA-event clock."""
     net, x = tiny_linear_net(torch)
     fn = _runner(torch, family, net, x, tmp)
-    kernels = count_kernels(torch, fn)
+    for _ in range(3):
+        fn()
     clock = CudaEventClock(torch)
     times = sorted(clock.time_ms(fn) for _ in range(30))
-    return times[len(times) // 2] * 1e3 / max(kernels, 1.0)
+    return times[len(times) // 2] * 1e3
 
 
-def learn_fusion(torch: Any, progress: Callable[[str], None]) -> tuple[dict[str, Fusion], dict[str, float], list[str]]:
-    """(family -> Fusion, family -> launch_us, notes on families that could not be measured)."""
-    fusion: dict[str, Fusion] = {}
-    launch: dict[str, float] = {}
+def kernel_counts(torch: Any, family: str, tmp: str) -> dict[str, float]:
+    """Kernels of one forward of each of ``NETS`` and of the host-bound net (key "tiny") under ``family``. It
+    profiles: run it in a process whose later launches do not matter (``main``)."""
+    counts = {}
+    for name in NETS:
+        net, x = _net(torch, name)
+        counts[name] = count_kernels(torch, _runner(torch, family, net, x, tmp))
+    net, x = tiny_linear_net(torch)
+    counts["tiny"] = count_kernels(torch, _runner(torch, family, net, x, tmp))
+    return counts
+
+
+def counts_in_child() -> dict[str, dict[str, Any]]:
+    """``main``'s family -> {"counts": net -> kernels} or {"error": why}, from a fresh process on the same GPU."""
+    done = subprocess.run([sys.executable, "-m", "modelcost.bench.calibrate_fusion"], capture_output=True, text=True,
+                          timeout=COUNT_TIMEOUT_S, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def child_failure(exc: BaseException) -> str:
+    """'TypeName: why' of a failed child process: the last line of its stderr where it has one (a timeout keeps
+    raw bytes), else the exception's own message; shared with bench/calibrate_host.py's children."""
+    err = getattr(exc, "stderr", None) or ""
+    err = err.decode(errors="replace") if isinstance(err, bytes) else err
+    why = err.strip().splitlines()[-1] if err.strip() else str(exc)
+    return f"{type(exc).__name__}: {why[:200]}"
+
+
+def learn_fusion(torch: Any, progress: Callable[[str], None],
+                 counter: Callable[[], dict[str, dict[str, Any]]] = counts_in_child,
+                 ) -> tuple[dict[str, Fusion], dict[str, float], list[str]]:
+    """(family -> Fusion, family -> launch_us, notes on families that could not be measured). The host-bound
+    net is timed here, the kernel counts come from ``counter`` (a fresh process: see the module's note)."""
+    host_us: dict[str, float] = {}
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode():
-        for family in ("eager", "autocast", "compile", "ort-cuda"):
-            progress(f"fusion and launch cost, {family}")
+        for family in FAMILIES:
+            progress(f"launch cost, {family}")
             try:
-                counts = {}
-                for name in NETS:
-                    net, x = _net(torch, name)
-                    counts[name] = count_kernels(torch, _runner(torch, family, net, x, tmp))
-                fusion[family] = Fusion(family, _fit(counts), tuple(NETS))
-                launch[family] = launch_us(torch, family, tmp)
+                host_us[family] = tiny_net_us(torch, family, tmp)
             except Exception as exc:  # noqa: BLE001 - a family that cannot run here is left out, said why
-                notes.append(f"{family}: not calibrated ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
+                notes.append(f"{family}: not calibrated ({first_line(exc, 200)})")
             with contextlib.suppress(Exception):
                 torch._dynamo.reset()
-    return fusion, launch, notes
+    progress("fusion: kernel counts, in a fresh process")
+    try:
+        counted = counter()
+    except Exception as exc:  # noqa: BLE001 - no fusion at all; the reason is kept
+        return {}, {}, [*notes, f"fusion: the kernel-count process failed ({child_failure(exc)})"]
+    return (*fusion_and_launch(host_us, counted, notes), notes)
+
+
+def fusion_and_launch(host_us: dict[str, float], counted: dict[str, dict[str, Any]],
+                      notes: list[str]) -> tuple[dict[str, Fusion], dict[str, float]]:
+    """(family -> Fusion, family -> launch_us) of the families both timed (``host_us``) and counted
+    (``counted``); a family timed but counted with an error gets a note in ``notes`` (one that could not be timed
+    has its note already)."""
+    fusion: dict[str, Fusion] = {}
+    launch: dict[str, float] = {}
+    for family, doc in counted.items():
+        if family not in host_us:
+            continue
+        if "error" in doc:
+            notes.append(f"{family}: not calibrated ({doc['error']})")
+            continue
+        counts = {name: float(doc["counts"][name]) for name in NETS}
+        fusion[family] = Fusion(family, _fit(counts), tuple(NETS))
+        launch[family] = host_us[family] / max(float(doc["counts"]["tiny"]), 1.0)
+    return fusion, launch
+
+
+def main() -> int:
+    """Print ``kernel_counts`` of every family as one JSON line (``counts_in_child``'s process)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        print("calibrate_fusion: no CUDA GPU", file=sys.stderr)
+        return 1
+    out: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode():
+        for family in FAMILIES:
+            try:
+                out[family] = {"counts": kernel_counts(torch, family, tmp)}
+            except Exception as exc:  # noqa: BLE001 - the parent notes it
+                out[family] = {"error": first_line(exc, 200)}
+            with contextlib.suppress(Exception):
+                torch._dynamo.reset()
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

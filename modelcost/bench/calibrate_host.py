@@ -33,7 +33,14 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from modelcost.bench.calibrate_fusion import NETS, _net, _runner, nonnegative_fit, tiny_linear_net
+from modelcost.bench.calibrate_fusion import (
+    NETS,
+    _net,
+    _runner,
+    child_failure,
+    nonnegative_fit,
+    tiny_linear_net,
+)
 from modelcost.bench.timing import CudaEventClock, median_call_ms
 from modelcost.core.calibration import HostCost
 from modelcost.core.eager_ops import launches_kernel
@@ -165,10 +172,7 @@ def across_processes(here: dict[str, HostCost], child: Callable[[], dict[str, Ho
         try:
             measured.append(child())
         except Exception as exc:  # noqa: BLE001 - a failed child is left out, and said so
-            err = getattr(exc, "stderr", None) or ""
-            err = err.decode(errors="replace") if isinstance(err, bytes) else err  # a timeout keeps raw bytes
-            why = err.strip().splitlines()[-1] if err.strip() else str(exc)
-            notes.append(f"host cost: a child process failed ({type(exc).__name__}: {why[:200]})")
+            notes.append(f"host cost: a child process failed ({child_failure(exc)})")
     if not measured:
         return {}, notes
     eager = [f"{m['eager'].kernel_op_us:.1f}" for m in measured if "eager" in m]
