@@ -2,10 +2,11 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
-mobilenet_v2, bert-base, gpt2; then six more sets of 8, each written and committed before it was first measured:
+mobilenet_v2, bert-base, gpt2; then seven more sets of 8, each written and committed before it was first measured:
 --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
 thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
-(predict_models_fresh5.py, sixteenth) and fresh6 (predict_models_fresh6.py, seventeenth)) it runs modelcost's
+(predict_models_fresh5.py, sixteenth), fresh6 (predict_models_fresh6.py, seventeenth) and fresh7
+(predict_models_fresh7.py, eighteenth)) it runs modelcost's
 own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
 torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when onnxruntime-gpu imports; batch 1 and 64), with each
 measured config's prediction beside it. Every case is appended to <out>/cases.jsonl as it finishes (a model that
@@ -59,6 +60,7 @@ FRESH3_FILE = "benchmarks/predict_models_fresh3.py"
 FRESH4_FILE = "benchmarks/predict_models_fresh4.py"
 FRESH5_FILE = "benchmarks/predict_models_fresh5.py"
 FRESH6_FILE = "benchmarks/predict_models_fresh6.py"
+FRESH7_FILE = "benchmarks/predict_models_fresh7.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -122,6 +124,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "funnel_small_base": (f"{FRESH6_FILE}:funnel_small_base", "input_ids=Bx128:int64"),
     "ernie45_03b": (f"{FRESH6_FILE}:ernie45_03b", "input_ids=Bx128:int64"),
     "lfm2_350m": (f"{FRESH6_FILE}:lfm2_350m", "input_ids=Bx128:int64"),
+    # the eighth set (eighteenth session): written and frozen before any of it was measured
+    "wide_resnet50_2": (f"{FRESH7_FILE}:wide_resnet50_2", "input=Bx3x224x224"),
+    "regnetx_032_ish": (f"{FRESH7_FILE}:regnetx_032_ish", "input=Bx3x224x224"),
+    "alexnet_ish": (f"{FRESH7_FILE}:alexnet_ish", "input=Bx3x224x224"),
+    "hiera_tiny": (f"{FRESH7_FILE}:hiera_tiny", "pixel_values=Bx3x224x224"),
+    "depth_anything_small": (f"{FRESH7_FILE}:depth_anything_small", "pixel_values=Bx3x518x518"),
+    "esm2_150m": (f"{FRESH7_FILE}:esm2_150m", "input_ids=Bx128:int64"),
+    "bart_base": (f"{FRESH7_FILE}:bart_base", "input_ids=Bx128:int64"),
+    "smollm2_360m": (f"{FRESH7_FILE}:smollm2_360m", "input_ids=Bx128:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -136,7 +147,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh5": ["mnasnet1_0_ish", "repvgg_a0_ish", "efficientnetv2_s_ish", "levit_128s", "poolformer_s12",
                      "mpnet_base", "tiny_starcoder", "codegen_350m"],
           "fresh6": ["xception_ish", "convmixer_768_32", "resnet34_ish", "pvt_v2_b0", "ast_audioset",
-                     "funnel_small_base", "ernie45_03b", "lfm2_350m"]}
+                     "funnel_small_base", "ernie45_03b", "lfm2_350m"],
+          "fresh7": ["wide_resnet50_2", "regnetx_032_ish", "alexnet_ish", "hiera_tiny", "depth_anything_small",
+                     "esm2_150m", "bart_base", "smollm2_360m"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
