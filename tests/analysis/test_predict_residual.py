@@ -46,11 +46,10 @@ def test_the_committed_fit_reads_and_names_every_validated_backend() -> None:
     assert doc["schema"] == "modelcost.predict-residuals/2"
     # the id is the hash of the factors as stored, so a hand edit of one factor is another fit
     assert {r.fit for r in committed.values()} == {doc["fit"]} == {fit_id(stored_factors(doc))}
-    # the held-out sets ran slower than the kernel model predicted them, except ONNX Runtime's host-bound
-    # forwards (and so ONNX Runtime's as a whole): its price per kernel, learned on a tiny Linear stack, is too high
-    # for real models
-    assert all(1.0 < r.factor < 1.8 for k, r in committed.items() if k not in ("ort-cuda", "ort-cuda/host"))
-    assert 0.4 < committed["ort-cuda/host"].factor < 1.0
+    # the held-out sets ran slower than the kernel model predicted them, every backend and bound. (Fits before
+    # e257945c had ONNX Runtime's host-bound forwards at x0.57: calibrate priced its kernels in a process that had
+    # profiled, ~1.5x slow; it profiles in a child process since 45321dd.)
+    assert all(1.0 < r.factor < 1.8 for r in committed.values())
     # a host-bound eager forward misses by more than a device-bound one (the calibration nets issue faster)
     assert committed["torch-eager/host"].factor > committed["torch-eager/device"].factor
     assert residual_for("hf-static-compile") == NONE  # generation: no fit, no factor
@@ -206,7 +205,7 @@ def test_the_committed_fit_is_the_script_s_fit_of_the_committed_sets() -> None:
     doc = json.loads(predict_residual.RESIDUAL_FILE.read_text())
     cases = [c for entry in doc["fitted_on"]["sets"] for c in script.usable(
         [json.loads(line) for line in (ROOT / entry["file"]).read_text().splitlines() if line.strip()])]
-    assert len(cases) == doc["fitted_on"]["cases"] == 572
+    assert len(cases) == doc["fitted_on"]["cases"] == 664
     factors = script.fit(cases)
     assert {k: round(f, 4) for k, f in factors.items()} == stored_factors(doc)
     assert fit_id(factors) == doc["fit"]
