@@ -14,8 +14,9 @@ call, in bench/calibrate_host.py).
 * the GEMM grid: ``torch.mm`` over M 64 ... 32,768 and N, K 128 ... 8,192, powers of two, per precision
   (bench/calibrate_gemm.py; ``gemm_grid``), which the predictor interpolates inside.
 * conv: ResNet-, MobileNet- and ConvNeXt-like stages (3x3, 1x1, depthwise, 7x7 depthwise) and 3x3 convs of
-  4-64 channels per group (``GROUP_CONVS``) at batch 1 and 32, channels_last at fp16, each filed under its
-  implicit-GEMM class.
+  4-64 channels per group (``GROUP_CONVS``) at batch 1 and 32, and at batch 32 alone the large-M classes a
+  batch-64 CNN spends its time in (``LARGE_M_CONVS``), channels_last at fp16, each filed under its implicit-GEMM
+  class.
 * unaligned GEMMs: four GEMMs whose N or K is odd, against the same GEMMs padded to a multiple of 8, per
   precision (``unaligned_factor``: the median ratio).
 * small-M GEMMs: F.linear of M = ``GEMV_ROWS`` rows on ``GEMV_SHAPES`` weights (BERT-, Llama-3.2-1B-like and
@@ -193,7 +194,14 @@ CONVS = [(b, c, co, s, kk, g) for b in (1, 32) for (c, co, s, kk, g) in (
     (3, 64, 112, 7, 1), (32, 32, 112, 3, 32), (144, 144, 56, 3, 144), (384, 384, 14, 7, 384),
     # several channels per group (``GROUPS`` classes): 4, 8, 16, 32 and 64 per group
     (128, 128, 56, 3, 32), (256, 256, 28, 3, 32), (512, 512, 14, 3, 32), (1024, 1024, 7, 3, 32),
-    (256, 256, 28, 3, 4))]
+    (256, 256, 28, 3, 4))] + [(32, c, co, s, kk, g) for (c, co, s, kk, g) in (
+    # large M (batch x pixels > 8,192) at the N and K where batch-64 CNNs spend most of their conv time: without
+    # them a batch-64 ResNet-like stage was priced from the nearest measured class (benchmarks/results/
+    # device_2026-11-26j: 82% of Wide-ResNet-50-2's batch-64 conv MACs, 98% of RegNetX-3.2GF's outside the table)
+    (64, 64, 56, 1, 1), (256, 256, 56, 1, 1), (256, 1024, 28, 1, 1), (1024, 1024, 28, 1, 1), (1024, 256, 28, 1, 1),
+    (256, 256, 28, 3, 1), (256, 128, 56, 3, 1), (1024, 1024, 14, 1, 1), (1024, 1024, 14, 3, 1),
+    (768, 768, 32, 7, 768), (256, 256, 56, 3, 16))]
+LARGE_M_CONVS = CONVS[-11:]
 # (M, N, K) of the unaligned GEMMs: N or K odd; each is timed against itself padded to a multiple of 8
 UNALIGNED_GEMMS = ((16384, 251, 512), (16384, 512, 251), (8192, 1001, 1024), (8192, 1024, 1001))
 

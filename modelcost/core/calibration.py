@@ -291,7 +291,7 @@ class Calibration:
 
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
-            "short_attention", "cold_weights", "gemm_grid")
+            "short_attention", "cold_weights", "gemm_grid", "large_m_convs")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -300,15 +300,23 @@ def features(cal: Calibration) -> tuple[str, ...]:
     that keeps depthwise convs apart, "group_convs": ... and convs of several channels per group,
     "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``, "short_attention": attention
     points under ``SHORT_ATTENTION_TOKENS``, "cold_weights": ``cold_curve`` and gemv points timed on weights in
-    DRAM, "gemm_grid": ``gemm_grid``). A prediction made with other ones is another model, so the validation table
+    DRAM, "gemm_grid": ``gemm_grid``, "large_m_convs": dense conv classes of M above 8,192 with N and K above 128,
+    bench/calibrate.LARGE_M_CONVS). A prediction made with other ones is another model, so the validation table
     keeps them with each row (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
             "unaligned_gemms": bool(cal.unaligned_factor),
             "short_attention": any(p.seq_len < SHORT_ATTENTION_TOKENS for p in cal.attention),
-            "cold_weights": bool(cal.cold_curve), "gemm_grid": bool(cal.gemm_grid)}
+            "cold_weights": bool(cal.cold_curve), "gemm_grid": bool(cal.gemm_grid),
+            "large_m_convs": any(_large_m(key) for table in cal.conv_efficiency.values() for key in table)}
     return tuple(name for name in FEATURES if held[name])
+
+
+def _large_m(key: str) -> bool:
+    """Whether a conv class key is dense with M 'xxl' and N and K above 's' (``features``' "large_m_convs")."""
+    dims = key.split()
+    return len(dims) == 3 and dims[0] == "m:xxl" and dims[1] != "n:s" and dims[2] != "k:s"
 
 
 def conv_sorts(cal: Calibration) -> set[str]:
