@@ -71,7 +71,8 @@ def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, bac
         if tuple(row.features) != tuple(features):
             return None, (f"error unknown: {backend} {precision} on {gpu} calibrated on {calibrated_on} was "
                           f"validated with a calibration {_with(row.features)}, and this one is "
-                          f"{_with(features)} (benchmarks/predict_validate.py validates it)")
+                          f"{_with(features)}{_differ(row.features, features)} (benchmarks/predict_validate.py "
+                          "validates it)")
         if row.count != count:
             return None, (f"error unknown: {backend} {precision} on {gpu} was validated on predictions from "
                           f"{_COUNTS.get(row.count, row.count)}, and this one is from {_COUNTS.get(count, count)} "
@@ -105,6 +106,16 @@ def expected_fields(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, b
     low = None if row is None or row.low_cases is None or not row.cases else 100.0 * row.low_cases / row.cases
     return {"expected_error_pct": row.median_pct if row else None,
             "expected_error_p90_pct": row.p90_pct if row else None, "error_basis": basis, "expected_low_pct": low}
+
+
+def _differ(validated: Sequence[str], held: Sequence[str]) -> str:
+    """What the calibration lacks that the validation had (a calibration from an earlier modelcost: calibrate
+    again measures it) and what it holds that the validation did not."""
+    lacks = [f for f in validated if f not in held]
+    more = [f for f in held if f not in validated]
+    parts = ([f"it lacks {', '.join(lacks)} ('modelcost calibrate' measures it)"] if lacks else []) + (
+        [f"it also holds {', '.join(more)}"] if more else [])
+    return f": {'; '.join(parts)}" if parts else ""
 
 
 def _with(features: Sequence[str]) -> str:

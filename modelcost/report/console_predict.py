@@ -44,6 +44,16 @@ def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
     return table
 
 
+def _why_unknown(preds: list[LatencyPrediction]) -> str:
+    """The caption's reason for an "unknown" expected error: the first such prediction's own (its error_basis),
+    and how many more read unknown (the JSON keeps each one's)."""
+    unknown = [p for p in preds if p.expected_error_pct is None and p.error_basis]
+    if not unknown:
+        return ""
+    more = f" (and {len(unknown) - 1} more unknown; the JSON keeps each reason)" if len(unknown) > 1 else ""
+    return f"; {unknown[0].error_basis}{more}"
+
+
 def predictions_table(preds: list[LatencyPrediction]) -> Any:
     from rich.table import Table
 
@@ -51,7 +61,7 @@ def predictions_table(preds: list[LatencyPrediction]) -> Any:
                       for p in preds if p.residual_fit})
     residual = RESIDUAL_CAPTION.format(factors=", x".join(factors)) if factors else ""
     table = Table(title="predicted latency (--predict)", show_lines=False,
-                  caption=EXPECTED_CAPTION + OUTSIDE_CAPTION + residual)
+                  caption=EXPECTED_CAPTION + _why_unknown(preds) + OUTSIDE_CAPTION + residual)
     for col in ("GPU", "backend", "precision", "batch", "predicted ms", "measured ms", "error", "expected error",
                 "outside calibration"):
         table.add_column(col, justify="right" if col.endswith(("ms", "batch", "error", "calibration")) else "left")

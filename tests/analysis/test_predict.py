@@ -174,6 +174,9 @@ def test_the_share_of_time_outside_the_calibration_is_reported() -> None:
     table = console_predict.predictions_table([predict(cost_of(GEMM), other, "torch-eager", "fp16", 1, table=[])])
     assert "outside calibration" in [c.header for c in table.columns]
     assert list(table.columns[-1].cells) == ["100%"]
+    # Its expected error is unknown (an empty table), and the caption says why, in the prediction's own words.
+    assert list(table.columns[-2].cells) == ["unknown"]
+    assert "; error unknown: the validation table has no entry for torch-eager fp16" in str(table.caption)
 
 
 def test_a_reduced_attention_goes_by_its_key_length() -> None:
@@ -315,6 +318,9 @@ def test_predict_on_a_target_gpu_from_the_cli(monkeypatch: pytest.MonkeyPatch, t
     assert all(p["calibration_features"] == [] for p in preds)
     assert all(p["expected_error_pct"] is None and "was validated with a calibration with host_us" in p["error_basis"]
                for p in preds)
+    # and says what it lacks, and that calibrating again measures it
+    assert all(": it lacks host_us, ort_factor," in p["error_basis"] and "('modelcost calibrate' measures it)" in
+               p["error_basis"] for p in preds)
     assert "predicted latency (--predict)" in result.output and "unknown" in result.output  # the terminal's table
 
 
