@@ -188,20 +188,20 @@ def gemv_points(torch: Any, progress: Progress, l2: int) -> list[GemmPoint]:
 
 
 # (batch, in channels, out channels, spatial, kernel, groups = in channels when depthwise)
+# large M (batch x pixels > 8,192) at the N and K where batch-64 CNNs spend most of their conv time: without them a
+# batch-64 ResNet-like stage was priced from the nearest measured class (benchmarks/results/device_2026-11-26j: 82%
+# of Wide-ResNet-50-2's batch-64 conv MACs, 98% of RegNetX-3.2GF's outside the table)
+LARGE_M_CONVS = [(32, c, co, s, kk, g) for (c, co, s, kk, g) in (
+    (64, 64, 56, 1, 1), (256, 256, 56, 1, 1), (256, 1024, 28, 1, 1), (1024, 1024, 28, 1, 1), (1024, 256, 28, 1, 1),
+    (256, 256, 28, 3, 1), (256, 128, 56, 3, 1), (1024, 1024, 14, 1, 1), (1024, 1024, 14, 3, 1),
+    (768, 768, 32, 7, 768), (256, 256, 56, 3, 16))]
 CONVS = [(b, c, co, s, kk, g) for b in (1, 32) for (c, co, s, kk, g) in (
     (64, 64, 56, 3, 1), (128, 128, 28, 3, 1), (256, 256, 14, 3, 1), (512, 512, 7, 3, 1),
     (64, 256, 56, 1, 1), (256, 64, 56, 1, 1), (1024, 256, 14, 1, 1), (512, 2048, 7, 1, 1),
     (3, 64, 112, 7, 1), (32, 32, 112, 3, 32), (144, 144, 56, 3, 144), (384, 384, 14, 7, 384),
     # several channels per group (``GROUPS`` classes): 4, 8, 16, 32 and 64 per group
     (128, 128, 56, 3, 32), (256, 256, 28, 3, 32), (512, 512, 14, 3, 32), (1024, 1024, 7, 3, 32),
-    (256, 256, 28, 3, 4))] + [(32, c, co, s, kk, g) for (c, co, s, kk, g) in (
-    # large M (batch x pixels > 8,192) at the N and K where batch-64 CNNs spend most of their conv time: without
-    # them a batch-64 ResNet-like stage was priced from the nearest measured class (benchmarks/results/
-    # device_2026-11-26j: 82% of Wide-ResNet-50-2's batch-64 conv MACs, 98% of RegNetX-3.2GF's outside the table)
-    (64, 64, 56, 1, 1), (256, 256, 56, 1, 1), (256, 1024, 28, 1, 1), (1024, 1024, 28, 1, 1), (1024, 256, 28, 1, 1),
-    (256, 256, 28, 3, 1), (256, 128, 56, 3, 1), (1024, 1024, 14, 1, 1), (1024, 1024, 14, 3, 1),
-    (768, 768, 32, 7, 768), (256, 256, 56, 3, 16))]
-LARGE_M_CONVS = CONVS[-11:]
+    (256, 256, 28, 3, 4))] + LARGE_M_CONVS
 # (M, N, K) of the unaligned GEMMs: N or K odd; each is timed against itself padded to a multiple of 8
 UNALIGNED_GEMMS = ((16384, 251, 512), (16384, 512, 251), (8192, 1001, 1024), (8192, 1024, 1001))
 

@@ -315,8 +315,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
 
 def _large_m(key: str) -> bool:
     """Whether a conv class key is dense with M 'xxl' and N and K above 's' (``features``' "large_m_convs")."""
-    dims = key.split()
-    return len(dims) == 3 and dims[0] == "m:xxl" and dims[1] != "n:s" and dims[2] != "k:s"
+    m, n, k = key.split()[:3]
+    return key_sort(key) == "" and m == "m:xxl" and n != "n:s" and k != "k:s"
 
 
 def conv_sorts(cal: Calibration) -> set[str]:
