@@ -44,6 +44,7 @@ from modelcost.bench.calibrate_fusion import (
 from modelcost.bench.timing import CudaEventClock, median_call_ms
 from modelcost.core.calibration import HostCost
 from modelcost.core.eager_ops import launches_kernel
+from modelcost.core.text import first_line
 
 HOST_NETS = (*NETS, "tiny-linear", "views")
 FAMILIES = ("eager", "autocast")  # the host-issued families whose calls the static count sees one to one
@@ -139,7 +140,7 @@ def learn_host_cost(torch: Any, progress: Callable[[str], None]) -> tuple[dict[s
             kernel_us, view_us, _ = price(torch, family, nets, counts)
             found[family] = HostCost(round(kernel_us, 3), round(view_us, 3), HOST_NETS)
     except Exception as exc:  # noqa: BLE001 - the predictor falls back to launch_us; the reason is kept
-        notes.append(f"host cost: not calibrated ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
+        notes.append(f"host cost: not calibrated ({first_line(exc, 200)})")
     with contextlib.suppress(Exception):
         torch.cuda.empty_cache()
     return found, notes

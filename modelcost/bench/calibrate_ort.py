@@ -25,6 +25,7 @@ from typing import Any
 
 from modelcost.bench.calibrate_fusion import attention_block, residual_block
 from modelcost.bench.timing import WallClock, clock_for, median_call_ms
+from modelcost.core.text import first_line
 
 # net -> the layer kinds whose factor it gives
 KIND_OF_NET = {"gemm": ("gemm",), "conv": ("conv",), "residual-ln": ("norm", "elementwise"),
@@ -126,8 +127,7 @@ def learn_ort_factor(torch: Any, progress: Callable[[str], None], device: Device
                              / torch_ms(torch, net, x, precision, device))
                     factor[precision].update({k: round(ratio, 3) for k in kinds})
             except Exception as exc:  # noqa: BLE001
-                notes.append(f"ort-cuda time factor of {', '.join(kinds)}: not calibrated ({type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0][:200]})")
+                notes.append(f"ort-cuda time factor of {', '.join(kinds)}: not calibrated ({first_line(exc, 200)})")
             net = x = None
             torch.cuda.empty_cache()
     return {p: f for p, f in factor.items() if f}, notes

@@ -96,3 +96,15 @@ def test_a_child_that_times_out_is_said_in_words() -> None:
 
     _, notes = across_processes({"eager": HostCost(16.0, 1.0)}, hangs, processes=2)
     assert notes[0] == "host cost: a child process failed (TimeoutExpired: still importing torch)"
+
+
+def test_a_failure_without_a_message_is_noted_by_its_type() -> None:
+    # str(exc) == "": the note's reason was its first line, which an empty message does not have (IndexError
+    # inside the handler, and calibrate died); core.text.first_line gives the type alone
+    from modelcost.bench.calibrate_host import learn_host_cost
+
+    class Silent:
+        def no_grad(self) -> None:
+            raise RuntimeError()
+
+    assert learn_host_cost(Silent(), lambda what: None) == ({}, ["host cost: not calibrated (RuntimeError)"])
