@@ -67,6 +67,25 @@ def op_label(node: Any) -> str:
     return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}:{node.op_type}"
 
 
+_CONVS = {"Conv": 1, "ConvTranspose": 1, "ConvInteger": 1, "QLinearConv": 3}  # op -> the weight's input index
+
+
+def _conv_window(node: Any, inputs: list[TensorInfo | None]) -> tuple[tuple[int, ...] | None, ...]:
+    """(kernel_shape, strides, dilations) of a conv node: its attributes, the kernel from the weight's shape
+    where the node has none, strides and dilations 1 where absent; all None where the kernel is unknown."""
+    attrs = {a.name: tuple(int(v) for v in a.ints) for a in node.attribute if a.name in
+             ("kernel_shape", "strides", "dilations")}
+    kernel = attrs.get("kernel_shape")
+    at = _CONVS[node.op_type]
+    weight = inputs[at] if len(inputs) > at else None
+    if not kernel and weight is not None and weight.shape is not None and len(weight.shape) > 2:
+        kernel = tuple(weight.shape[2:])
+    if not kernel or not all(isinstance(k, int) for k in kernel):
+        return None, None, None
+    ones = (1,) * len(kernel)
+    return kernel, attrs.get("strides") or ones, attrs.get("dilations") or ones
+
+
 class _Walker:
     def __init__(self, inferred: InferredOnnx, split: ParamSplit, opset: int) -> None:
         self.inferred = inferred
@@ -100,8 +119,9 @@ class _Walker:
         layer = LayerCost(
             name=name, op=label, output_shapes=[o.shape for o in outs if o is not None and o.shape is not None]
         )
-        if node.op_type in ("Conv", "ConvTranspose", "QLinearConv", "ConvInteger"):
+        if node.op_type in _CONVS:
             layer.groups = next((int(a.i) for a in node.attribute if a.name == "group"), 1)
+            layer.kernel_shape, layer.strides, layer.dilations = _conv_window(node, self._infos(scope, node.input))
         weights = {n: self.params[n] for n in dict.fromkeys(node.input) if n in self.params}
         layer.params = sum(p.numel for p in weights.values())
         layer.weight_bytes = sum(p.size_bytes for p in weights.values())

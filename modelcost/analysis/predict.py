@@ -14,7 +14,8 @@ Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf3
   (``gemv_us``: read-bound on the weight, so no separate memory term); attention at the calibrated
   efficiency for its key length (``attention_keys``) and head size, over its query tiles in waves. Memory: the
   calibrated time of a memory-bound kernel moving the layer's bytes (weights + inputs + outputs at e bytes); a
-  conv of several channels per group is its groups' GEMMs (``core.calibration.conv_gemm``). Under the eager
+  conv of several channels per group is its groups' GEMMs, a dense 3 x 3 stride-1 conv takes classes of its own
+  where the calibration measured them (``core.calibration.conv_gemm``). Under the eager
   families a norm or elementwise layer takes at least the time of its counted aten calls as one kernel each
   (``LayerCost.eager_kernels`` / ``eager_elements``: transformers' RMSNorm is 6-8 calls);
 * the backend family's fusion: f kernels per layer of this kind. f = 0 drops the layer (fused into a
@@ -64,10 +65,12 @@ from modelcost.core.calibration import (
     GROUPS,
     MATMUL_MODES,
     SIZE_CLASSES,
+    THREE_BY_THREE,
     Calibration,
     TimePoint,
     conv_gemm,
     conv_sorts,
+    is_three_by_three,
     key_sort,
     shape_class,
     wave_utilization,
@@ -310,13 +313,22 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
     if grid_us is not None:
         return grid_us / 1e3, True
     if kind == "conv":
-        key, n, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in conv_sorts(cal))
+        sorts = conv_sorts(cal)
+        key, n, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in sorts,
+                                  THREE_BY_THREE in sorts and _three_by_three(layer))
         table = cal.conv_efficiency
     else:
         gemms, key, table = 1, shape_class(m, n, k), cal.gemm_efficiency
     eff = efficiency(table, precision, key)
     util = wave_utilization(gemms * math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
     return flops / (peak * eff * util) * 1e3, key in _rows(table, precision)
+
+
+def _three_by_three(layer: LayerCost) -> bool:
+    """Whether a conv layer takes the ``THREE_BY_THREE`` classes: a forward (not transposed) 3 x 3 conv at stride
+    and dilation 1 (``core.calibration.is_three_by_three``)."""
+    return "transpose" not in layer.op.lower() and is_three_by_three(layer.kernel_shape, layer.strides,
+                                                                      layer.dilations)
 
 
 def unaligned_factor(cal: Calibration, precision: str, n: float, k: float) -> float:

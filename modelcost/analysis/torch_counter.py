@@ -44,6 +44,7 @@ class _Layer:
     flops: int = 0
     macs_dtype: str | None = None
     groups: int | None = None
+    window: torch_ops.ConvWindow | None = None
     output_shapes: list[tuple[int, ...]] = field(default_factory=list)
     activation_bytes: int = 0
     counted: bool = False
@@ -62,7 +63,8 @@ class _Layer:
                          self.macs_dtype, self.weight_bytes, self.activation_bytes, status, self.groups,
                          self.eager_kernels, self.eager_elements, self.eager_strided_kernels,
                          self.eager_strided_elements, self.eager_bytes, max(self.calls, 1),
-                         list(self.call_macs) if self.calls > 1 else [])
+                         list(self.call_macs) if self.calls > 1 else [],
+                         *(self.window or (None, None, None)))
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -205,6 +207,8 @@ class _Recorder:
                 layer.macs_dtype = cost.macs_dtype
             if cost.groups is not None:
                 layer.groups = cost.groups
+            if cost.window is not None:
+                layer.window = cost.window
 
     def cost_of(self, op: str, formula: Any) -> tuple[torch_ops.OpCost | None, str]:
         """Run a formula; one that fails on an unexpected call leaves the op uncounted (and says why)."""

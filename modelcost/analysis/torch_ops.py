@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -43,6 +43,15 @@ class OpCost:
     flops: int = 0
     macs_dtype: str | None = None
     groups: int | None = None  # a convolution's groups (the predictor's conv table keeps grouped ones apart)
+    window: ConvWindow | None = None  # a convolution's kernel, strides and dilations
+
+
+class ConvWindow(NamedTuple):
+    """A convolution's window, one entry per spatial dim (LayerCost's kernel_shape, strides, dilations)."""
+
+    kernel_shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
 
 
 FORMULAS: dict[Any, Formula] = {}  # OpOverloadPacket -> formula(bound args, output)

@@ -12,6 +12,7 @@ import torch
 
 from modelcost.analysis import formulas as F
 from modelcost.analysis.torch_ops import (
+    ConvWindow,
     OpCost,
     _dtype,
     _first_tensor,
@@ -116,7 +117,14 @@ def _conv(a: dict, out: Any) -> OpCost:
         in_channels = w.shape[1] * groups
         macs = F.conv_macs(batch, w.shape[0], out_spatial, in_channels, groups, kernel)
     bias = y.numel() if a.get("bias") is not None else 0
-    return OpCost(macs, 2 * macs + bias, _dtype(x), groups)
+    return OpCost(macs, 2 * macs + bias, _dtype(x), groups,
+                  ConvWindow(kernel, _per_dim(a.get("stride"), kernel), _per_dim(a.get("dilation"), kernel)))
+
+
+def _per_dim(value: Any, kernel: tuple[int, ...]) -> tuple[int, ...]:
+    """A conv's stride or dilation as one int per spatial dim (aten may give one for all, or none: 1)."""
+    values = ([int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value or 1)]) or [1]
+    return tuple(values) if len(values) == len(kernel) else tuple(values[:1] * len(kernel))
 
 
 # ---------------------------------------------------------------------------------------------------

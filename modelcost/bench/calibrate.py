@@ -229,7 +229,7 @@ def _conv_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float, fmt
         with torch.inference_mode():
             t_s = graph_time_us(torch, lambda conv=conv, x=x: conv(x)) / 1e6
         m, k = b * s * s, c // g * kk * kk
-        key, n, gemms = conv_gemm(m, co, k, g, group_classes=True)
+        key, n, gemms = conv_gemm(m, co, k, g, group_classes=True, three_by_three=g == 1 and kk == 3)
         util = wave_utilization(gemms * math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
         found.setdefault(key, []).append(_efficiency(2 * m * co * k / (peak * util), t_s))
     return found

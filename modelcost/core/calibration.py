@@ -59,6 +59,9 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
 * convs of several channels per group (ResNeXt, RegNet) have classes of their own (``GROUPS`` key suffix), kept
   apart from dense and depthwise ones. Added within schema 2: a file without them prices such a conv as its
   groups' dense GEMMs (``conv_gemm``).
+* dense 3 x 3 stride-1 convs have classes of their own (``THREE_BY_THREE`` key suffix): cuDNN runs them by
+  algorithms of their own (Winograd at fp32, above 1 "of peak" by the direct MACs). Added within schema 2: a
+  file without them prices such a conv in the dense classes, where 1 x 1 convs may have measured its class.
 * ONNX Runtime's kernels against torch's (``ort_factor``, precision -> layer kind -> ORT time / torch time), from
   GPU-bound calibration nets run both ways (bench/calibrate_ort.py): an ort-cuda layer's time is the tables'
   (torch's kernels) times its factor. Added within schema 2: a file without it predicts ort-cuda as torch.
@@ -76,6 +79,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from modelcost.core.errors import ModelcostError
@@ -138,6 +142,10 @@ def wave_utilization(tiles: float, sm_count: int) -> float:
 
 GROUPED = "grouped"  # the conv table's fourth key part: a depthwise conv, kept apart from dense ones
 GROUPS = "groups"  # ... a conv of several channels per group (ResNeXt's 32 groups of 4-32 channels)
+# ... a dense 3 x 3 stride-1 conv: cuDNN runs it by algorithms a 1 x 1 conv of its implicit-GEMM class has not
+# (Winograd at fp32: priced from classes that 1 x 1 convs had measured, AlexNet, RepVGG-A0 and VGG-16 at batch 64
+# in fp32 ran in 0.42-0.61 of their predicted time; benchmarks/results/device_2026-11-26j)
+THREE_BY_THREE = "3x3"
 # The alignment (elements) cuBLAS's tensor-core GEMM kernels want of N and K at 2-byte precisions (16 bytes), and
 # at TF32 (4-byte elements, 16 bytes); IEEE fp32 runs SIMT kernels that want none.
 GEMM_ALIGN = {"fp16": 8, "bf16": 8, "tf32": 4}
@@ -157,11 +165,12 @@ def shape_class(m: float, n: float, k: float, grouped: bool = False) -> str:
     return f"{key} {GROUPED}" if grouped else key
 
 
-def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool = False
-              ) -> tuple[str, float, int]:
+def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool = False,
+              three_by_three: bool = False) -> tuple[str, float, int]:
     """(class key, N of one GEMM, GEMMs) of a conv as implicit GEMM(s): M = batch x output pixels, N = output
     channels, K = input channels per group x kernel area (the MACs of one output element).
-    * dense (groups 1): one GEMM, a dense class;
+    * dense (groups 1): one GEMM, a dense class; a 3 x 3 stride-1 one (``three_by_three``, where the calibration
+      measured such convs apart: ``is_three_by_three``) in a class of its own (``THREE_BY_THREE``);
     * depthwise (groups = output channels): one GEMM over all channels, a grouped class (what calibrate measured:
       K of 9-49, memory-bound, a hundredth of a dense class's efficiency);
     * grouped with several output channels per group (ResNeXt's 32 groups), where the calibration measured such
@@ -171,12 +180,19 @@ def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool
       class for ResNeXt-50's grouped 3x3 convs (4-32 channels per group) predicted the whole net at 2.8x its
       measured time (torch.compile fp16, batch 64); these dense GEMMs of 4-32 columns, 1.5-3x (eager fp16)."""
     if groups <= 1:
-        return shape_class(m, n, k), n, 1
+        return (f"{shape_class(m, n, k)} {THREE_BY_THREE}" if three_by_three else shape_class(m, n, k)), n, 1
     if groups >= n:
         return shape_class(m, n, k, grouped=True), n, 1
     if group_classes:
         return f"{shape_class(m, n, k)} {GROUPS}", n, 1
     return shape_class(m, n / groups, k), n / groups, int(groups)
+
+
+def is_three_by_three(kernel_shape: Sequence[int] | None, strides: Sequence[int] | None = None,
+                      dilations: Sequence[int] | None = None) -> bool:
+    """Whether a conv's window is 3 x 3 at stride 1 and dilation 1 (``THREE_BY_THREE``'s classes); an unknown
+    stride or dilation counts as 1."""
+    return tuple(kernel_shape or ()) == (3, 3) and all(v == 1 for v in (*(strides or ()), *(dilations or ())))
 
 
 @dataclass(frozen=True)
@@ -291,7 +307,7 @@ class Calibration:
 
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
-            "short_attention", "cold_weights", "gemm_grid", "large_m_convs")
+            "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -300,16 +316,18 @@ def features(cal: Calibration) -> tuple[str, ...]:
     that keeps depthwise convs apart, "group_convs": ... and convs of several channels per group,
     "strided_copies": ``strided_curve``, "unaligned_gemms": ``unaligned_factor``, "short_attention": attention
     points under ``SHORT_ATTENTION_TOKENS``, "cold_weights": ``cold_curve`` and gemv points timed on weights in
-    DRAM, "gemm_grid": ``gemm_grid``, "large_m_convs": dense conv classes of M above 8,192 with N and K above 128,
-    bench/calibrate.LARGE_M_CONVS). A prediction made with other ones is another model, so the validation table
-    keeps them with each row (analysis/predict_table.validated_row)."""
+    DRAM, "gemm_grid": ``gemm_grid``, "large_m_convs": dense conv classes of M above 8,192 with N and K above 128
+    (bench/calibrate.LARGE_M_CONVS), "conv_3x3": classes of dense 3 x 3 stride-1 convs kept apart,
+    ``THREE_BY_THREE``). A prediction made with other ones is another model, so the validation table keeps them
+    with each row (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
             "unaligned_gemms": bool(cal.unaligned_factor),
             "short_attention": any(p.seq_len < SHORT_ATTENTION_TOKENS for p in cal.attention),
             "cold_weights": bool(cal.cold_curve), "gemm_grid": bool(cal.gemm_grid),
-            "large_m_convs": any(_large_m(key) for table in cal.conv_efficiency.values() for key in table)}
+            "large_m_convs": any(_large_m(key) for table in cal.conv_efficiency.values() for key in table),
+            "conv_3x3": THREE_BY_THREE in sorts}
     return tuple(name for name in FEATURES if held[name])
 
 

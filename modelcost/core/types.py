@@ -71,6 +71,12 @@ class LayerCost:
     # outputs into one entry (PyTorch; an ONNX node runs once); call_macs: each call's MACs when it ran more than once
     calls: int = 1
     call_macs: list[int] = field(default_factory=list)
+    # a convolution's window (ONNX's attribute names; PyTorch's kernel, stride and dilation), one entry per spatial
+    # dim; None for other layers. The predictor times a dense 3 x 3 stride-1 conv from classes of its own: cuDNN
+    # runs it by algorithms (Winograd at fp32) that a 1 x 1 conv of the same implicit-GEMM shape does not have
+    kernel_shape: tuple[int, ...] | None = None
+    strides: tuple[int, ...] | None = None
+    dilations: tuple[int, ...] | None = None
 
 
 @dataclass

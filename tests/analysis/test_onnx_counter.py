@@ -101,6 +101,18 @@ def test_conv_groups_and_depthwise(tmp_path: Path) -> None:
     assert layer.macs == 1_800 and layer.groups == 8
 
 
+def test_conv_records_its_window(tmp_path: Path) -> None:
+    # what the predictor tells a 3 x 3 stride-1 conv by: the kernel from the weight where the node gives none,
+    # strides and dilations 1 where absent
+    layer, _ = one(tmp_path, "Conv", {"x": [1, 8, 5, 5]}, [_w("w", 4, 8, 3, 3)], {"pads": [1] * 4})
+    assert (layer.kernel_shape, layer.strides, layer.dilations) == ((3, 3), (1, 1), (1, 1))
+    layer, _ = one(tmp_path, "Conv", {"x": [1, 8, 9, 9]}, [_w("w", 4, 8, 3, 3)],
+                   {"kernel_shape": [3, 3], "strides": [2, 2], "dilations": [2, 2]})
+    assert (layer.kernel_shape, layer.strides, layer.dilations) == ((3, 3), (2, 2), (2, 2))
+    layer, _ = one(tmp_path, "Relu", {"x": [1, 8, 5, 5]}, [], {})
+    assert (layer.kernel_shape, layer.strides, layer.dilations) == (None, None, None)
+
+
 def test_conv_auto_pad_same_upper_1d_and_3d(tmp_path: Path) -> None:
     layer, _ = one(
         tmp_path, "Conv", {"x": [1, 2, 7, 7]}, [_w("w", 2, 2, 3, 3)], {"auto_pad": "SAME_UPPER", "strides": [2, 2]}

@@ -768,6 +768,40 @@ def test_a_conv_of_several_channels_per_group_takes_its_own_classes_when_calibra
     assert calib.features(short)[-1] == "short_attention"
 
 
+def test_a_3x3_stride_1_conv_takes_its_own_classes_when_calibrated() -> None:
+    # VGG's 3 x 3 conv of 64 -> 64 channels at 56 x 56, batch 1: M = 3,136 (xl), N = 64 (s), K = 64 x 9 = 576 (l);
+    # 3,136 x 64 x 576 = 115,605,504 MACs. Its class measured by a 1 x 1 conv reads 0.3 of peak; the 3 x 3 class
+    # (cuDNN's Winograd at fp32, above 1 by the direct MACs) 1.2. Tiles of 128: 25 x 1 = 25 on 100 SMs, a quarter
+    # busy; fp32 peak 50 TFLOP/s: 2 x 115,605,504 / (50e12 x 1.2 x 0.25) s = 15.414 us; in the dense class 0.3:
+    # 61.656 us.
+    assert calib.conv_gemm(3136, 64, 576, 1, three_by_three=True) == ("m:xl n:s k:l 3x3", 64, 1)
+    assert calib.is_three_by_three((3, 3)) and calib.is_three_by_three((3, 3), (1, 1), (1, 1))
+    assert not calib.is_three_by_three((3, 3), (2, 2)) and not calib.is_three_by_three((3, 3), (1, 1), (2, 2))
+    assert not calib.is_three_by_three((1, 1)) and not calib.is_three_by_three((3, 3, 3)) \
+        and not calib.is_three_by_three(None)
+    table = {"fp32": {"m:xl n:s k:l": 0.3, "m:xl n:s k:l 3x3": 1.2, "m:xl n:m k:xl 3x3": 0.9}}
+    cal = dataclasses.replace(synthetic(), conv_efficiency=table)
+    conv = LayerCost("c", "Conv2d", macs=115_605_504, output_shapes=[(1, 64, 56, 56)], macs_dtype="float32",
+                     status="counted", groups=1, kernel_shape=(3, 3), strides=(1, 1), dilations=(1, 1))
+    [est] = estimate_layers(cost_of(conv), cal, "fp32", 1)
+    assert est.compute_ms == pytest.approx(2 * 115_605_504 / (50e12 * 1.2 * 0.25) * 1e3) and est.calibrated
+    # stride 2, dilation 2 (DeepLab's atrous convs), a transposed 3 x 3 conv and a window the count does not
+    # know take the dense class: no Winograd there
+    for other in (dataclasses.replace(conv, strides=(2, 2)), dataclasses.replace(conv, dilations=(2, 2)),
+                  dataclasses.replace(conv, op="ConvTranspose"), dataclasses.replace(conv, kernel_shape=None)):
+        [dense] = estimate_layers(cost_of(other), cal, "fp32", 1)
+        assert dense.compute_ms == pytest.approx(2 * 115_605_504 / (50e12 * 0.3 * 0.25) * 1e3)
+    # a calibration that kept no 3 x 3 classes apart prices it in the dense class, as before
+    old = dataclasses.replace(cal, conv_efficiency={"fp32": {"m:xl n:s k:l": 0.3}})
+    [before] = estimate_layers(cost_of(conv), old, "fp32", 1)
+    assert before.compute_ms == pytest.approx(2 * 115_605_504 / (50e12 * 0.3 * 0.25) * 1e3)
+    # a missing 3 x 3 class takes the nearest of its sort (1 + 1 steps away), never a dense one (0 steps)
+    assert efficiency(table, "fp32", "m:xl n:s k:xl 3x3") == 1.2
+    assert efficiency(table, "fp32", "m:xl n:m k:xl 3x3") == 0.9
+    # the classes are a feature of their own: a validation made without them is another model
+    assert "conv_3x3" in calib.features(cal) and "conv_3x3" not in calib.features(old)
+
+
 def test_the_transposed_copy_curve_moves_with_the_bandwidth() -> None:
     # As the memory curve: a DRAM-bound point keeps the 4 us floor, the rest x 3350 / 4800 (H100 -> H200); the
     # 1 MB point fits the 50 MiB L2 and stays.

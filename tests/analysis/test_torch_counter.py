@@ -583,6 +583,18 @@ def test_a_conv_layer_records_its_groups() -> None:
     assert [layer.groups for layer in report.layers] == [32, 1, None]
 
 
+def test_a_conv_layer_records_its_window() -> None:
+    """What the predictor's conv table tells a 3 x 3 stride-1 conv (cuDNN's Winograd) from others by: the kernel,
+    stride and dilation per spatial dim; other layers record none."""
+    with torch.device("meta"):
+        net = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 3, stride=2, dilation=2),
+                            nn.Conv2d(8, 8, (1, 7), padding=(0, 3)), nn.ReLU())
+    report = analyze_module(net, [meta(1, 8, 32, 32)])
+    windows = [(layer.kernel_shape, layer.strides, layer.dilations) for layer in report.layers]
+    assert windows == [((3, 3), (1, 1), (1, 1)), ((3, 3), (2, 2), (2, 2)), ((1, 7), (1, 1), (1, 1)),
+                       (None, None, None)]
+
+
 def test_a_layer_tallies_its_kernel_calls_and_the_elements_they_move() -> None:
     """What the predictor charges an eager norm by (LayerCost.eager_kernels / eager_elements): an RMSNorm written
     as transformers writes it runs one kernel per aten call, not one fused kernel."""

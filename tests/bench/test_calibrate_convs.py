@@ -4,7 +4,7 @@ channels, K = input channels per group x kernel area; classes s <= 128 < m <= 51
 
 from __future__ import annotations
 
-from modelcost.bench.calibrate import LARGE_M_CONVS
+from modelcost.bench.calibrate import CONVS, LARGE_M_CONVS
 from modelcost.core.calibration import conv_gemm
 
 
@@ -15,9 +15,22 @@ def test_large_m_convs_fill_their_classes() -> None:
     expected = ["m:xxl n:s k:s", "m:xxl n:m k:m", "m:xxl n:l k:m", "m:xxl n:l k:l", "m:xxl n:m k:l",
                 "m:xxl n:m k:xl", "m:xxl n:s k:xl", "m:xl n:l k:l", "m:xl n:l k:xxl", "m:xxl n:l k:s grouped",
                 "m:xxl n:m k:m groups"]
-    got = [conv_gemm(b * s * s, co, c // g * kk * kk, g, group_classes=True)[0]
+    # the three dense 3 x 3 convs in the 3 x 3 classes (bench/calibrate._conv_rows keeps them apart)
+    expected[5:7] = ["m:xxl n:m k:xl 3x3", "m:xxl n:s k:xl 3x3"]
+    expected[8] = "m:xl n:l k:xxl 3x3"
+    got = [conv_gemm(b * s * s, co, c // g * kk * kk, g, group_classes=True, three_by_three=g == 1 and kk == 3)[0]
            for b, c, co, s, kk, g in LARGE_M_CONVS]
     assert got == expected
+
+
+def test_the_3x3_classes_are_measured_at_both_batches() -> None:
+    # CONVS's dense 3 x 3 convs: four ResNet stages at batch 1 and 32, and three large-M ones at batch 32; at
+    # batch 1 M = 56^2 = 3,136 (xl), 28^2 = 784 (l), 14^2 = 196 (m), 7^2 = 49 (s); K = 9 x 64 = 576 (l), 9 x 128 =
+    # 1,152 (l), 9 x 256 = 2,304 (xl), 9 x 512 = 4,608 (xl)
+    three = [(b, c, s) for b, c, co, s, kk, g in CONVS if kk == 3 and g == 1]
+    assert len(three) == 11 and sorted({b for b, _, _ in three}) == [1, 32]
+    batch1 = [conv_gemm(s * s, c, 9 * c, 1, three_by_three=True)[0] for b, c, s in three if b == 1]
+    assert batch1 == ["m:xl n:s k:l 3x3", "m:l n:s k:l 3x3", "m:m n:m k:xl 3x3", "m:s n:m k:xl 3x3"]
 
 
 def test_a_conv_table_with_large_m_classes_is_another_feature() -> None:
