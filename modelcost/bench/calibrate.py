@@ -190,11 +190,12 @@ def gemv_points(torch: Any, progress: Progress, l2: int) -> list[GemmPoint]:
 # (batch, in channels, out channels, spatial, kernel, groups = in channels when depthwise)
 # large M (batch x pixels > 8,192) at the N and K where batch-64 CNNs spend most of their conv time: without them a
 # batch-64 ResNet-like stage was priced from the nearest measured class (benchmarks/results/device_2026-11-26j: 82%
-# of Wide-ResNet-50-2's batch-64 conv MACs, 98% of RegNetX-3.2GF's outside the table)
+# of Wide-ResNet-50-2's batch-64 conv MACs, 98% of RegNetX-3.2GF's outside the table); the last one fills the
+# 3 x 3 class of AlexNet's batch-64 192 -> 384 conv (M 10,816, N 384, K 1,728), which 1 x 1 convs measured before
 LARGE_M_CONVS = [(32, c, co, s, kk, g) for (c, co, s, kk, g) in (
     (64, 64, 56, 1, 1), (256, 256, 56, 1, 1), (256, 1024, 28, 1, 1), (1024, 1024, 28, 1, 1), (1024, 256, 28, 1, 1),
     (256, 256, 28, 3, 1), (256, 128, 56, 3, 1), (1024, 1024, 14, 1, 1), (1024, 1024, 14, 3, 1),
-    (768, 768, 32, 7, 768), (256, 256, 56, 3, 16))]
+    (768, 768, 32, 7, 768), (256, 256, 56, 3, 16), (128, 256, 28, 3, 1))]
 CONVS = [(b, c, co, s, kk, g) for b in (1, 32) for (c, co, s, kk, g) in (
     (64, 64, 56, 3, 1), (128, 128, 28, 3, 1), (256, 256, 14, 3, 1), (512, 512, 7, 3, 1),
     (64, 256, 56, 1, 1), (256, 64, 56, 1, 1), (1024, 256, 14, 1, 1), (512, 2048, 7, 1, 1),

@@ -14,21 +14,23 @@ def test_large_m_convs_fill_their_classes() -> None:
     # depthwise 7x7 conv K = 49 (s) in the grouped class; 16 groups of 16 channels: K = 16 x 9 = 144 (m)
     expected = ["m:xxl n:s k:s", "m:xxl n:m k:m", "m:xxl n:l k:m", "m:xxl n:l k:l", "m:xxl n:m k:l",
                 "m:xxl n:m k:xl", "m:xxl n:s k:xl", "m:xl n:l k:l", "m:xl n:l k:xxl", "m:xxl n:l k:s grouped",
-                "m:xxl n:m k:m groups"]
-    # the three dense 3 x 3 convs in the 3 x 3 classes (bench/calibrate._conv_rows keeps them apart)
+                "m:xxl n:m k:m groups", "m:xxl n:m k:l"]
+    # the four dense 3 x 3 convs in the 3 x 3 classes (bench/calibrate._conv_rows keeps them apart); the last,
+    # 128 -> 256 at 28 x 28: K = 128 x 9 = 1,152 (l), N 256 (m), the class of AlexNet's 192 -> 384 at batch 64
     expected[5:7] = ["m:xxl n:m k:xl 3x3", "m:xxl n:s k:xl 3x3"]
     expected[8] = "m:xl n:l k:xxl 3x3"
+    expected[11] = "m:xxl n:m k:l 3x3"
     got = [conv_gemm(b * s * s, co, c // g * kk * kk, g, group_classes=True, three_by_three=g == 1 and kk == 3)[0]
            for b, c, co, s, kk, g in LARGE_M_CONVS]
     assert got == expected
 
 
 def test_the_3x3_classes_are_measured_at_both_batches() -> None:
-    # CONVS's dense 3 x 3 convs: four ResNet stages at batch 1 and 32, and three large-M ones at batch 32; at
+    # CONVS's dense 3 x 3 convs: four ResNet stages at batch 1 and 32, and four large-M ones at batch 32; at
     # batch 1 M = 56^2 = 3,136 (xl), 28^2 = 784 (l), 14^2 = 196 (m), 7^2 = 49 (s); K = 9 x 64 = 576 (l), 9 x 128 =
     # 1,152 (l), 9 x 256 = 2,304 (xl), 9 x 512 = 4,608 (xl)
     three = [(b, c, s) for b, c, co, s, kk, g in CONVS if kk == 3 and g == 1]
-    assert len(three) == 11 and sorted({b for b, _, _ in three}) == [1, 32]
+    assert len(three) == 12 and sorted({b for b, _, _ in three}) == [1, 32]
     batch1 = [conv_gemm(s * s, c, 9 * c, 1, three_by_three=True)[0] for b, c, s in three if b == 1]
     assert batch1 == ["m:xl n:s k:l 3x3", "m:l n:s k:l 3x3", "m:m n:m k:xl 3x3", "m:s n:m k:xl 3x3"]
 
