@@ -60,7 +60,7 @@ from modelcost.core.calibration import (
 )
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import GpuSpec
-from modelcost.hardware.tf32 import matmul_mode, tf32_mode
+from modelcost.hardware.tf32 import cudnn_autotune, matmul_mode, tf32_mode
 
 MAX_CALL_MS = 5.0
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -208,13 +208,16 @@ UNALIGNED_GEMMS = ((16384, 251, 512), (16384, 512, 251), (8192, 1001, 1024), (81
 
 
 def conv_table(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) -> dict[str, dict[str, float]]:
-    """precision -> implicit-GEMM class -> efficiency (the mean over the convs of a class)."""
+    """precision -> implicit-GEMM class -> efficiency (the mean over the convs of a class). Timed with cuDNN's
+    autotuner on, as the torch backends run convs (bench/backends/torch_backends.py) and ONNX Runtime's CUDA EP
+    searches its algorithms: by cuDNN's heuristics alone the fp32 3 x 3 class m:xxl n:m k:xl read 0.45 of peak,
+    autotuned 1.10 (Winograd; H100, benchmarks/results/device_2026-11-26k)."""
     table: dict[str, dict[str, float]] = {}
     for precision in CONV_PRECISIONS:
         dtype, peak = _dtype(torch, precision), gpu.peak_tflops[precision] * 1e12
         progress(f"conv efficiency, {precision}")
         fmt = torch.channels_last if precision == "fp16" else torch.contiguous_format
-        with tf32_mode(precision == "tf32"):
+        with tf32_mode(precision == "tf32"), cudnn_autotune():
             found = _conv_rows(torch, gpu, tile, dtype, peak, fmt)
         table[precision] = {key: sum(v) / len(v) for key, v in found.items()}
     return table

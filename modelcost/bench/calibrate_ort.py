@@ -70,18 +70,15 @@ def torch_ms(torch: Any, net: Any, x: Any, precision: str, device: Device = GPU)
     cast model, channels_last for a conv net, as torch-half runs it and calibrate's fp16 conv table was timed.
     The factor over NCHW fp16 convs, 2.45 on an H100, put ORT's fp16 convs far under what they measured against
     torch-half's: 5.6x on VGG-16, 7.4x on a U-Net at batch 64, benchmarks/kernel_mix.py)."""
-    from modelcost.hardware.tf32 import tf32_mode
+    from modelcost.hardware.tf32 import cudnn_autotune, tf32_mode
 
     net, x = (net.half(), x.half()) if precision == "fp16" else (net.float(), x.float())
     if precision == "fp16" and x.dim() == 4:
         net, x = net.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last)
-    saved = torch.backends.cudnn.benchmark
-    torch.backends.cudnn.benchmark = True
     try:
-        with tf32_mode(False), torch.inference_mode():
+        with cudnn_autotune(), tf32_mode(False), torch.inference_mode():
             return median_call_ms(lambda: net(x), clock_for(device.torch).time_ms, RUNS)
     finally:
-        torch.backends.cudnn.benchmark = saved
         net.float()
 
 

@@ -1,7 +1,7 @@
 """TF32 on or off for fp32 matmuls and cuDNN convolutions / RNNs, restored afterwards: the one switch used by the
 torch backends, the training step, the layer profiler and the measured GPU ceilings. Also cuDNN's autotuner off for
-a while (``no_cudnn_autotune``: the batch-search probes and the fp32 reference outputs). Imports torch only when
-used."""
+a while (``no_cudnn_autotune``: the batch-search probes and the fp32 reference outputs, whose plans it keeps apart
+from the measured configs') and on (``cudnn_autotune``: calibrate's conv table). Imports torch only when used."""
 
 from __future__ import annotations
 
@@ -43,9 +43,9 @@ def tf32_mode(enabled: bool) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def no_cudnn_autotune() -> Iterator[None]:
-    """cuDNN's benchmark mode (autotuning at every new shape) off, restored afterwards; nothing to do in a process
-    that has not imported torch."""
+def cudnn_autotune(enabled: bool = True) -> Iterator[None]:
+    """cuDNN's benchmark mode (autotuning at every new shape: what the torch backends run convs under) on or off,
+    restored afterwards; nothing to do in a process that has not imported torch."""
     import sys
 
     torch = sys.modules.get("torch")
@@ -53,11 +53,34 @@ def no_cudnn_autotune() -> Iterator[None]:
         yield
         return
     saved = torch.backends.cudnn.benchmark
-    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.benchmark = enabled
     try:
         yield
     finally:
         torch.backends.cudnn.benchmark = saved
+
+
+@contextlib.contextmanager
+def no_cudnn_autotune() -> Iterator[None]:
+    """cuDNN's benchmark mode off, and its deterministic mode on, both restored afterwards: convs pick their
+    algorithms by cuDNN's heuristics, and the plans they find stay apart from the measured configs'. torch keeps
+    one plan per conv shape (aten/src/ATen/native/cudnn/Conv_v8.cpp: ``benchmark_cache``, keyed by the shapes,
+    ``deterministic`` and ``allow_tf32``, not by the benchmark flag) and reuses it whatever the flag says later, so a
+    heuristic plan found here would have been the eager fp32 config's too, which then never autotuned: keyed by
+    ``deterministic``, the config finds its own. Nothing to do in a process that has not imported torch."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    saved = torch.backends.cudnn.deterministic
+    torch.backends.cudnn.deterministic = True
+    try:
+        with cudnn_autotune(False):
+            yield
+    finally:
+        torch.backends.cudnn.deterministic = saved
 
 
 def matmul_mode(torch: Any) -> str:

@@ -44,3 +44,18 @@ def test_a_conv_table_with_large_m_classes_is_another_feature() -> None:
     # what batch 32 already measured before: M xxl only with N or K of 128 or fewer; grouped classes are apart
     assert not any(_large_m(k) for k in ("m:xxl n:s k:m", "m:xxl n:m k:s", "m:xl n:l k:l", "m:xxl n:m k:m groups",
                                          "m:xxl n:l k:s grouped"))
+
+
+def test_the_conv_table_is_timed_with_cudnns_autotuner_on(monkeypatch) -> None:
+    # the torch backends run convs with cudnn.benchmark on (bench/backends/torch_backends.py); a table timed by
+    # cuDNN's heuristics alone priced convs by algorithms the models never ran. Restored afterwards.
+    import torch
+
+    from modelcost.bench import calibrate
+    from modelcost.hardware.specs import spec_from_table
+
+    seen = []
+    monkeypatch.setattr(calibrate, "_conv_rows", lambda *a: seen.append(torch.backends.cudnn.benchmark) or {})
+    monkeypatch.setattr(torch.backends.cudnn, "benchmark", False)
+    calibrate.conv_table(torch, spec_from_table("H100 SXM"), 128, lambda _: None)
+    assert seen == [True, True, True] and torch.backends.cudnn.benchmark is False
