@@ -8,7 +8,7 @@ rows' ``probes``: the eager half-precision model where the model and machine all
 itself runs that backend, since half-precision kernels saturate at the largest batches and an eager model needs
 no compile or engine build per batch). The probes run with cuDNN's autotuner off: it would search conv algorithms anew
 at every batch size (BENCHMARKS.md, 'Figures that used to live in docstrings'); the batch it picks is then measured like
-every config.
+every config, which autotunes its own plans (hardware/tf32.no_cudnn_autotune keys the probes' apart).
 A probe is the screening measurement with at most 0.3 s of warm-up and 0.5 s in all (``probe_config``): the probes' time
 goes mostly to warm-ups of launch-bound small batches that never settle within 2% (BENCHMARKS.md, 'Fourth session'); the
 5% growth rule needs no finer figure. Device memory is emptied between probes only after one ran out of it (the

@@ -31,7 +31,8 @@ class Reference:
     torch eager FP32 (TF32 off) for PyTorch models, ONNX Runtime FP32 for ONNX models). cuDNN chooses its
     algorithms by heuristics here: autotuning them (``cudnn.benchmark``) costs seconds (BENCHMARKS.md, 'Figures that
     used to live in docstrings'), for outputs that are computed once; the eager fp32 config autotunes at its own first
-    call, like every other config."""
+    call, like every other config, because ``no_cudnn_autotune`` keys the plans found here apart from its (before
+    it did, torch reused this heuristic plan for every fp32 torch config of the same shapes)."""
 
     def __init__(self, model: BenchModel, device: str, config: BenchConfig) -> None:
         self.model, self.device, self.config = model, device, config
