@@ -153,13 +153,18 @@ def _rows(table: dict[str, dict[str, float]], precision: str) -> dict[str, float
 
 
 def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> float:
-    """The calibrated efficiency of a shape class; a missing class takes the nearest measured one (fewest
-    size-class steps), bf16 takes fp16's table when it has none of its own."""
+    """The calibrated efficiency of a shape class; a missing class takes the nearest measured one of its sort
+    (fewest size-class steps; a dense one first the same class measured by 3 x 3 convs), bf16 takes fp16's table
+    when it has none of its own."""
     rows = _rows(table, precision)
     if not rows:
         raise ModelcostError(f"the calibration has no efficiency table for {precision}")
     if key in rows:
         return rows[key]
+    if not key_sort(key) and f"{key} {THREE_BY_THREE}" in rows:
+        # a dense conv (a 1 x 1, a strided or 3-D 3 x 3) in a class only 3 x 3 convs measured: the same implicit
+        # GEMM, nearer than any other class (R3D-18's 3 x 3 x 3 convs read 1.8x slow from the nearest 1 x 1 one)
+        return rows[f"{key} {THREE_BY_THREE}"]
     order = list(SIZE_CLASSES)
     # the nearest class of the same sort (dense, depthwise or several channels per group), or of any sort where
     # the table has none of it (a calibration that kept no grouped convs apart)

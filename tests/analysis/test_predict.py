@@ -798,6 +798,10 @@ def test_a_3x3_stride_1_conv_takes_its_own_classes_when_calibrated() -> None:
     # a missing 3 x 3 class takes the nearest of its sort (1 + 1 steps away), never a dense one (0 steps)
     assert efficiency(table, "fp32", "m:xl n:s k:xl 3x3") == 1.2
     assert efficiency(table, "fp32", "m:xl n:m k:xl 3x3") == 0.9
+    # a dense conv that is not 3 x 3 at stride 1 (R3D's 3 x 3 x 3, a strided 3 x 3) in a class only 3 x 3 convs
+    # measured takes that class (the same implicit GEMM) before the nearest dense one (m:xl n:s k:l, 1 step)
+    assert efficiency(table, "fp32", "m:xl n:m k:xl") == 0.9
+    assert efficiency(table, "fp32", "m:xl n:s k:xl") == 0.3
     # the classes are a feature of their own: a validation made without them is another model
     assert "conv_3x3" in calib.features(cal) and "conv_3x3" not in calib.features(old)
 
