@@ -2,11 +2,11 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
-mobilenet_v2, bert-base, gpt2; then seven more sets of 8, each written and committed before it was first measured:
+mobilenet_v2, bert-base, gpt2; then eight more sets of 8, each written and committed before it was first measured:
 --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
 thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
-(predict_models_fresh5.py, sixteenth), fresh6 (predict_models_fresh6.py, seventeenth) and fresh7
-(predict_models_fresh7.py, eighteenth)) it runs modelcost's
+(predict_models_fresh5.py, sixteenth), fresh6 (predict_models_fresh6.py, seventeenth), fresh7
+(predict_models_fresh7.py, eighteenth) and fresh8 (predict_models_fresh8.py, nineteenth)) it runs modelcost's
 own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
 torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when onnxruntime-gpu imports; batch 1 and 64), with each
 measured config's prediction beside it. Every case is appended to <out>/cases.jsonl as it finishes (a model that
@@ -61,6 +61,7 @@ FRESH4_FILE = "benchmarks/predict_models_fresh4.py"
 FRESH5_FILE = "benchmarks/predict_models_fresh5.py"
 FRESH6_FILE = "benchmarks/predict_models_fresh6.py"
 FRESH7_FILE = "benchmarks/predict_models_fresh7.py"
+FRESH8_FILE = "benchmarks/predict_models_fresh8.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -133,6 +134,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "esm2_150m": (f"{FRESH7_FILE}:esm2_150m", "input_ids=Bx128:int64"),
     "bart_base": (f"{FRESH7_FILE}:bart_base", "input_ids=Bx128:int64"),
     "smollm2_360m": (f"{FRESH7_FILE}:smollm2_360m", "input_ids=Bx128:int64"),
+    # the ninth set (nineteenth session): written and frozen before any of it was measured
+    "googlenet_ish": (f"{FRESH8_FILE}:googlenet_ish", "input=Bx3x224x224"),
+    "sd_vae_decoder_ish": (f"{FRESH8_FILE}:sd_vae_decoder_ish", "input=Bx4x16x16"),
+    "mobilenet_v1": (f"{FRESH8_FILE}:mobilenet_v1", "pixel_values=Bx3x224x224"),
+    "bit_50": (f"{FRESH8_FILE}:bit_50", "pixel_values=Bx3x224x224"),
+    "beit_base": (f"{FRESH8_FILE}:beit_base", "pixel_values=Bx3x224x224"),
+    "squeezebert": (f"{FRESH8_FILE}:squeezebert", "input_ids=Bx128:int64"),
+    "bloom_560m": (f"{FRESH8_FILE}:bloom_560m", "input_ids=Bx128:int64"),
+    "yolos_tiny": (f"{FRESH8_FILE}:yolos_tiny", "pixel_values=Bx3x512x512"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -149,7 +159,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh6": ["xception_ish", "convmixer_768_32", "resnet34_ish", "pvt_v2_b0", "ast_audioset",
                      "funnel_small_base", "ernie45_03b", "lfm2_350m"],
           "fresh7": ["wide_resnet50_2", "regnetx_032_ish", "alexnet_ish", "hiera_tiny", "depth_anything_small",
-                     "esm2_150m", "bart_base", "smollm2_360m"]}
+                     "esm2_150m", "bart_base", "smollm2_360m"],
+          "fresh8": ["googlenet_ish", "sd_vae_decoder_ish", "mobilenet_v1", "bit_50", "beit_base", "squeezebert",
+                     "bloom_560m", "yolos_tiny"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
