@@ -115,8 +115,7 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
     from modelcost.core import owned
     from modelcost.core.atomic import scratch_beside
 
-    model = onnx.load(str(path))
-    converted = convert_float_to_float16(model, keep_io_types=True)
+    converted = convert_float_to_float16(_shapes_inferred(path), keep_io_types=True, disable_shape_infer=True)
     owned.make_folder(cache_dir, out.parent)
     tmp = scratch_beside(out)
     external = converted.ByteSize() > (1 << 31) - (1 << 24)
@@ -129,6 +128,19 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
         raise
     owned.record(cache_dir, out, *([data] if external else []))
     return out
+
+
+def _shapes_inferred(path: Path) -> Any:
+    """The model at ``path`` with its shapes inferred and then its weights loaded. The converter's own shape
+    inference serializes the whole model, which protobuf refuses past 2 GB ("EncodeError: Failed to serialize
+    proto": BLOOM-560M's fp32 export, 2.2 GB); inferred before the external weights are read, the proto holds only
+    their references."""
+    import onnx
+    from onnx.external_data_helper import load_external_data_for_model
+
+    model = onnx.shape_inference.infer_shapes(onnx.load(str(path), load_external_data=False))
+    load_external_data_for_model(model, str(path.parent))
+    return model
 
 
 def session_options(ort: Any, device: str, config: BenchConfig) -> Any:
