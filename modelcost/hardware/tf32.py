@@ -43,44 +43,40 @@ def tf32_mode(enabled: bool) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def cudnn_autotune(enabled: bool = True) -> Iterator[None]:
-    """cuDNN's benchmark mode (autotuning at every new shape: what the torch backends run convs under) on or off,
-    restored afterwards; nothing to do in a process that has not imported torch."""
+def _cudnn_flags(**values: bool) -> Iterator[None]:
+    """``torch.backends.cudnn``'s flags set to ``values``, restored afterwards; nothing to do in a process that has
+    not imported torch."""
     import sys
 
     torch = sys.modules.get("torch")
     if torch is None:
         yield
         return
-    saved = torch.backends.cudnn.benchmark
-    torch.backends.cudnn.benchmark = enabled
+    cudnn = torch.backends.cudnn
+    saved = {name: getattr(cudnn, name) for name in values}
+    for name, value in values.items():
+        setattr(cudnn, name, value)
     try:
         yield
     finally:
-        torch.backends.cudnn.benchmark = saved
+        for name, value in saved.items():
+            setattr(cudnn, name, value)
 
 
-@contextlib.contextmanager
-def no_cudnn_autotune() -> Iterator[None]:
+def cudnn_autotune(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
+    """cuDNN's benchmark mode (autotuning at every new shape: what the torch backends run convs under) on or off,
+    restored afterwards."""
+    return _cudnn_flags(benchmark=enabled)
+
+
+def no_cudnn_autotune() -> contextlib.AbstractContextManager[None]:
     """cuDNN's benchmark mode off, and its deterministic mode on, both restored afterwards: convs pick their
     algorithms by cuDNN's heuristics, and the plans they find stay apart from the measured configs'. torch keeps
     one plan per conv shape (aten/src/ATen/native/cudnn/Conv_v8.cpp: ``benchmark_cache``, keyed by the shapes,
     ``deterministic`` and ``allow_tf32``, not by the benchmark flag) and reuses it whatever the flag says later, so a
     heuristic plan found here would have been the eager fp32 config's too, which then never autotuned: keyed by
-    ``deterministic``, the config finds its own. Nothing to do in a process that has not imported torch."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is None:
-        yield
-        return
-    saved = torch.backends.cudnn.deterministic
-    torch.backends.cudnn.deterministic = True
-    try:
-        with cudnn_autotune(False):
-            yield
-    finally:
-        torch.backends.cudnn.deterministic = saved
+    ``deterministic``, the config finds its own."""
+    return _cudnn_flags(benchmark=False, deterministic=True)
 
 
 def matmul_mode(torch: Any) -> str:
