@@ -159,12 +159,8 @@ def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> 
     rows = _rows(table, precision)
     if not rows:
         raise ModelcostError(f"the calibration has no efficiency table for {precision}")
-    if key in rows:
-        return rows[key]
-    if not key_sort(key) and f"{key} {THREE_BY_THREE}" in rows:
-        # a dense conv (a 1 x 1, a strided or 3-D 3 x 3) in a class only 3 x 3 convs measured: the same implicit
-        # GEMM, nearer than any other class (R3D-18's 3 x 3 x 3 convs read 1.8x slow from the nearest 1 x 1 one)
-        return rows[f"{key} {THREE_BY_THREE}"]
+    if measured_as(rows, key) is not None:
+        return rows[measured_as(rows, key)]
     order = list(SIZE_CLASSES)
     # the nearest class of the same sort (dense, depthwise or several channels per group), or of any sort where
     # the table has none of it (a calibration that kept no grouped convs apart)
@@ -175,6 +171,16 @@ def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> 
                    for a, b in zip(key.split()[:3], other.split()[:3], strict=True))
 
     return rows[min(alike, key=steps)]
+
+
+def measured_as(rows: dict[str, float], key: str) -> str | None:
+    """The row that measured this shape class: its own, or for a dense conv (a 1 x 1, a strided or 3-D 3 x 3) in a
+    class only 3 x 3 convs measured, theirs: the same implicit GEMM, nearer than any other class (R3D-18's 3 x 3 x 3
+    convs read 1.8x slow from the nearest 1 x 1 one); None where the class was not measured."""
+    if key in rows:
+        return key
+    three = f"{key} {THREE_BY_THREE}"
+    return three if not key_sort(key) and three in rows else None
 
 
 def _attention_line(cal: Calibration, precision: str, head_dim: float) -> tuple[int, list[tuple[int, float]]]:
@@ -326,7 +332,7 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         gemms, key, table = 1, shape_class(m, n, k), cal.gemm_efficiency
     eff = efficiency(table, precision, key)
     util = wave_utilization(gemms * math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
-    return flops / (peak * eff * util) * 1e3, key in _rows(table, precision)
+    return flops / (peak * eff * util) * 1e3, measured_as(_rows(table, precision), key) is not None
 
 
 def _three_by_three(layer: LayerCost) -> bool:

@@ -802,6 +802,11 @@ def test_a_3x3_stride_1_conv_takes_its_own_classes_when_calibrated() -> None:
     # measured takes that class (the same implicit GEMM) before the nearest dense one (m:xl n:s k:l, 1 step)
     assert efficiency(table, "fp32", "m:xl n:m k:xl") == 0.9
     assert efficiency(table, "fp32", "m:xl n:s k:xl") == 0.3
+    # ... and its class counts as measured ("outside calibration" is a class nothing measured)
+    strided = dataclasses.replace(conv, strides=(2, 2), output_shapes=[(1, 256, 56, 56)], macs=3136 * 256 * 4608)
+    wide = dataclasses.replace(cal, conv_efficiency={"fp32": {"m:xl n:m k:xl 3x3": 0.9}})
+    assert estimate_layers(cost_of(strided), wide, "fp32", 1)[0].calibrated
+    assert not estimate_layers(cost_of(conv), wide, "fp32", 1)[0].calibrated  # its 3x3 class m:xl n:s k:l: none
     # the classes are a feature of their own: a validation made without them is another model
     assert "conv_3x3" in calib.features(cal) and "conv_3x3" not in calib.features(old)
 
