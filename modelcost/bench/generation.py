@@ -48,6 +48,7 @@ from modelcost.bench.memory import long_lived_frozen
 from modelcost.bench.stats import latency_stats, median
 from modelcost.bench.timing import Clock, WarmUpRule, clock_for
 from modelcost.core.llm import GenerationResult
+from modelcost.core.text import first_line
 from modelcost.loaders.llm_loader import DTYPES, CausalLM
 
 BACKENDS = ("hf-eager", "hf-static-compile")
@@ -208,7 +209,7 @@ def _measure_point(blank: GenerationResult, lm: CausalLM, model: Any, device: st
     except Exception as exc:  # noqa: BLE001 - one backend failing must not lose the others
         result = out[-1] if out else dataclasses.replace(blank)
         if is_out_of_memory(exc):
-            result.status, result.reason = "oom", f"out of memory: {str(exc).splitlines()[0][:200]}"
+            result.status, result.reason = "oom", f"out of memory: {first_line(exc, 200, with_type=False)}"
         else:
             result.status, result.reason = "failed", f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:300]}"
     if not out:

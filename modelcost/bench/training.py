@@ -20,6 +20,7 @@ from modelcost.bench.base import BenchConfig
 from modelcost.bench.memory import long_lived_frozen
 from modelcost.bench.stats import latency_stats
 from modelcost.bench.timing import clock_for, measure
+from modelcost.core.text import first_line
 from modelcost.core.training import TrainingBench
 from modelcost.loaders.binding import call_bound, map_bound
 
@@ -125,7 +126,7 @@ def failure_of(exc: BaseException, batch_size: int) -> tuple[str, str]:
 
     if is_out_of_memory(exc):
         if type(exc).__name__ == "OutOfMemoryError":
-            return "oom", f"out of memory at batch {batch_size}: {str(exc).splitlines()[0][:200]}"
+            return "oom", f"out of memory at batch {batch_size}: {first_line(exc, 200, with_type=False)}"
         return "oom", f"out of memory at batch {batch_size}"
     return "failed", f"{exc.__class__.__name__}: {' '.join(str(exc).split())[:300]}"
 

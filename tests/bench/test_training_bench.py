@@ -213,3 +213,16 @@ def test_a_step_collects_with_the_long_lived_heap_frozen(monkeypatch) -> None:
     assert measure_step(_mlp_setup(), "fp32", 2, device="cpu", config=QUICK).status == "ok"
     assert seen and min(seen) > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_an_out_of_memory_error_without_a_message_is_still_reported() -> None:
+    # the reason took the message's first line by hand (str(exc).splitlines()[0]), which raised IndexError on an
+    # empty message inside the handler; core.text.first_line gives the class's name then
+    from modelcost.bench.training import failure_of
+
+    class OutOfMemoryError(RuntimeError):  # told by name, as torch's is
+        pass
+
+    assert failure_of(OutOfMemoryError(""), 8) == ("oom", "out of memory at batch 8: OutOfMemoryError")
+    assert failure_of(OutOfMemoryError("CUDA out of memory.\nTried to allocate"), 8) == (
+        "oom", "out of memory at batch 8: CUDA out of memory.")

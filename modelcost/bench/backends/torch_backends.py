@@ -29,6 +29,7 @@ from modelcost.bench.export import flatten_outputs
 from modelcost.bench.model import BenchModel
 from modelcost.core.errors import is_out_of_memory
 from modelcost.core.lazy import INSTALL_HINTS
+from modelcost.core.text import first_line
 from modelcost.hardware.tf32 import tf32_mode
 
 PER_BATCH_GRAPHS = 7  # graphs of one frame kept with --compile-graphs per-batch (dynamo's recompile limit is 8)
@@ -257,7 +258,7 @@ class TorchSession:
             runner.forget_compiled()
             fn = runner.model.bind(runner.compiled(static=True))
             self._out = fn(*self.inputs)
-            why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+            why = first_line(exc, 160, with_type=False)
             self.notes.append(f"compiled for batch {self.batch_size} alone with static shapes: the shared "
                               f"(dynamic batch) compile failed ({why})")
         if self.device == "cuda":
