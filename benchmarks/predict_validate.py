@@ -2,16 +2,16 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
-mobilenet_v2, bert-base, gpt2; then eight more sets of 8, each written and committed before it was first measured:
---models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
-thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
+mobilenet_v2, bert-base, gpt2; then nine more sets of 8, each written and committed before it was first measured:
+--models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py, thirteenth),
+fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
 (predict_models_fresh5.py, sixteenth), fresh6 (predict_models_fresh6.py, seventeenth), fresh7
-(predict_models_fresh7.py, eighteenth) and fresh8 (predict_models_fresh8.py, nineteenth)) it runs modelcost's
-own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
-torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when onnxruntime-gpu imports; batch 1 and 64), with each
-measured config's prediction beside it. Every case is appended to <out>/cases.jsonl as it finishes (a model that
-fails is recorded with its error, and the others go on), and the tables are rewritten after every model, so a run
-cut short keeps what it measured.
+(predict_models_fresh7.py, eighteenth), fresh8 (predict_models_fresh8.py, nineteenth) and fresh9
+(predict_models_fresh9.py, twentieth)) it runs modelcost's own pipeline with --predict: the same benchmark a user
+gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
+onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is appended
+to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go on), and the
+tables are rewritten after every model, so a run cut short keeps what it measured.
 
     # on the GPU (one device call is <= 10 min: stages by --models)
     python benchmarks/predict_validate.py --calibrate --out benchmarks/results/predict --models cnn
@@ -62,6 +62,7 @@ FRESH5_FILE = "benchmarks/predict_models_fresh5.py"
 FRESH6_FILE = "benchmarks/predict_models_fresh6.py"
 FRESH7_FILE = "benchmarks/predict_models_fresh7.py"
 FRESH8_FILE = "benchmarks/predict_models_fresh8.py"
+FRESH9_FILE = "benchmarks/predict_models_fresh9.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -143,6 +144,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "squeezebert": (f"{FRESH8_FILE}:squeezebert", "input_ids=Bx128:int64"),
     "bloom_560m": (f"{FRESH8_FILE}:bloom_560m", "input_ids=Bx128:int64"),
     "yolos_tiny": (f"{FRESH8_FILE}:yolos_tiny", "pixel_values=Bx3x512x512"),
+    # the tenth set (twentieth session): written and frozen before any of it was measured
+    "darknet53_ish": (f"{FRESH9_FILE}:darknet53_ish", "input=Bx3x256x256"),
+    "fcn_resnet50_ish": (f"{FRESH9_FILE}:fcn_resnet50_ish", "x=Bx3x320x320"),
+    "swin2sr_x2": (f"{FRESH9_FILE}:swin2sr_x2", "pixel_values=Bx3x64x64"),
+    "wav2vec2_conformer": (f"{FRESH9_FILE}:wav2vec2_conformer", "input_values=Bx16000"),
+    "mobilevitv2": (f"{FRESH9_FILE}:mobilevitv2", "pixel_values=Bx3x256x256"),
+    "detr_resnet50": (f"{FRESH9_FILE}:detr_resnet50", "pixel_values=Bx3x512x512"),
+    "marian_en_de": (f"{FRESH9_FILE}:marian_en_de", "input_ids=Bx128:int64"),
+    "qwen3_06b": (f"{FRESH9_FILE}:qwen3_06b", "input_ids=Bx128:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -161,7 +171,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh7": ["wide_resnet50_2", "regnetx_032_ish", "alexnet_ish", "hiera_tiny", "depth_anything_small",
                      "esm2_150m", "bart_base", "smollm2_360m"],
           "fresh8": ["googlenet_ish", "sd_vae_decoder_ish", "mobilenet_v1", "bit_50", "beit_base", "squeezebert",
-                     "bloom_560m", "yolos_tiny"]}
+                     "bloom_560m", "yolos_tiny"],
+          "fresh9": ["darknet53_ish", "fcn_resnet50_ish", "swin2sr_x2", "wav2vec2_conformer", "mobilevitv2",
+                     "detr_resnet50", "marian_en_de", "qwen3_06b"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
