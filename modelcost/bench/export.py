@@ -104,10 +104,23 @@ def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
                     f.unlink()
         else:
             raise ModelcostError(f"could not export {model.name} to ONNX ({'; '.join(errors)})")
+        opset = _opset(tmp_dir / "model.onnx")
         _publish(Path(cache_dir), tmp_dir, final_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-    return final, f"exported to ONNX with the {how} exporter (opset {OPSET}, dynamic batch), cached at {final}"
+    # the exporter that failed first, and why: the user sees why the file came from the other one
+    failed = "".join(f"; {e.replace(': ', ' exporter failed: ', 1)}" for e in errors)
+    return final, f"exported to ONNX with the {how} exporter (opset {opset}, dynamic batch{failed}), cached at {final}"
+
+
+def _opset(path: Path) -> int | str:
+    """The default-domain opset the file was written at (the torch.export-based exporter writes its own, not
+    ``OPSET``); '?' where the file names none."""
+    import onnx
+
+    imports = onnx.load(str(path), load_external_data=False).opset_import
+    found = [o.version for o in imports if o.domain in ("", "ai.onnx")]
+    return found[0] if found else "?"
 
 
 def _scratch(cache_dir: Path, final_dir: Path) -> Path:
