@@ -159,8 +159,9 @@ def efficiency(table: dict[str, dict[str, float]], precision: str, key: str) -> 
     rows = _rows(table, precision)
     if not rows:
         raise ModelcostError(f"the calibration has no efficiency table for {precision}")
-    if measured_as(rows, key) is not None:
-        return rows[measured_as(rows, key)]
+    found = measured_as(rows, key)
+    if found is not None:
+        return rows[found]
     order = list(SIZE_CLASSES)
     # the nearest class of the same sort (dense, depthwise or several channels per group), or of any sort where
     # the table has none of it (a calibration that kept no grouped convs apart)

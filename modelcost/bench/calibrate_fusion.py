@@ -31,11 +31,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from modelcost.bench.timing import CudaEventClock
-from modelcost.core.calibration import KINDS, Fusion
+from modelcost.core.calibration import FAMILIES, KINDS, Fusion
 from modelcost.core.text import first_line
 
 BLOCKS = 4
-FAMILIES = ("eager", "autocast", "compile", "ort-cuda")
 COUNT_TIMEOUT_S = 600  # the kernel-count child: torch.compile and ONNX export of the nets under four families
 # name -> layers of each kind in one block
 NETS: dict[str, dict[str, int]] = {

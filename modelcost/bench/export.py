@@ -91,7 +91,7 @@ def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
         n_out = len(flatten_outputs(module(*args, **kwargs)))
     output_names = [f"output_{i}" for i in range(n_out)]
     tmp_dir = _scratch(Path(cache_dir), final_dir)
-    errors: list[str] = []
+    errors: list[tuple[str, str]] = []  # (exporter, why it failed)
     try:
         for exporter in (_export_torchscript, _export_dynamo):
             try:
@@ -99,17 +99,18 @@ def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
                 break
             except Exception as exc:  # noqa: BLE001 - try the other exporter, then report both
                 # first_line removes the colour codes torch.onnx puts in its step messages
-                errors.append(f"{exporter.__name__.removeprefix('_export_')}: {first_line(exc)}")
+                errors.append((exporter.__name__.removeprefix("_export_"), first_line(exc)))
                 for f in tmp_dir.iterdir():  # the scratch folder is this process's own (mkdtemp)
                     f.unlink()
         else:
-            raise ModelcostError(f"could not export {model.name} to ONNX ({'; '.join(errors)})")
+            raise ModelcostError(f"could not export {model.name} to ONNX "
+                                 f"({'; '.join(f'{name}: {why}' for name, why in errors)})")
         opset = _opset(tmp_dir / "model.onnx")
         _publish(Path(cache_dir), tmp_dir, final_dir)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     # the exporter that failed first, and why: the user sees why the file came from the other one
-    failed = "".join(f"; {e.replace(': ', ' exporter failed: ', 1)}" for e in errors)
+    failed = "".join(f"; {name} exporter failed: {why}" for name, why in errors)
     return final, f"exported to ONNX with the {how} exporter (opset {opset}, dynamic batch{failed}), cached at {final}"
 
 

@@ -77,9 +77,9 @@ import dataclasses
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
 from modelcost.core.errors import ModelcostError
@@ -152,7 +152,8 @@ GEMM_ALIGN = {"fp16": 8, "bf16": 8, "tf32": 4}
 
 
 def key_sort(key: str) -> str:
-    """The sort of a conv / GEMM class key: '' (dense), ``GROUPED`` (depthwise) or ``GROUPS``."""
+    """The sort of a conv / GEMM class key: '' (dense), ``GROUPED`` (depthwise), ``GROUPS`` or
+    ``THREE_BY_THREE``."""
     parts = key.split()
     return parts[3] if len(parts) > 3 else ""
 
@@ -339,7 +340,7 @@ def _large_m(key: str) -> bool:
 
 def conv_sorts(cal: Calibration) -> set[str]:
     """The sorts of conv class the calibration's conv tables keep (``key_sort``: '' dense, ``GROUPED``,
-    ``GROUPS``)."""
+    ``GROUPS``, ``THREE_BY_THREE``)."""
     return {key_sort(key) for table in cal.conv_efficiency.values() for key in table}
 
 
