@@ -15,7 +15,8 @@ Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf3
   efficiency for its key length (``attention_keys``) and head size, over its query tiles in waves. Memory: the
   calibrated time of a memory-bound kernel moving the layer's bytes (weights + inputs + outputs at e bytes); a
   conv of several channels per group is its groups' GEMMs, a dense 3 x 3 stride-1 conv takes classes of its own
-  where the calibration measured them (``core.calibration.conv_gemm``). Under the eager
+  where the calibration measured them (``core.calibration.conv_gemm``); a dense pointwise (1 x 1) conv whose
+  class was not measured is the GEMM it is, from the grid (``_pointwise``). Under the eager
   families a norm or elementwise layer takes at least the time of its counted aten calls as one kernel each
   (``LayerCost.eager_kernels`` / ``eager_elements``: transformers' RMSNorm is 6-8 calls);
 * the backend family's fusion: f kernels per layer of this kind. f = 0 drops the layer (fused into a
@@ -325,15 +326,31 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
     if grid_us is not None:
         return grid_us / 1e3, True
     if kind == "conv":
-        sorts = conv_sorts(cal)
-        key, n, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in sorts,
-                                  THREE_BY_THREE in sorts and _three_by_three(layer))
-        table = cal.conv_efficiency
+        sorts, table = conv_sorts(cal), cal.conv_efficiency
+        key, n_gemm, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in sorts,
+                                       THREE_BY_THREE in sorts and _three_by_three(layer))
+        if _pointwise(layer) and (layer.groups or 1) == 1 and measured_as(_rows(table, precision), key) is None:
+            grid_us = grid_time_us(grid, m, n, k)
+            if grid_us is not None:
+                return grid_us / 1e3, True
+        n = n_gemm
     else:
         gemms, key, table = 1, shape_class(m, n, k), cal.gemm_efficiency
     eff = efficiency(table, precision, key)
     util = wave_utilization(gemms * math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
-    return flops / (peak * eff * util) * 1e3, measured_as(_rows(table, precision), key) is not None
+    # a grouped conv priced as its groups' dense GEMMs (wider groups than calibrate's, or a calibration without
+    # such convs) was not measured as it runs: cuDNN's grouped kernels are not its groups' GEMMs
+    return flops / (peak * eff * util) * 1e3, gemms == 1 and measured_as(_rows(table, precision), key) is not None
+
+
+def _pointwise(layer: LayerCost) -> bool:
+    """Whether a conv layer is pointwise: a forward (not transposed) conv of a 1 x 1 (1-D: 1) window, a GEMM over
+    the pixels (M = batch x output pixels, N = output channels, K = input channels). A dense one whose conv class
+    was not measured is priced by the GEMM grid as that GEMM: SqueezeBERT's 768 -> 768 Conv1d at batch 1 (M 128),
+    priced from the nearest conv class, read 8x slow on the H200 (fp32). A grouped one is not: cuDNN's grouped
+    kernels ran SqueezeBERT's 4 groups of 192 channels 2-3x slower than the grid's GEMMs (fp16, batch 64)."""
+    return "transpose" not in layer.op.lower() and bool(layer.kernel_shape) and \
+        all(int(d) == 1 for d in layer.kernel_shape or ())
 
 
 def _three_by_three(layer: LayerCost) -> bool:

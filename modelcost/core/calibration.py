@@ -146,6 +146,10 @@ GROUPS = "groups"  # ... a conv of several channels per group (ResNeXt's 32 grou
 # (Winograd at fp32: priced from classes that 1 x 1 convs had measured, AlexNet, RepVGG-A0 and VGG-16 at batch 64
 # in fp32 ran in 0.42-0.61 of their predicted time; benchmarks/results/device_2026-11-26j)
 THREE_BY_THREE = "3x3"
+# The output channels per group calibrate's ``GROUPS`` convs span (bench/calibrate.CONVS: 4 to 64, 3 x 3 kernels).
+# A grouped conv of more per group is priced as its groups' dense GEMMs instead: SqueezeBERT's 4 groups of 192
+# channels, priced from the 64-per-group class, read 3-10x slow (benchmarks/results/device_2026-11-26k/ninth).
+GROUP_CHANNELS = (4, 64)
 # The alignment (elements) cuBLAS's tensor-core GEMM kernels want of N and K at 2-byte precisions (16 bytes), and
 # at TF32 (4-byte elements, 16 bytes); IEEE fp32 runs SIMT kernels that want none.
 GEMM_ALIGN = {"fp16": 8, "bf16": 8, "tf32": 4}
@@ -175,8 +179,8 @@ def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool
     * depthwise (groups = output channels): one GEMM over all channels, a grouped class (what calibrate measured:
       K of 9-49, memory-bound, a hundredth of a dense class's efficiency);
     * grouped with several output channels per group (ResNeXt's 32 groups), where the calibration measured such
-      convs (``group_classes``): one GEMM over all channels in a class of its own (``GROUPS``), as cuDNN runs
-      it (one kernel for all groups);
+      convs (``group_classes``) and up to as many per group as they had (``GROUP_CHANNELS``): one GEMM over all
+      channels in a class of its own (``GROUPS``), as cuDNN runs it (one kernel for all groups);
     * else: ``groups`` GEMMs of N / groups channels each, priced in the dense classes of that shape. A depthwise
       class for ResNeXt-50's grouped 3x3 convs (4-32 channels per group) predicted the whole net at 2.8x its
       measured time (torch.compile fp16, batch 64); these dense GEMMs of 4-32 columns, 1.5-3x (eager fp16)."""
@@ -184,7 +188,7 @@ def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool
         return (f"{shape_class(m, n, k)} {THREE_BY_THREE}" if three_by_three else shape_class(m, n, k)), n, 1
     if groups >= n:
         return shape_class(m, n, k, grouped=True), n, 1
-    if group_classes:
+    if group_classes and n / groups <= GROUP_CHANNELS[1]:
         return f"{shape_class(m, n, k)} {GROUPS}", n, 1
     return shape_class(m, n / groups, k), n / groups, int(groups)
 

@@ -751,6 +751,10 @@ def test_a_conv_of_several_channels_per_group_takes_its_own_classes_when_calibra
     # 2 x 14,450,688 / (100e12 x 0.05 x 0.25) s = 23.121 us.
     assert calib.conv_gemm(3136, 128, 36, 32, group_classes=True) == ("m:xl n:s k:s groups", 128, 1)
     assert calib.conv_gemm(3136, 128, 9, 128, group_classes=True) == ("m:xl n:s k:s grouped", 128, 1)
+    # 64 output channels per group, the widest calibrate measures (GROUP_CHANNELS), take the class; SqueezeBERT's
+    # 4 groups of 192 (N 768, K 192: m) are past it, so 4 GEMMs of N = 192 in the dense classes
+    assert calib.conv_gemm(3136, 256, 576, 4, group_classes=True) == ("m:xl n:m k:l groups", 256, 1)
+    assert calib.conv_gemm(3136, 768, 192, 4, group_classes=True) == ("m:xl n:m k:m", 192, 4)
     table = {"fp16": {"m:xl n:s k:s": 0.3, "m:xl n:s k:s grouped": 0.01, "m:xl n:s k:s groups": 0.05}}
     cal = dataclasses.replace(synthetic(), conv_efficiency=table)
     conv = LayerCost("c", "Conv2d", macs=3136 * 128 * 36, output_shapes=[(1, 128, 56, 56)], macs_dtype="float32",

@@ -111,3 +111,32 @@ def test_the_grid_round_trips_and_is_a_feature() -> None:
     doc = calib.to_dict(synthetic())
     del doc["gemm_grid"]  # a file written before the grid still reads
     assert calib.from_dict(doc).gemm_grid == []
+
+
+def test_a_dense_pointwise_conv_whose_class_was_not_measured_is_the_gemm_it_is() -> None:
+    # A 1 x 1 conv of 1,024 -> 2,048 channels over 32 x 64 pixels: M = 2,048, N = 2,048, K = 1,024, a corner of
+    # the grid (100 TFLOP/s): 2 x 2048 x 2048 x 1024 / 100e12 s = 85.89934592 us. The synthetic conv table
+    # measured only m:xl n:s k:l, so its class (m:l n:l k:l) is priced from the grid, and counts as calibrated.
+    cal = with_grid(cell_points())
+    corner_ms = 2 * 2048 * 2048 * 1024 / 100e12 * 1e3
+    dense = LayerCost("pw", "Conv2d", macs=2048 * 2048 * 1024, params=2048 * 1024, output_shapes=[(1, 2048, 32, 64)],
+                      macs_dtype="float16", status="counted", groups=1, kernel_shape=(1, 1), strides=(1, 1))
+    [est] = estimate_layers(cost_of(dense), cal, "fp16", 1)
+    assert est.compute_ms == pytest.approx(corner_ms) and est.calibrated
+    assert corner_ms == pytest.approx(0.08589934592)
+    # a Conv1d of window 1 over 2,048 positions is the same GEMM
+    one_d = dataclasses.replace(dense, op="Conv1d", output_shapes=[(1, 2048, 2048)], kernel_shape=(1,), strides=(1,))
+    [est] = estimate_layers(cost_of(one_d), cal, "fp16", 1)
+    assert est.compute_ms == pytest.approx(corner_ms)
+    # ... where a 1 x 1 conv measured its class, the class prices it: 16 x 16 = 256 tiles of 128 on 100 SMs, 3
+    # waves, 256 / 300 busy: 2 x 2048 x 2048 x 1024 / (100e12 x 0.4 x 256 / 300) s
+    measured = dataclasses.replace(cal, conv_efficiency={"fp16": {"m:l n:l k:l": 0.4}})
+    [by_class] = estimate_layers(cost_of(dense), measured, "fp16", 1)
+    assert by_class.compute_ms == pytest.approx(2 * 2048 * 2048 * 1024 / (100e12 * 0.4 * 256 / 300) * 1e3)
+    # not pointwise, a transposed 1 x 1 conv, a window the count does not know, or grouped (cuDNN's grouped
+    # kernels are not their groups' GEMMs): the class model, as before, outside calibration
+    for other in (dataclasses.replace(dense, kernel_shape=(3, 3)), dataclasses.replace(dense, op="ConvTranspose2d"),
+                  dataclasses.replace(dense, kernel_shape=None), dataclasses.replace(dense, groups=2)):
+        [est] = estimate_layers(cost_of(other), cal, "fp16", 1)
+        [without] = estimate_layers(cost_of(other), synthetic(), "fp16", 1)
+        assert est.compute_ms == without.compute_ms and not est.calibrated

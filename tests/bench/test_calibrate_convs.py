@@ -59,3 +59,13 @@ def test_the_conv_table_is_timed_with_cudnns_autotuner_on(monkeypatch) -> None:
     monkeypatch.setattr(torch.backends.cudnn, "benchmark", False)
     calibrate.conv_table(torch, spec_from_table("H100 SXM"), 128, lambda _: None)
     assert seen == [True, True, True] and torch.backends.cudnn.benchmark is False
+
+
+def test_group_channels_spans_the_grouped_convs_calibrate_measures() -> None:
+    # CONVS's convs of several channels per group (1 < groups < out channels): 128 / 32 = 4, 256 / 32 = 8,
+    # 512 / 32 = 16, 1024 / 32 = 32 and 256 / 4 = 64 at batch 1 and 32, and 256 / 16 = 16 at large M; a grouped
+    # conv of more output channels per group than the widest is priced as its groups' GEMMs (conv_gemm)
+    from modelcost.core.calibration import GROUP_CHANNELS
+
+    per_group = {co // g for b, c, co, s, kk, g in CONVS if 1 < g < co}
+    assert (min(per_group), max(per_group)) == GROUP_CHANNELS == (4, 64)
