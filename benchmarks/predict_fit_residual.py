@@ -16,6 +16,8 @@ are used (calibrated_on == gpu: a transferred prediction has the transfer's erro
 
     python3 benchmarks/predict_fit_residual.py SET1.jsonl SET2.jsonl ... [--out FILE]   # default: the committed
                                                                                       # predict_residuals.json
+        [--heuristic-plans SET1.jsonl ...]   # sets measured before abe4b94: their fp32 torch cases of conv nets
+                                             # timed cuDNN's heuristic plans and are left out (heuristic_plans)
 
 Writes the residual file (backend -> factor and cases, the fit's id, the sets it came from) with
 ``cross_validation``: each set predicted by the factors fitted on the other sets, its median / p90 |error| and
@@ -52,6 +54,25 @@ def usable(cases: list[dict]) -> list[dict]:
     """The cases a fit can use: measured, predicted, from their own GPU's calibration."""
     return [c for c in cases if c.get("measured_ms") and c.get("predicted_ms") and c.get("gpu")
             and c.get("gpu") == c.get("calibrated_on")]
+
+
+# The torch configs whose convs ran cuDNN's heuristic plans in sets measured before abe4b94 (the fp32 reference,
+# run first, left its plans to them), and the share of a model's MACs in convs from which that matters
+HEURISTIC_PLAN_BACKENDS = ("torch-eager", "torch-compile-cudagraph", "torch-compile")
+HEURISTIC_PLAN_CONV_PCT = 10.0
+
+
+def heuristic_plans(case: dict) -> bool:
+    """Whether a case of a set measured before abe4b94 timed convs that a run now autotunes: an fp32 torch config of a
+    model with ``HEURISTIC_PLAN_CONV_PCT`` or more of its MACs in convs (the row's ``conv_macs_pct``: re-predict a
+    set by today's predict_validate to have it). VGG-16's batch-64 fp32 convs took 33.0 ms that way and 26.0 ms
+    autotuned (H200, benchmarks/results/device_2026-11-26k): such a case measures another program than the one a
+    prediction now stands for."""
+    if case.get("conv_macs_pct") is None:
+        raise SystemExit(f"predict_fit_residual: a case of {case.get('model')} has no conv_macs_pct: re-predict its "
+                         "set (predict_validate.py --repredict) before --heuristic-plans can judge it")
+    return case["precision"] == "fp32" and case["backend"] in HEURISTIC_PLAN_BACKENDS \
+        and case["conv_macs_pct"] >= HEURISTIC_PLAN_CONV_PCT
 
 
 def bound(case: dict) -> str | None:
@@ -121,22 +142,32 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("cases", type=Path, nargs="+", help="one cases.jsonl per held-out set")
     p.add_argument("--out", type=Path, default=RESIDUAL_FILE)
+    p.add_argument("--heuristic-plans", type=Path, nargs="*", default=[], metavar="CASES",
+                   help="sets (of CASES) measured before abe4b94: their fp32 torch cases of conv nets are left out "
+                        "(heuristic_plans)")
     args = p.parse_args()
     sets: dict[str, list[dict]] = {}
+    left_out: dict[str, int] = {}
     for path in args.cases:
         if not path.is_file():
             sys.exit(f"predict_fit_residual: {path}: no such file")
         rows = usable([json.loads(line) for line in path.read_text().splitlines() if line.strip()])
+        if path in args.heuristic_plans:
+            kept = [c for c in rows if not heuristic_plans(c)]
+            left_out[str(path)], rows = len(rows) - len(kept), kept
         if not rows:
             sys.exit(f"predict_fit_residual: {path} has no measured case predicted from its own GPU's calibration")
         sets[str(path)] = rows
+    if set(args.heuristic_plans) - set(args.cases):
+        sys.exit("predict_fit_residual: --heuristic-plans names a file that is not one of the CASES")
     every = [c for rows in sets.values() for c in rows]
     factors = fit(every)
     gpus = sorted({c["gpu"] for c in every})
     doc = {"schema": SCHEMA, "produced_by": "benchmarks/predict_fit_residual.py", "fit": fit_id(factors),
            "fitted_on": {"gpus": gpus, "cases": len(every), "architectures": len({c["model"] for c in every}),
                          "sets": [{"file": name, "cases": len(rows),
-                                   "architectures": sorted({c["model"] for c in rows})}
+                                   "architectures": sorted({c["model"] for c in rows}),
+                                   **({"heuristic_plan_cases_left_out": left_out[name]} if name in left_out else {})}
                                   for name, rows in sets.items()]},
            "backends": backends(every, factors),
            "in_sample": {"kernel_model": errors(every, {}), "with_residual": errors(every, factors)},
@@ -144,6 +175,8 @@ def main() -> None:
     args.out.write_text(json.dumps(doc, indent=2) + "\n")
     archs = doc["fitted_on"]["architectures"]
     print(f"fit {doc['fit']} on {len(every)} cases of {archs} architectures ({', '.join(gpus)})")
+    for name, n in left_out.items():
+        print(f"  {name}: {n} fp32 torch cases of conv nets left out (heuristic cuDNN plans)")
     for b, row in doc["backends"].items():
         print(f"  {b}: x{row['factor']:.3f} ({row['cases']} cases)")
         for name, sub in row.get("bound", {}).items():

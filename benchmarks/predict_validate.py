@@ -245,7 +245,8 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict]:
                                  bench=config, predict=True, screen="off", batch_search="off")
         run = api.run(source, options)
         unstable = {(r.backend, r.precision, r.batch_size): list(r.unstable) for r in run.benchmarks}
-        rows += [case_row(name, pred, unstable.get((pred.backend, pred.precision, pred.batch_size), []))
+        rows += [case_row(name, pred, unstable.get((pred.backend, pred.precision, pred.batch_size), []),
+                          conv_macs_pct(run.cost))
                  for pred in run.predictions
                  if f"{pred.backend}:{pred.precision}" in wanted and pred.measured_ms is not None]
         rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
@@ -273,17 +274,30 @@ def unmeasured(name: str, batch: int, wanted: set[str], results: list) -> list[d
             for config in sorted(wanted - measured)]
 
 
-def case_row(name: str, pred: Any, unstable: list[str] | None = None) -> dict:
-    """One line of cases.jsonl: a LatencyPrediction with its measurement beside it, and why the run called that
-    measurement unstable (BenchResult.unstable; [] when it did not): the sixth set's MPNet read 269 ms in eager
-    with "end-to-end p50 5.3 ms is below the latency p50 it contains", a timing bug, and the case did not say so."""
+def conv_macs_pct(cost: Any) -> float | None:
+    """The share of a count's MACs in conv layers, in percent (None without a count): the fit tells by it the cases
+    whose fp32 torch convs ran cuDNN's heuristic plans before abe4b94 (predict_fit_residual --heuristic-plans)."""
+    from modelcost.analysis.predict import layer_kind
+
+    if cost is None or not cost.layers:
+        return None
+    total = sum(layer.macs for layer in cost.layers)
+    return round(100.0 * sum(layer.macs for layer in cost.layers if layer_kind(layer) == "conv") / total, 1) \
+        if total else 0.0
+
+
+def case_row(name: str, pred: Any, unstable: list[str] | None = None, conv_pct: float | None = None) -> dict:
+    """One line of cases.jsonl: a LatencyPrediction with its measurement beside it, why the run called that
+    measurement unstable (BenchResult.unstable; [] when it did not: the sixth set's MPNet read 269 ms in eager
+    with "end-to-end p50 5.3 ms is below the latency p50 it contains", a timing bug, and the case did not say so),
+    and the model's share of MACs in convs (``conv_macs_pct``)."""
     return {"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on, "backend": pred.backend,
             "precision": pred.precision, "batch": pred.batch_size, "predicted_ms": pred.latency_ms,
             "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels,
             "features": list(pred.calibration_features), "uncalibrated_pct": pred.uncalibrated_pct,
             "model_ms": pred.latency_ms / pred.residual_factor, "compute_ms": pred.compute_ms,
             "overhead_ms": pred.overhead_ms, "bound": pred.bound, "residual_factor": pred.residual_factor,
-            "residual": pred.residual_fit, "unstable": list(unstable or [])}
+            "residual": pred.residual_fit, "unstable": list(unstable or []), "conv_macs_pct": conv_pct}
 
 
 def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> list[dict]:
@@ -304,7 +318,8 @@ def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> li
                     for c in cases if c["gpu"] == gpu]
         preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], found)
         unstable = {(c["backend"], c["precision"]): c.get("unstable", []) for c in cases if c["gpu"] == gpu}
-        rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)))
+        rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)),
+                          conv_macs_pct(cost))
                  for p in preds]
         rows += [{"model": name, "batch": batch, "note": n} for n in notes]
     return rows

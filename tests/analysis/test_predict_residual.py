@@ -203,9 +203,18 @@ def test_the_committed_fit_is_the_script_s_fit_of_the_committed_sets() -> None:
     # the file is what benchmarks/predict_fit_residual.py made of them (not a hand edit, not another set)
     script = fit_script()
     doc = json.loads(predict_residual.RESIDUAL_FILE.read_text())
-    cases = [c for entry in doc["fitted_on"]["sets"] for c in script.usable(
-        [json.loads(line) for line in (ROOT / entry["file"]).read_text().splitlines() if line.strip()])]
-    assert len(cases) == doc["fitted_on"]["cases"] == 756  # sets 1-8: 96 + 96 + 96 + 92 + 96 + 96 + 92 + 92
+    cases, left_out = [], 0
+    for entry in doc["fitted_on"]["sets"]:
+        rows = script.usable([json.loads(line) for line in (ROOT / entry["file"]).read_text().splitlines()
+                              if line.strip()])
+        if "heuristic_plan_cases_left_out" in entry:  # a set measured before abe4b94 (--heuristic-plans)
+            kept = [c for c in rows if not script.heuristic_plans(c)]
+            assert len(rows) - len(kept) == entry["heuristic_plan_cases_left_out"]
+            left_out, rows = left_out + len(rows) - len(kept), kept
+        cases += rows
+    # sets 1-9: 96 + 96 + 96 + 92 + 96 + 96 + 92 + 92 + 92 = 848 cases, less sets 1-8's 128 fp32 torch-eager and
+    # torch-compile cases of conv nets, measured with the reference's heuristic cuDNN plans
+    assert (len(cases), left_out) == (doc["fitted_on"]["cases"], 128) and len(cases) == 720
     factors = script.fit(cases)
     assert {k: round(f, 4) for k, f in factors.items()} == stored_factors(doc)
     assert fit_id(factors) == doc["fit"]
@@ -225,3 +234,18 @@ def test_a_set_measured_again_keeps_its_predictions_and_takes_the_new_measuremen
     assert (replaced, added) == (1, 1)
     assert merged[0] == {**old[0], "measured_ms": 3.0, "unstable": ["spread"]}
     assert merged[1:3] == old[1:3] and merged[3]["backend"] == "torch-half" and len(merged) == 4
+
+
+def test_a_set_measured_before_the_autotune_fix_leaves_its_fp32_torch_conv_cases_out() -> None:
+    # abe4b94: until then the fp32 reference ran first and left cuDNN's heuristic plans to torch-eager and
+    # torch-compile at fp32, so those cases of a conv net (10% or more of its MACs in convs) timed another program
+    script = fit_script()
+    conv_net = {**case("torch-eager", 1.0, 1.2), "precision": "fp32", "conv_macs_pct": 95.0}
+    assert script.heuristic_plans(conv_net)
+    assert script.heuristic_plans({**conv_net, "backend": "torch-compile-cudagraph"})
+    assert not script.heuristic_plans({**conv_net, "precision": "tf32"})  # allow_tf32 keyed its plans apart
+    assert not script.heuristic_plans({**conv_net, "backend": "torch-half"})  # not run after the reference
+    assert not script.heuristic_plans({**conv_net, "backend": "ort-cuda"})
+    assert not script.heuristic_plans({**conv_net, "conv_macs_pct": 9.9})  # a transformer's patch embedding
+    with pytest.raises(SystemExit, match="re-predict its set"):
+        script.heuristic_plans({**conv_net, "conv_macs_pct": None})
