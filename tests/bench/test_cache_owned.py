@@ -225,3 +225,54 @@ def test_the_fp16_copy_infers_shapes_before_it_reads_the_external_weights(tmp_pa
     assert seen == [0]  # inferred once, on references only
     weights = [t for t in out.graph.initializer if t.dims]
     assert weights and all(t.data_type == onnx.TensorProto.FLOAT16 and t.raw_data for t in weights)
+
+
+def _two_cumsums_of_one_cast(path: Path) -> Path:
+    """DETR's position embedding in small: one Cast of the mask feeds two CumSums (fp32-only for the converter)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    axis1 = helper.make_tensor("axis1", TensorProto.INT64, [], [1])
+    axis2 = helper.make_tensor("axis2", TensorProto.INT64, [], [2])
+    nodes = [helper.make_node("Cast", ["mask"], ["m"], to=TensorProto.FLOAT, name="/model/position_embedding/Cast"),
+             helper.make_node("Relu", ["m"], ["r"], name="relu"),
+             helper.make_node("CumSum", ["r", "axis1"], ["y"], name="cumsum_y"),
+             helper.make_node("CumSum", ["r", "axis2"], ["x"], name="cumsum_x"),
+             helper.make_node("Add", ["x", "y"], ["out"], name="add")]
+    graph = helper.make_graph(nodes, "pos", [helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, 4, 4])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 4])],
+                              initializer=[axis1, axis2])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_the_fp16_copy_has_one_cast_where_the_converter_made_two(tmp_path: Path) -> None:
+    # onnxruntime 1.31's converter (the GPU machine's) casts the Relu's fp16 output back to fp32 once per CumSum,
+    # both nodes named "r_cast_to_fp32_node" writing "r_cast_to_fp32": ORT refused DETR's copy. The repeat goes.
+    import onnx
+    from onnx import helper
+
+    from modelcost.bench.backends.ort import fp16_copy, one_cast_each
+
+    model = onnx.load(str(_two_cumsums_of_one_cast(tmp_path / "pos.onnx")))
+    cast = helper.make_node("Cast", ["r"], ["r_cast_to_fp32"], to=1, name="r_cast_to_fp32_node")
+    info = helper.make_tensor_value_info("r_cast_to_fp32", onnx.TensorProto.FLOAT, [1, 4, 4])
+    model.graph.node.extend([cast, cast])  # as 1.31 leaves it
+    model.graph.value_info.extend([info, info])
+    fixed = one_cast_each(model)
+    assert [n.name for n in fixed.graph.node].count("r_cast_to_fp32_node") == 1
+    assert [v.name for v in fixed.graph.value_info].count("r_cast_to_fp32") == 1
+    # and the copy this machine's converter writes has unique node names, and ONNX Runtime loads and runs it (the
+    # converter appends its Casts at the end, which onnx.checker calls unsorted and ONNX Runtime sorts)
+    import numpy as np
+    import onnxruntime as ort
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    copy = fp16_copy(tmp_path / "pos.onnx", cache, "pos")
+    names = [n.name for n in onnx.load(str(copy)).graph.node]
+    assert len(names) == len(set(names))
+    mask = np.ones((1, 4, 4), dtype=np.float32)
+    [out] = ort.InferenceSession(str(copy), providers=["CPUExecutionProvider"]).run(None, {"mask": mask})
+    # ones cumsummed along each axis and added: out[0, i, j] = (i + 1) + (j + 1)
+    assert out[0, 3, 3] == 8.0 and out[0, 0, 0] == 2.0

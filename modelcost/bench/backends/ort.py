@@ -115,7 +115,8 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
     from modelcost.core import owned
     from modelcost.core.atomic import scratch_beside
 
-    converted = convert_float_to_float16(_shapes_inferred(path), keep_io_types=True, disable_shape_infer=True)
+    converted = one_cast_each(convert_float_to_float16(_shapes_inferred(path), keep_io_types=True,
+                                                       disable_shape_infer=True))
     owned.make_folder(cache_dir, out.parent)
     tmp = scratch_beside(out)
     external = converted.ByteSize() > (1 << 31) - (1 << 24)
@@ -128,6 +129,30 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
         raise
     owned.record(cache_dir, out, *([data] if external else []))
     return out
+
+
+def one_cast_each(model: Any) -> Any:
+    """``model`` with each repeated Cast node and value_info entry kept once. onnxruntime 1.31's fp16 converter
+    puts a Cast before every fp32-only consumer (CumSum, Range, TopK...) of an fp16 tensor, each named and writing
+    ``<tensor>_cast_to_fp32``: DETR's two CumSums of one mask made two nodes of one name and one output, which ONNX
+    Runtime refuses ("two nodes with same node name"), and its ort-cuda fp16 configs failed (H100, 2026-11-27).
+    1.32's converter shares one Cast; the copies are identical, so dropping the later ones changes nothing."""
+    seen: set[bytes] = set()
+    nodes = []
+    for node in model.graph.node:
+        key = node.SerializeToString()
+        if node.op_type == "Cast" and key in seen:
+            continue
+        seen.add(key)
+        nodes.append(node)
+    names: set[str] = set()
+    infos = [v for v in model.graph.value_info if not (v.name in names or names.add(v.name))]
+    if len(nodes) != len(model.graph.node) or len(infos) != len(model.graph.value_info):
+        del model.graph.node[:]
+        model.graph.node.extend(nodes)
+        del model.graph.value_info[:]
+        model.graph.value_info.extend(infos)
+    return model
 
 
 def _shapes_inferred(path: Path) -> Any:
