@@ -12,11 +12,15 @@ from typing import Any
 
 
 def first_line(exc: BaseException, limit: int | None = None, *, with_type: bool = True) -> str:
-    """'ValueError: the first line of its message' (the class alone when the message is empty); the message
-    cut to ``limit`` characters when given; ``with_type=False``: the message's first line alone (still the class
-    when the message is empty). Terminal colour codes are removed."""
+    """'ValueError: the first line of its message' (the class alone when the message is empty); a first line
+    that only announces what follows (ends with ':', as torch's "backend='inductor' raised:") takes the next
+    non-empty line after it; the message cut to ``limit`` characters when given; ``with_type=False``: the
+    message's first line alone (still the class when the message is empty). Terminal colour codes are removed."""
     text = strip_ansi(str(exc)).strip()
-    line = text.splitlines()[0] if text else ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    line = lines[0] if lines else ""
+    if line.endswith(":") and len(lines) > 1:
+        line = f"{line} {lines[1]}"
     if limit is not None:
         line = line[:limit]
     if not line:

@@ -51,3 +51,10 @@ def test_first_line_with_and_without_the_type():
     assert (_first_line(exc), _first_line(exc, with_type=False)) == ("ValueError: bad shape", "bad shape")
     assert _first_line(exc, 3, with_type=False) == "bad"
     assert _first_line(KeyError(), with_type=False) == "KeyError"
+    # torch's BackendCompilerFailed opens with "backend='inductor' raised:" and the cause on the next line: the
+    # tenth held-out set's Marian reported only the opening (H100, 2026-11-27), now the cause too
+    compiler = RuntimeError("backend='inductor' raised:\n\nRuntimeError: Triton Error [CUDA]: misaligned\n\nSet "
+                            "TORCHDYNAMO_VERBOSE=1 for more")
+    assert _first_line(compiler) == \
+        "RuntimeError: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: misaligned"
+    assert _first_line(RuntimeError("nothing follows:")) == "RuntimeError: nothing follows:"
