@@ -416,6 +416,17 @@ def test_the_validation_script_writes_no_table_from_cases_without_a_calibration(
     assert not list(tmp_path.iterdir())  # nothing written
 
 
+def test_the_validation_cases_carry_the_share_of_macs_in_convs() -> None:
+    # The fit leaves out the fp32 torch cases of conv nets measured before abe4b94 by this share: a 3 x 3 conv of
+    # 64 -> 64 channels at 56 x 56 (115,605,504 MACs) beside the 2048^3 GEMM (8,589,934,592 MACs): 115,605,504 /
+    # 8,705,540,096 = 1.3%; a GELU adds none; no layers, no share
+    script = validation_script()
+    conv = LayerCost("c", "Conv2d", macs=115_605_504, output_shapes=[(1, 64, 56, 56)], status="counted", groups=1)
+    assert script.conv_macs_pct(cost_of(conv, GEMM, GELU)) == 1.3
+    assert script.conv_macs_pct(cost_of(conv)) == 100.0 and script.conv_macs_pct(cost_of(GELU)) == 0.0
+    assert script.conv_macs_pct(cost_of()) is None and script.conv_macs_pct(None) is None
+
+
 def test_the_validation_script_notes_a_config_it_did_not_measure() -> None:
     from modelcost.bench.stats import latency_stats
     from modelcost.core.types import BenchResult
