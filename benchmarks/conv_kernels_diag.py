@@ -36,26 +36,13 @@ def net_of(torch, channels: int, blocks: int = 4, bn_act: bool = False):  # noqa
     return nn.Sequential(*layers).cuda().eval().half()
 
 
-def kernel_names(torch, fn, runs: int = 3) -> list[str]:  # noqa: ANN001
-    from torch.autograd import DeviceType
-
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(runs):
-            fn()
-        torch.cuda.synchronize()
-    names = [e.name for e in prof.events() if e.device_type == DeviceType.CUDA
-             and not e.name.lower().startswith(("memcpy", "memset"))]
-    return names[: len(names) // runs]
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path)
     args = p.parse_args()
     import torch
+
+    from modelcost.bench.calibrate_fusion import kernel_names
 
     if not torch.cuda.is_available():
         sys.exit("conv_kernels_diag: needs a CUDA GPU")
@@ -67,7 +54,7 @@ def main() -> None:
         with torch.inference_mode():
             for mode, fn in (("eager", lambda net=net, x=x: net(x)),
                              ("compile", lambda f=torch.compile(net), x=x: f(x))):
-                names = kernel_names(torch, fn)
+                names = kernel_names(torch, fn, runs=1)  # one forward's kernels, by name
                 out[f"{name} {mode}"] = {"kernels_per_conv": len(names) / 4,
                                          "kernels": collections.Counter(n[:90] for n in names).most_common()}
                 print(f"{name:20} {mode:8} {len(names) / 4:5.2f} kernels per conv", flush=True)

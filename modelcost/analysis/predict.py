@@ -329,18 +329,20 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         sorts, table = conv_sorts(cal), cal.conv_efficiency
         key, n_gemm, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in sorts,
                                        THREE_BY_THREE in sorts and _three_by_three(layer))
-        if _pointwise(layer) and (layer.groups or 1) == 1 and measured_as(_rows(table, precision), key) is None:
+        measured = measured_as(_rows(table, precision), key) is not None
+        if _pointwise(layer) and (layer.groups or 1) == 1 and not measured:
             grid_us = grid_time_us(grid, m, n, k)
             if grid_us is not None:
                 return grid_us / 1e3, True
         n = n_gemm
     else:
         gemms, key, table = 1, shape_class(m, n, k), cal.gemm_efficiency
+        measured = measured_as(_rows(table, precision), key) is not None
     eff = efficiency(table, precision, key)
     util = wave_utilization(gemms * math.ceil(m / cal.tile_m) * math.ceil(n / cal.tile_n), sms)
     # a grouped conv priced as its groups' dense GEMMs (wider groups than calibrate's, or a calibration without
     # such convs) was not measured as it runs: cuDNN's grouped kernels are not its groups' GEMMs
-    return flops / (peak * eff * util) * 1e3, gemms == 1 and measured_as(_rows(table, precision), key) is not None
+    return flops / (peak * eff * util) * 1e3, gemms == 1 and measured
 
 
 def _pointwise(layer: LayerCost) -> bool:

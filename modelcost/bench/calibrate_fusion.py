@@ -120,8 +120,9 @@ def _net(torch: Any, name: str, device: str = "cuda") -> tuple[Any, Any]:
     return net, x.to(device)
 
 
-def count_kernels(torch: Any, fn: Callable[[], Any], runs: int = 3) -> float:
-    """CUDA kernels one call of ``fn`` launches (copies and memsets left out), from torch.profiler."""
+def kernel_names(torch: Any, fn: Callable[[], Any], runs: int = 3) -> list[str]:
+    """The CUDA kernels ``runs`` calls of ``fn`` launch (copies and memsets left out), by name, from torch.profiler
+    after two unprofiled calls."""
     from torch.autograd import DeviceType
 
     for _ in range(2):
@@ -132,7 +133,12 @@ def count_kernels(torch: Any, fn: Callable[[], Any], runs: int = 3) -> float:
             fn()
         torch.cuda.synchronize()
     names = [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]
-    return sum(1 for n in names if not n.lower().startswith(("memcpy", "memset"))) / runs
+    return [n for n in names if not n.lower().startswith(("memcpy", "memset"))]
+
+
+def count_kernels(torch: Any, fn: Callable[[], Any], runs: int = 3) -> float:
+    """CUDA kernels one call of ``fn`` launches (copies and memsets left out), from torch.profiler."""
+    return len(kernel_names(torch, fn, runs)) / runs
 
 
 def _runner(torch: Any, family: str, net: Any, x: Any, tmp: str) -> Callable[[], Any]:

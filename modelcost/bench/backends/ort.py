@@ -145,8 +145,10 @@ def one_cast_each(model: Any) -> Any:
             continue
         seen.add(key)
         nodes.append(node)
-    names: set[str] = set()
-    infos = [v for v in model.graph.value_info if not (v.name in names or names.add(v.name))]
+    first: dict[str, Any] = {}
+    for info in model.graph.value_info:
+        first.setdefault(info.name, info)
+    infos = list(first.values())
     if len(nodes) != len(model.graph.node) or len(infos) != len(model.graph.value_info):
         del model.graph.node[:]
         model.graph.node.extend(nodes)
