@@ -73,6 +73,7 @@ from modelcost.core.calibration import (
     conv_sorts,
     is_three_by_three,
     key_sort,
+    ort_conv_kind,
     shape_class,
     wave_utilization,
 )
@@ -103,6 +104,7 @@ class LayerEstimate:
     # False: compute_ms took its efficiency from a shape class (or an attention key length / head size) the
     # calibration did not measure, the nearest one standing in (``_compute_ms``); LatencyPrediction.uncalibrated_pct
     calibrated: bool = True
+    conv_kind: str | None = None  # a conv layer's ``ort_factor`` kind (core.calibration.ort_conv_kind)
 
     @property
     def time_ms(self) -> float:
@@ -453,8 +455,14 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
         out.append(LayerEstimate(layer.name, kind, compute * slower, memory, eager_memory_ms=_eager_memory_ms(
             layer, kind, cal, elem, scale, run_bytes), eager_extra_ms=_strided_ms(layer, cal, elem, scale)
-            if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower, calibrated=calibrated))
+            if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower, calibrated=calibrated,
+            conv_kind=_conv_kind(layer) if kind == "conv" else None))
     return out
+
+
+def _conv_kind(layer: LayerCost) -> str:
+    return ort_conv_kind(layer.kernel_shape, layer.strides, layer.dilations, layer.groups or 1,
+                         transposed="transpose" in layer.op.lower())
 
 
 def _strided_ms(layer: LayerCost, cal: Calibration, elem: float, scale: float) -> float:
@@ -498,15 +506,19 @@ def count_element_bytes(cost: CostReport) -> float:
 def backend_layers(layers: list[LayerEstimate], cal: Calibration, backend: str,
                    precision: str) -> list[LayerEstimate]:
     """The layers' kernel times as ``backend`` runs them: the tables hold torch's kernels; an ort-cuda layer takes
-    its kind's calibrated factor (``Calibration.ort_factor``: ONNX Runtime's time over torch's), others as they are."""
+    its kind's calibrated factor (``Calibration.ort_factor``: ONNX Runtime's time over torch's; a conv its conv
+    kind's, or the 3 x 3 net's ``conv`` where the calibration predates the conv kinds), others as they are."""
     factor = cal.ort_factor.get(precision, {}) if BACKEND_FAMILIES.get(backend, ("",))[0] == "ort-cuda" else {}
     if not factor:
         return layers
     # ORT's time is its factor over the aligned GEMM's: on the one unaligned net measured (MLP-Mixer's 196-token
     # MLP, fp16 b64, benchmarks/kernel_mix.py) ORT's GEMM kernels took 2.94 ms against torch's 3.49 ms, of which
     # torch's 2-byte-aligned kernels 1.44: the torch.mm factor is not ORT's
-    return [dataclasses.replace(e, compute_ms=e.compute_ms / e.unaligned * factor.get(e.kind, 1.0),
-                                memory_ms=e.memory_ms * factor.get(e.kind, 1.0), unaligned=1.0) for e in layers]
+    def of(e: LayerEstimate) -> float:
+        return factor.get(e.conv_kind or e.kind, factor.get(e.kind, 1.0))
+
+    return [dataclasses.replace(e, compute_ms=e.compute_ms / e.unaligned * of(e), memory_ms=e.memory_ms * of(e),
+                                unaligned=1.0) for e in layers]
 
 
 def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: float) -> float:

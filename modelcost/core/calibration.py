@@ -65,6 +65,9 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
 * ONNX Runtime's kernels against torch's (``ort_factor``, precision -> layer kind -> ORT time / torch time), from
   GPU-bound calibration nets run both ways (bench/calibrate_ort.py): an ort-cuda layer's time is the tables'
   (torch's kernels) times its factor. Added within schema 2: a file without it predicts ort-cuda as torch.
+  A conv's factor is its ``ort_conv_kind``'s (3 x 3 stride 1, pointwise, grouped, other): ONNX Runtime's fp16
+  convs run by kernels of their shape (Winograd for a 3 x 3 at stride 1, CUDA-core implicit GEMMs for a dilated
+  one), 3x to 10x torch-half's time. A file without the conv kinds gives every conv the 3 x 3 net's ``conv``.
 
 The file: JSON, ``schema`` = ``SCHEMA``; one per GPU in ``<cache>/calibration/<gpu>.json``, written atomically
 and recorded in the cache's manifest (core.owned), so ``modelcost cache --clear`` removes it. A file of another
@@ -193,6 +196,25 @@ def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool
     return shape_class(m, n / groups, k), n / groups, int(groups)
 
 
+ORT_CONV_KINDS = ("conv", "conv-pointwise", "conv-grouped", "conv-other")  # ort_factor's conv kinds (ort_conv_kind)
+
+
+def ort_conv_kind(kernel_shape: Sequence[int] | None, strides: Sequence[int] | None = None,
+                  dilations: Sequence[int] | None = None, groups: int = 1, transposed: bool = False) -> str:
+    """The ``ort_factor`` kind of a conv: "conv" for a dense 3 x 3 at stride and dilation 1 (calibrate's 3 x 3
+    net), "conv-pointwise" for a dense 1 x 1 window (1-D: 1) at any stride, "conv-grouped" for a conv of
+    several groups (depthwise among them), "conv-other" for the rest (dilated, strided, wider windows,
+    transposed). On an H100 (onnxruntime 1.31, benchmarks/ort_fp16_conv_diag.py) four 256-channel 3 x 3 convs
+    at batch 64 ran fp16 in 4 ms by Winograd and 17 ms at dilation 2 by CUDA-core implicit GEMMs (fp32: 11.7)."""
+    if groups > 1:
+        return "conv-grouped"
+    if not transposed and kernel_shape and all(int(d) == 1 for d in kernel_shape):
+        return "conv-pointwise"
+    if not transposed and is_three_by_three(kernel_shape, strides, dilations):
+        return "conv"
+    return "conv-other"
+
+
 def is_three_by_three(kernel_shape: Sequence[int] | None, strides: Sequence[int] | None = None,
                       dilations: Sequence[int] | None = None) -> bool:
     """Whether a conv's window is 3 x 3 at stride 1 and dilation 1 (``THREE_BY_THREE``'s classes); an unknown
@@ -312,7 +334,7 @@ class Calibration:
 
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
-            "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3")
+            "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3", "ort_conv_kinds")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -323,7 +345,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
     points under ``SHORT_ATTENTION_TOKENS``, "cold_weights": ``cold_curve`` and gemv points timed on weights in
     DRAM, "gemm_grid": ``gemm_grid``, "large_m_convs": dense conv classes of M above 8,192 with N and K above 128
     (bench/calibrate.LARGE_M_CONVS), "conv_3x3": classes of dense 3 x 3 stride-1 convs kept apart,
-    ``THREE_BY_THREE``). A prediction made with other ones is another model, so the validation table keeps them
+    ``THREE_BY_THREE``), "ort_conv_kinds": ``ort_factor`` of each of ``ORT_CONV_KINDS``, not the 3 x 3 net's
+    alone). A prediction made with other ones is another model, so the validation table keeps them
     with each row (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
@@ -332,7 +355,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
             "short_attention": any(p.seq_len < SHORT_ATTENTION_TOKENS for p in cal.attention),
             "cold_weights": bool(cal.cold_curve), "gemm_grid": bool(cal.gemm_grid),
             "large_m_convs": any(_large_m(key) for table in cal.conv_efficiency.values() for key in table),
-            "conv_3x3": THREE_BY_THREE in sorts}
+            "conv_3x3": THREE_BY_THREE in sorts,
+            "ort_conv_kinds": any(k in f for f in cal.ort_factor.values() for k in ORT_CONV_KINDS[1:])}
     return tuple(name for name in FEATURES if held[name])
 
 

@@ -10,9 +10,11 @@ import torch
 
 from modelcost.bench import calibrate_ort
 from modelcost.bench.calibrate_ort import Device, learn_ort_factor
+from modelcost.core.calibration import ORT_CONV_KINDS
 
 CPU = Device("cpu", ("CPUExecutionProvider",))
-SMALL = {"gemm": (1, 8, 1024), "conv": (1, 128, 8, 8), "residual-ln": (1, 8, 1024), "attention": (1, 8, 768)}
+SMALL = {"gemm": (1, 8, 1024), "conv": (1, 128, 8, 8), "conv-pointwise": (1, 256, 8, 8), "conv-grouped": (1, 256, 8, 8),
+         "conv-other": (1, 128, 8, 8), "residual-ln": (1, 8, 1024), "attention": (1, 8, 768)}
 
 
 def test_every_kind_gets_a_factor_and_a_failing_net_loses_only_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,5 +29,6 @@ def test_every_kind_gets_a_factor_and_a_failing_net_loses_only_its_own(monkeypat
     monkeypatch.setattr(calibrate_ort, "_net", conv_fails)
     factor, notes = learn_ort_factor(torch, lambda _what: None, CPU, SMALL)
     kinds = {k for net, ks in calibrate_ort.KIND_OF_NET.items() for k in ks if net != "conv"}
+    assert set(ORT_CONV_KINDS) - {"conv"} <= kinds  # a net for every conv kind the predictor asks a factor of
     assert set(factor) == {"fp32", "fp16"} and all(set(f) == kinds and min(f.values()) > 0 for f in factor.values())
     assert len(notes) == 1 and notes[0].startswith("ort-cuda time factor of conv: not calibrated")
