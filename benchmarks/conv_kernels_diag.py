@@ -7,7 +7,7 @@ Each kernel past the first adds ``kernel_gap_us`` to a prediction, so a deep CNN
 about 0.23 ms against a measured 0.45 ms forward) is priced by that count. This counts the kernels of the same net
 and of wider ones, and names the kernels of one conv, to see whether 4.7 holds for the convs models run.
 
-    python3 benchmarks/conv_kernels_diag.py [--out FILE.json]   # on a CUDA machine
+    python3 benchmarks/conv_kernels_diag.py [--heuristic] [--out FILE.json]   # on a CUDA machine
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ def net_of(torch, channels: int, blocks: int = 4, bn_act: bool = False):  # noqa
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path)
+    p.add_argument("--heuristic", action="store_true", help="cuDNN's heuristic plans (benchmark mode off), as "
+                   "calibrate's kernel-count child ran them before it autotuned")
     args = p.parse_args()
     import torch
 
@@ -46,7 +48,7 @@ def main() -> None:
 
     if not torch.cuda.is_available():
         sys.exit("conv_kernels_diag: needs a CUDA GPU")
-    torch.backends.cudnn.benchmark = True  # as the torch backends run convs
+    torch.backends.cudnn.benchmark = not args.heuristic  # autotuned: as the torch backends run convs
     out = {}
     for name, (c, s, b, bn_act) in NETS.items():
         net = net_of(torch, c, bn_act=bn_act)

@@ -306,8 +306,14 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("calibrate_fusion: no CUDA GPU", file=sys.stderr)
         return 1
+    from modelcost.hardware.tf32 import cudnn_autotune, tf32_mode
+
     out: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode():
+    # as the torch backends run convs: cuDNN autotuned, fp32 with TF32 off. Counted without autotuning (cuDNN's
+    # heuristic plans), compile's conv read 4.7 kernels per layer on an H100; the same conv net autotuned ran
+    # 3.25 (benchmarks/conv_kernels_diag.py), and Darknet-53's compile fp16 forward at batch 1 was priced 1.9x over
+    with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode(), \
+            cudnn_autotune(), tf32_mode(False):
         for family in FAMILIES:
             try:
                 out[family] = {"counts": kernel_counts(torch, family, tmp)}
