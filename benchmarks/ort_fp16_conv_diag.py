@@ -7,7 +7,8 @@ ResNet-50's fp16 forward took 0.38x its fp32 one. This exports each net as the o
 exporter, opset 17, dynamic batch), makes the same fp16 copy (``bench.backends.ort.fp16_copy``), runs it under the
 CUDA EP with the backend's options, and lists the kernels one forward launches, by total time.
 
-    python3 benchmarks/ort_fp16_conv_diag.py [--nets a,b] [--out FILE.json]   # on a CUDA machine with onnxruntime-gpu
+    # on a CUDA machine with onnxruntime-gpu
+    python3 benchmarks/ort_fp16_conv_diag.py [--nets a,b] [--cuda-option KEY=VALUE] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--nets", default="all")
     p.add_argument("--out", type=Path)
+    p.add_argument("--cuda-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a CUDA EP provider option beyond the backend's (e.g. prefer_nhwc=1)")
     args = p.parse_args()
     import numpy as np
     import onnxruntime as ort
@@ -94,7 +97,7 @@ def main() -> None:
                 options = ort.SessionOptions()
                 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 options.log_severity_level = 3
-                cuda = {"device_id": "0", "use_tf32": "0"}
+                cuda = {"device_id": "0", "use_tf32": "0", **dict(o.split("=", 1) for o in args.cuda_option)}
                 session = ort.InferenceSession(str(model), sess_options=options,
                                                providers=[("CUDAExecutionProvider", cuda)])
                 found = kernels(torch, session, feed)
