@@ -233,6 +233,11 @@ def kernel_counts(torch: Any, family: str, tmp: str) -> dict[str, float]:
     profiles: run it in a process whose later launches do not matter (``main``)."""
     counts = {}
     for name in NETS:
+        # each net compiled afresh: a recompile of nn.Sequential's forward for another net's input shape
+        # compiles it with dynamic shapes, and the conv net that came fourth ran 20 kernels for 4 convs where,
+        # compiled alone, it runs 13 (H100, torch 2.11), as a model compiled for one batch does
+        with contextlib.suppress(Exception):
+            torch._dynamo.reset()
         net, x = _net(torch, name)
         counts[name] = count_kernels(torch, _runner(torch, family, net, x, tmp))
     net, x = tiny_linear_net(torch)
@@ -309,9 +314,8 @@ def main() -> int:
     from modelcost.hardware.tf32 import cudnn_autotune, tf32_mode
 
     out: dict[str, dict[str, Any]] = {}
-    # as the torch backends run convs: cuDNN autotuned, fp32 with TF32 off. Counted without autotuning (cuDNN's
-    # heuristic plans), compile's conv read 4.7 kernels per layer on an H100; the same conv net autotuned ran
-    # 3.25 (benchmarks/conv_kernels_diag.py), and Darknet-53's compile fp16 forward at batch 1 was priced 1.9x over
+    # as the torch backends run convs: cuDNN autotuned, fp32 with TF32 off (the conv nets' counts were the same
+    # with cuDNN's heuristic plans on an H100, benchmarks/conv_kernels_diag.py --heuristic)
     with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode(), \
             cudnn_autotune(), tf32_mode(False):
         for family in FAMILIES:

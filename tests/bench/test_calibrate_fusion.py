@@ -57,3 +57,22 @@ def test_a_failed_count_process_keeps_its_reason(monkeypatch: pytest.MonkeyPatch
 
     assert cf.learn_fusion(torch, lambda what: None, counter=fails) == (
         {}, {}, ["fusion: the kernel-count process failed (CalledProcessError: RuntimeError: CUDA busy)"])
+
+
+def test_each_net_is_counted_from_a_fresh_dynamo(monkeypatch: pytest.MonkeyPatch) -> None:
+    # nn.Sequential's forward recompiled for another net's input shape compiles with dynamic shapes: the conv net
+    # counted fourth ran 20 kernels where, compiled alone, it runs 13 (H100). So every net starts from a reset.
+    events: list[str] = []
+    monkeypatch.setattr(torch._dynamo, "reset", lambda: events.append("reset"))
+
+    def built(torch_: object, name: str) -> tuple[None, None]:
+        events.append(name)
+        return None, None
+
+    monkeypatch.setattr(cf, "_net", built)
+    monkeypatch.setattr(cf, "tiny_linear_net", lambda torch_: (None, None))
+    monkeypatch.setattr(cf, "_runner", lambda *_: None)
+    monkeypatch.setattr(cf, "count_kernels", lambda *_: 1.0)
+    counts = cf.kernel_counts(torch, "compile", "/nonexistent")
+    assert set(counts) == {*cf.NETS, "tiny"}
+    assert events == [e for name in cf.NETS for e in ("reset", name)]
