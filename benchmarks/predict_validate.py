@@ -2,16 +2,17 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
-mobilenet_v2, bert-base, gpt2; then nine more sets of 8, each written and committed before it was first measured:
+mobilenet_v2, bert-base, gpt2; then ten more sets of 8, each written and committed before it was first measured:
 --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py, thirteenth),
 fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
 (predict_models_fresh5.py, sixteenth), fresh6 (predict_models_fresh6.py, seventeenth), fresh7
-(predict_models_fresh7.py, eighteenth), fresh8 (predict_models_fresh8.py, nineteenth) and fresh9
-(predict_models_fresh9.py, twentieth)) it runs modelcost's own pipeline with --predict: the same benchmark a user
-gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
-onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is appended
-to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go on), and the
-tables are rewritten after every model, so a run cut short keeps what it measured.
+(predict_models_fresh7.py, eighteenth), fresh8 (predict_models_fresh8.py, nineteenth), fresh9
+(predict_models_fresh9.py, twentieth) and fresh10 (predict_models_fresh10.py, twenty-first)) it runs modelcost's
+own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
+torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when onnxruntime-gpu imports; batch 1 and 64), with each
+measured config's prediction beside it. Every case is appended to <out>/cases.jsonl as it finishes (a model that
+fails is recorded with its error, and the others go on), and the tables are rewritten after every model, so a run
+cut short keeps what it measured.
 
     # on the GPU (one device call is <= 10 min: stages by --models)
     python benchmarks/predict_validate.py --calibrate --out benchmarks/results/predict --models cnn
@@ -63,6 +64,7 @@ FRESH6_FILE = "benchmarks/predict_models_fresh6.py"
 FRESH7_FILE = "benchmarks/predict_models_fresh7.py"
 FRESH8_FILE = "benchmarks/predict_models_fresh8.py"
 FRESH9_FILE = "benchmarks/predict_models_fresh9.py"
+FRESH10_FILE = "benchmarks/predict_models_fresh10.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -153,6 +155,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "detr_resnet50": (f"{FRESH9_FILE}:detr_resnet50", "pixel_values=Bx3x512x512"),
     "marian_en_de": (f"{FRESH9_FILE}:marian_en_de", "input_ids=Bx128:int64"),
     "qwen3_06b": (f"{FRESH9_FILE}:qwen3_06b", "input_ids=Bx128:int64"),
+    # the eleventh set: written and frozen before any of it was measured
+    "vovnet39_ish": (f"{FRESH10_FILE}:vovnet39_ish", "input=Bx3x224x224"),
+    "cvt_13": (f"{FRESH10_FILE}:cvt_13", "pixel_values=Bx3x224x224"),
+    "focalnet_tiny": (f"{FRESH10_FILE}:focalnet_tiny", "pixel_values=Bx3x224x224"),
+    "deeplabv3_mobilenet_v2": (f"{FRESH10_FILE}:deeplabv3_mobilenet_v2", "pixel_values=Bx3x512x512"),
+    "swiftformer_xs": (f"{FRESH10_FILE}:swiftformer_xs", "pixel_values=Bx3x224x224"),
+    "convbert_small": (f"{FRESH10_FILE}:convbert_small", "input_ids=Bx128:int64"),
+    "distilbert_base": (f"{FRESH10_FILE}:distilbert_base", "input_ids=Bx128:int64"),
+    "mobilellm_125m": (f"{FRESH10_FILE}:mobilellm_125m", "input_ids=Bx128:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -173,7 +184,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh8": ["googlenet_ish", "sd_vae_decoder_ish", "mobilenet_v1", "bit_50", "beit_base", "squeezebert",
                      "bloom_560m", "yolos_tiny"],
           "fresh9": ["darknet53_ish", "fcn_resnet50_ish", "swin2sr_x2", "wav2vec2_conformer", "mobilevitv2",
-                     "detr_resnet50", "marian_en_de", "qwen3_06b"]}
+                     "detr_resnet50", "marian_en_de", "qwen3_06b"],
+          "fresh10": ["vovnet39_ish", "cvt_13", "focalnet_tiny", "deeplabv3_mobilenet_v2", "swiftformer_xs",
+                      "convbert_small", "distilbert_base", "mobilellm_125m"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
