@@ -456,13 +456,10 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
         out.append(LayerEstimate(layer.name, kind, compute * slower, memory, eager_memory_ms=_eager_memory_ms(
             layer, kind, cal, elem, scale, run_bytes), eager_extra_ms=_strided_ms(layer, cal, elem, scale)
             if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower, calibrated=calibrated,
-            conv_kind=_conv_kind(layer) if kind == "conv" else None))
+            conv_kind=ort_conv_kind(layer.dilations, layer.groups or 1) if kind == "conv" else None))
     return out
 
 
-def _conv_kind(layer: LayerCost) -> str:
-    return ort_conv_kind(layer.kernel_shape, layer.strides, layer.dilations, layer.groups or 1,
-                         transposed="transpose" in layer.op.lower())
 
 
 def _strided_ms(layer: LayerCost, cal: Calibration, elem: float, scale: float) -> float:

@@ -28,17 +28,15 @@ from modelcost.bench.timing import WallClock, clock_for, median_call_ms
 from modelcost.core.text import first_line
 
 # net -> the layer kinds whose factor it gives
-# (the conv nets: one per ``core.calibration.ORT_CONV_KINDS`` kind; ORT's fp16 convs ran 3x to 10x torch-half's time
-# by the kernels their shape gets, benchmarks/ort_fp16_conv_diag.py)
-KIND_OF_NET = {"gemm": ("gemm",), "conv": ("conv",), "conv-pointwise": ("conv-pointwise",),
-               "conv-grouped": ("conv-grouped",), "conv-other": ("conv-other",),
+# (the conv nets: one per ``core.calibration.ORT_CONV_KINDS`` kind; ORT's fp16 convs ran 4x and 12x torch-half's
+# time, 3 x 3 and dilated, benchmarks/ort_fp16_conv_diag.py)
+KIND_OF_NET = {"gemm": ("gemm",), "conv": ("conv",), "conv-dilated": ("conv-dilated",),
                "residual-ln": ("norm", "elementwise"), "attention": ("attention",)}
 PRECISIONS = ("fp32", "fp16")
 RUNS = 15  # timed calls of each net per side (after 3 warm-ups): their median is the figure
 # net -> its input: GPU-bound sizes (each of the four layers a fraction of a millisecond or more in fp16)
-SHAPES = {"gemm": (32, 512, 1024), "conv": (32, 128, 56, 56), "conv-pointwise": (64, 256, 56, 56),
-          "conv-grouped": (64, 256, 56, 56), "conv-other": (32, 128, 56, 56), "residual-ln": (32, 512, 1024),
-          "attention": (32, 256, 768)}
+SHAPES = {"gemm": (32, 512, 1024), "conv": (32, 128, 56, 56), "conv-dilated": (32, 128, 56, 56),
+          "residual-ln": (32, 512, 1024), "attention": (32, 256, 768)}
 
 
 @dataclass(frozen=True)
@@ -62,9 +60,7 @@ def _net(torch: Any, name: str, device: Device = GPU, shapes: dict[str, tuple[in
     """(net, input) of one calibration net, fp32 on ``device``."""
     nn = torch.nn
     blocks = {"gemm": lambda: nn.Linear(1024, 1024), "conv": lambda: nn.Conv2d(128, 128, 3, padding=1),
-              "conv-pointwise": lambda: nn.Conv2d(256, 256, 1),
-              "conv-grouped": lambda: nn.Conv2d(256, 256, 3, padding=1, groups=256),  # depthwise
-              "conv-other": lambda: nn.Conv2d(128, 128, 3, padding=2, dilation=2),
+              "conv-dilated": lambda: nn.Conv2d(128, 128, 3, padding=2, dilation=2),
               "residual-ln": lambda: residual_block(torch, 1024),
               "attention": lambda: attention_block(torch, 768, 12)}[name]
     shape = (shapes or SHAPES)[name]

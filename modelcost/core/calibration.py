@@ -65,9 +65,9 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
 * ONNX Runtime's kernels against torch's (``ort_factor``, precision -> layer kind -> ORT time / torch time), from
   GPU-bound calibration nets run both ways (bench/calibrate_ort.py): an ort-cuda layer's time is the tables'
   (torch's kernels) times its factor. Added within schema 2: a file without it predicts ort-cuda as torch.
-  A conv's factor is its ``ort_conv_kind``'s (3 x 3 stride 1, pointwise, grouped, other): ONNX Runtime's fp16
-  convs run by kernels of their shape (Winograd for a 3 x 3 at stride 1, CUDA-core implicit GEMMs for a dilated
-  one), 3x to 10x torch-half's time. A file without the conv kinds gives every conv the 3 x 3 net's ``conv``.
+  A dense dilated conv takes the factor of a dilated net (``conv-dilated``, ``ort_conv_kind``): ONNX Runtime's
+  fp16 convs run on CUDA-core kernels, the dilated ones 12x torch-half's time on an H100 where the 3 x 3 net's
+  read 4x. A file without it gives every conv the 3 x 3 net's ``conv``.
 
 The file: JSON, ``schema`` = ``SCHEMA``; one per GPU in ``<cache>/calibration/<gpu>.json``, written atomically
 and recorded in the cache's manifest (core.owned), so ``modelcost cache --clear`` removes it. A file of another
@@ -196,23 +196,18 @@ def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool
     return shape_class(m, n / groups, k), n / groups, int(groups)
 
 
-ORT_CONV_KINDS = ("conv", "conv-pointwise", "conv-grouped", "conv-other")  # ort_factor's conv kinds (ort_conv_kind)
+ORT_CONV_KINDS = ("conv", "conv-dilated")  # ort_factor's conv kinds (ort_conv_kind)
 
 
-def ort_conv_kind(kernel_shape: Sequence[int] | None, strides: Sequence[int] | None = None,
-                  dilations: Sequence[int] | None = None, groups: int = 1, transposed: bool = False) -> str:
-    """The ``ort_factor`` kind of a conv: "conv" for a dense 3 x 3 at stride and dilation 1 (calibrate's 3 x 3
-    net), "conv-pointwise" for a dense 1 x 1 window (1-D: 1) at any stride, "conv-grouped" for a conv of
-    several groups (depthwise among them), "conv-other" for the rest (dilated, strided, wider windows,
-    transposed). On an H100 (onnxruntime 1.31, benchmarks/ort_fp16_conv_diag.py) four 256-channel 3 x 3 convs
-    at batch 64 ran fp16 in 4 ms by Winograd and 17 ms at dilation 2 by CUDA-core implicit GEMMs (fp32: 11.7)."""
-    if groups > 1:
-        return "conv-grouped"
-    if not transposed and kernel_shape and all(int(d) == 1 for d in kernel_shape):
-        return "conv-pointwise"
-    if not transposed and is_three_by_three(kernel_shape, strides, dilations):
-        return "conv"
-    return "conv-other"
+def ort_conv_kind(dilations: Sequence[int] | None = None, groups: int = 1) -> str:
+    """The ``ort_factor`` kind of a conv: "conv-dilated" for a dense conv of a dilation above 1 (calibrate's
+    dilated net), "conv" (its 3 x 3 net) for every other. ONNX Runtime's fp16 convs run on CUDA-core kernels
+    whose speed depends on the shape, and a dilated one worst: on an H100 (onnxruntime 1.31,
+    benchmarks/ort_fp16_conv_diag.py) four 256-channel 3 x 3 convs at batch 64 ran fp16 in 4 ms by Winograd and
+    in 17 ms at dilation 2 (fp32: 11.7). Kinds of their own for pointwise and grouped convs, measured on nets of
+    their own, were tried and dropped: re-predicting sets 1-10 with them put ort-cuda fp16 at batch 64 at 31.5%
+    and 32.7% median error against 29.6% with the 3 x 3 net's factor (BENCHMARKS.md)."""
+    return "conv-dilated" if groups <= 1 and any(int(d) > 1 for d in dilations or ()) else "conv"
 
 
 def is_three_by_three(kernel_shape: Sequence[int] | None, strides: Sequence[int] | None = None,

@@ -13,8 +13,8 @@ from modelcost.bench.calibrate_ort import Device, learn_ort_factor
 from modelcost.core.calibration import ORT_CONV_KINDS
 
 CPU = Device("cpu", ("CPUExecutionProvider",))
-SMALL = {"gemm": (1, 8, 1024), "conv": (1, 128, 8, 8), "conv-pointwise": (1, 256, 8, 8), "conv-grouped": (1, 256, 8, 8),
-         "conv-other": (1, 128, 8, 8), "residual-ln": (1, 8, 1024), "attention": (1, 8, 768)}
+SMALL = {"gemm": (1, 8, 1024), "conv": (1, 128, 8, 8), "conv-dilated": (1, 128, 8, 8), "residual-ln": (1, 8, 1024),
+         "attention": (1, 8, 768)}
 
 
 def test_every_kind_gets_a_factor_and_a_failing_net_loses_only_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
