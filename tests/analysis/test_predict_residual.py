@@ -212,9 +212,10 @@ def test_the_committed_fit_is_the_script_s_fit_of_the_committed_sets() -> None:
             assert len(rows) - len(kept) == entry["heuristic_plan_cases_left_out"]
             left_out, rows = left_out + len(rows) - len(kept), kept
         cases += rows
-    # sets 1-9: 96 + 96 + 96 + 92 + 96 + 96 + 92 + 92 + 92 = 848 cases, less sets 1-8's 128 fp32 torch-eager and
+    # sets 1-8 and the tenth's H100 cases (the H200's ninth set has no H200 calibration of this kernel model):
+    # 96 + 96 + 96 + 92 + 96 + 96 + 92 + 92 + 66 = 822 cases, less sets 1-8's 128 fp32 torch-eager and
     # torch-compile cases of conv nets, measured with the reference's heuristic cuDNN plans
-    assert (len(cases), left_out) == (doc["fitted_on"]["cases"], 128) and len(cases) == 720
+    assert (len(cases), left_out) == (doc["fitted_on"]["cases"], 128) and len(cases) == 694
     factors = script.fit(cases)
     assert {k: round(f, 4) for k, f in factors.items()} == stored_factors(doc)
     assert fit_id(factors) == doc["fit"]
