@@ -7,6 +7,10 @@ Each kernel past the first adds ``kernel_gap_us`` to a prediction, so a deep CNN
 about 0.23 ms against a measured 0.45 ms forward) is priced by that count. This counts the kernels of the same net
 and of wider ones, and names the kernels of one conv, to see whether 4.7 holds for the convs models run.
 
+It did not (twenty-first session, H100): every net here ran 3.25 kernels per conv (4.25 at 128 channels, batch 64),
+autotuned or not. The 4.7 was calibrate's child compiling its nets one after another, the later ones with dynamic
+shapes (fixed in 8e0d737; results in benchmarks/results/device_2026-11-28/).
+
     python3 benchmarks/conv_kernels_diag.py [--heuristic] [--out FILE.json]   # on a CUDA machine
 """
 
