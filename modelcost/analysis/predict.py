@@ -71,6 +71,7 @@ from modelcost.core.calibration import (
     TimePoint,
     conv_gemm,
     conv_sorts,
+    is_dilated,
     is_three_by_three,
     key_sort,
     ort_conv_kind,
@@ -334,7 +335,7 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         # calibrate times no dilated conv: its class stands in, and cuDNN's dilated kernels are others (the
         # eleventh set's DeepLabV3-MobileNetV2, its depthwise convs dilated 2 and 4, ran torch-half and compile
         # fp16 at batch 64 1.7x and 2.4x its prediction, where MobileNetV2 itself reads -6% to +5%)
-        measured = measured_as(_rows(table, precision), key) is not None and not _dilated(layer)
+        measured = measured_as(_rows(table, precision), key) is not None and not is_dilated(layer.dilations)
         if _pointwise(layer) and (layer.groups or 1) == 1 and not measured:
             grid_us = grid_time_us(grid, m, n, k)
             if grid_us is not None:
@@ -348,11 +349,6 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
     # a grouped conv priced as its groups' dense GEMMs (wider groups than calibrate's, or a calibration without
     # such convs) was not measured as it runs: cuDNN's grouped kernels are not its groups' GEMMs
     return flops / (peak * eff * util) * 1e3, gemms == 1 and measured
-
-
-def _dilated(layer: LayerCost) -> bool:
-    """Whether a conv layer has a dilation above 1 in some dimension."""
-    return any(int(d) > 1 for d in layer.dilations or ())
 
 
 def _pointwise(layer: LayerCost) -> bool:
@@ -466,8 +462,6 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
             if kind in ("gemm", "conv", "attention") else 0.0, unaligned=slower, calibrated=calibrated,
             conv_kind=ort_conv_kind(layer.dilations, layer.groups or 1) if kind == "conv" else None))
     return out
-
-
 
 
 def _strided_ms(layer: LayerCost, cal: Calibration, elem: float, scale: float) -> float:

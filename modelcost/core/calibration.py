@@ -207,7 +207,12 @@ def ort_conv_kind(dilations: Sequence[int] | None = None, groups: int = 1) -> st
     in 17 ms at dilation 2 (fp32: 11.7). Kinds of their own for pointwise and grouped convs, measured on nets of
     their own, were tried and dropped: re-predicting sets 1-10 with them put ort-cuda fp16 at batch 64 at 31.5%
     and 32.7% median error against 29.6% with the 3 x 3 net's factor (BENCHMARKS.md)."""
-    return "conv-dilated" if groups <= 1 and any(int(d) > 1 for d in dilations or ()) else "conv"
+    return "conv-dilated" if groups <= 1 and is_dilated(dilations) else "conv"
+
+
+def is_dilated(dilations: Sequence[int] | None) -> bool:
+    """Whether a conv has a dilation above 1 in some dimension; an unknown dilation counts as 1."""
+    return any(int(d) > 1 for d in dilations or ())
 
 
 def is_three_by_three(kernel_shape: Sequence[int] | None, strides: Sequence[int] | None = None,
