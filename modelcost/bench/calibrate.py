@@ -362,12 +362,13 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
     if fusion:
         from modelcost.bench.calibrate_fusion import learn_fusion
 
-        from modelcost.bench.calibrate_host import across_processes, learn_host_cost
+        from modelcost.bench.calibrate_host import across_processes, measure_process
 
-        cal.fusion, cal.launch_us, notes = learn_fusion(torch, say)
-        here, host_notes = learn_host_cost(torch, say)
+        here, host_notes = measure_process(torch, say)
         say("host cost per aten call, in fresh processes")
-        cal.host_us, spread_notes = across_processes(here)
+        host, spread_notes = across_processes(here)
+        cal.host_us = host.cost
+        cal.fusion, cal.launch_us, notes = learn_fusion(torch, say, tiny_us=host.tiny_us)
         cal.notes += notes + host_notes + spread_notes
         if "ort-cuda" in cal.fusion:  # onnxruntime-gpu is here
             from modelcost.bench.calibrate_ort import learn_ort_factor

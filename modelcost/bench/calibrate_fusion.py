@@ -9,7 +9,8 @@ the non-negative least-squares fit of counts = layers of each kind x kernels per
 the architectures benchmarks/predict_validate.py holds out.
 
 ``launch_us``: one forward of a net of 32 tiny blocks (Linear 8x8 + ReLU), host-bound by construction, timed
-with the CUDA-event clock, over the kernels it ran.
+with the CUDA-event clock, over the kernels it ran. The time is the median over calibrate's host processes
+(bench/calibrate_host.py's ``across_processes``) where they timed the family, else this process's.
 
 Every kernel count is profiled in a fresh process (``python -m modelcost.bench.calibrate_fusion``), never in
 calibrate's own: one torch.profiler session leaves its process's later kernel launches about 1.5x slower on an
@@ -27,7 +28,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from modelcost.bench.timing import CudaEventClock
@@ -263,13 +264,15 @@ def child_failure(exc: BaseException) -> str:
 
 def learn_fusion(torch: Any, progress: Callable[[str], None],
                  counter: Callable[[], dict[str, dict[str, Any]]] = counts_in_child,
+                 tiny_us: Mapping[str, float] | None = None,
                  ) -> tuple[dict[str, Fusion], dict[str, float], list[str]]:
     """(family -> Fusion, family -> launch_us, notes on families that could not be measured). The host-bound
-    net is timed here, the kernel counts come from ``counter`` (a fresh process: see the module's note)."""
-    host_us: dict[str, float] = {}
+    net's time is ``tiny_us``'s (the median over processes) where it has the family, else timed here; the kernel
+    counts come from ``counter`` (a fresh process: see the module's note)."""
+    host_us: dict[str, float] = dict(tiny_us or {})
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode():
-        for family in FAMILIES:
+        for family in (f for f in FAMILIES if f not in host_us):
             progress(f"launch cost, {family}")
             try:
                 host_us[family] = tiny_net_us(torch, family, tmp)

@@ -21,6 +21,13 @@ one twice as slow as the others (eager 30.6 us per call against 15.3 and 17.2 on
 benchmarks in the next process were not slower): every host-bound prediction took it. So the figures are measured
 in ``HOST_PROCESSES`` processes, this one and fresh ones (``python -m modelcost.bench.calibrate_host``), and the
 median of each is kept (``across_processes``); a child that fails is left out and said so.
+
+The same processes time calibrate_fusion's host-bound net under every host-issued family but compile
+(``TINY_FAMILIES``), and its median is what ``launch_us`` is priced from (``ProcessHost.tiny_us``). Timed in
+calibrate's own process alone, ONNX Runtime's price per kernel read 7.8-19.3 us over 20 calibrations, and an H200
+calibration whose own process was slow (eager 18.7 us per call against 11.6 and 11.8 in its children) priced it
+at 12.1 us where the H100's read 8.1: the H200's eleventh set predicted ort-cuda at batch 1 40% slow, the H100's
+transferred to the same cases 3% (benchmarks/results/device_2026-11-29).
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from modelcost.bench.calibrate_fusion import (
@@ -40,6 +49,7 @@ from modelcost.bench.calibrate_fusion import (
     child_failure,
     nonnegative_fit,
     tiny_linear_net,
+    tiny_net_us,
 )
 from modelcost.bench.timing import CudaEventClock, median_call_ms
 from modelcost.core.calibration import HostCost
@@ -49,6 +59,8 @@ from modelcost.core.text import first_line
 HOST_NETS = (*NETS, "tiny-linear", "views")
 FAMILIES = ("eager", "autocast")  # the host-issued families whose calls the static count sees one to one
 HOST_PROCESSES = 3  # processes the host figures are measured in (module doc)
+# the families whose host-bound net every process times (module doc); compile's is compiled in calibrate's alone
+TINY_FAMILIES = ("eager", "autocast", "ort-cuda")
 CHILD_TIMEOUT_S = 180.0
 
 
@@ -146,6 +158,33 @@ def learn_host_cost(torch: Any, progress: Callable[[str], None]) -> tuple[dict[s
     return found, notes
 
 
+@dataclass
+class ProcessHost:
+    """What one process measured of its host: the price per aten call by family (``learn_host_cost``) and one
+    forward of the host-bound net by family, in us (``tiny_net_times``)."""
+
+    cost: dict[str, HostCost] = field(default_factory=dict)
+    tiny_us: dict[str, float] = field(default_factory=dict)
+
+
+def tiny_net_times(torch: Any) -> dict[str, float]:
+    """family -> host us of one forward of calibrate_fusion's host-bound net, for each of ``TINY_FAMILIES`` this
+    process can run (a family that cannot, ort-cuda without onnxruntime-gpu, is left out: calibrate_fusion says
+    why when it times it)."""
+    times: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode():
+        for family in TINY_FAMILIES:
+            with contextlib.suppress(Exception):
+                times[family] = tiny_net_us(torch, family, tmp)
+    return times
+
+
+def measure_process(torch: Any, progress: Callable[[str], None]) -> tuple[ProcessHost, list[str]]:
+    """(this process's ``ProcessHost``, notes on what it could not measure)."""
+    cost, notes = learn_host_cost(torch, progress)
+    return ProcessHost(cost, tiny_net_times(torch)), notes
+
+
 def median_host_cost(measured: Sequence[dict[str, HostCost]]) -> dict[str, HostCost]:
     """Per family, the median kernel_op_us and view_op_us over the processes that measured it."""
     out = {}
@@ -156,44 +195,57 @@ def median_host_cost(measured: Sequence[dict[str, HostCost]]) -> dict[str, HostC
     return out
 
 
-def run_child() -> dict[str, HostCost]:
-    """``learn_host_cost`` in a fresh process (``python -m modelcost.bench.calibrate_host``) on the same GPU."""
+def run_child() -> ProcessHost:
+    """``measure_process`` in a fresh process (``python -m modelcost.bench.calibrate_host``) on the same GPU."""
     done = subprocess.run([sys.executable, "-m", "modelcost.bench.calibrate_host"], capture_output=True, text=True,
                           timeout=CHILD_TIMEOUT_S, check=True)
     doc = json.loads(done.stdout.strip().splitlines()[-1])
-    return {f: HostCost(float(v["kernel_op_us"]), float(v["view_op_us"]), HOST_NETS) for f, v in doc.items()}
+    cost = {f: HostCost(float(v["kernel_op_us"]), float(v["view_op_us"]), HOST_NETS) for f, v in doc["cost"].items()}
+    return ProcessHost(cost, {f: float(us) for f, us in doc["tiny_us"].items()})
 
 
-def across_processes(here: dict[str, HostCost], child: Callable[[], dict[str, HostCost]] = run_child,
-                     processes: int = HOST_PROCESSES) -> tuple[dict[str, HostCost], list[str]]:
-    """(the median host cost over this process's figures ``here`` and ``processes`` - 1 fresh ones, notes: each
-    process's eager figure, and any child that failed)."""
-    measured, notes = [here] if here else [], []
+def across_processes(here: ProcessHost, child: Callable[[], ProcessHost] = run_child,
+                     processes: int = HOST_PROCESSES) -> tuple[ProcessHost, list[str]]:
+    """(the median over this process's figures ``here`` and ``processes`` - 1 fresh ones, of the host cost and of
+    the host-bound net's time, family by family; notes: each process's eager price and ort-cuda net, and any
+    child that failed)."""
+    measured, notes = [here], []
     for _ in range(processes - 1):
         try:
             measured.append(child())
         except Exception as exc:  # noqa: BLE001 - a failed child is left out, and said so
             notes.append(f"host cost: a child process failed ({child_failure(exc)})")
-    if not measured:
-        return {}, notes
-    eager = [f"{m['eager'].kernel_op_us:.1f}" for m in measured if "eager" in m]
-    notes.append(f"host cost per aten call (eager): {' / '.join(eager)} us in {len(measured)} processes, the "
-                 "median kept")
-    return median_host_cost(measured), notes
+    costs = [m.cost for m in measured if m.cost]
+    eager = [f"{c['eager'].kernel_op_us:.1f}" for c in costs if "eager" in c]
+    if costs:
+        notes.append(f"host cost per aten call (eager): {' / '.join(eager)} us in {len(costs)} processes, the "
+                     "median kept")
+    ort = [f"{m.tiny_us['ort-cuda']:.0f}" for m in measured if "ort-cuda" in m.tiny_us]
+    if ort:
+        notes.append(f"host-bound net under ort-cuda: {' / '.join(ort)} us in {len(ort)} processes, the median "
+                     "kept")
+    return ProcessHost(median_host_cost(costs), median_times([m.tiny_us for m in measured])), notes
+
+
+def median_times(measured: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Per family, the median over the processes that timed it."""
+    families = dict.fromkeys(f for times in measured for f in times)
+    return {f: statistics.median(times[f] for times in measured if f in times) for f in families}
 
 
 def main() -> int:
-    """Print this process's host cost as one JSON line (a child of ``across_processes``)."""
+    """Print this process's ``ProcessHost`` as one JSON line (a child of ``across_processes``)."""
     import torch
 
     if not torch.cuda.is_available():
         print("calibrate_host: no CUDA GPU", file=sys.stderr)
         return 1
-    found, notes = learn_host_cost(torch, lambda what: None)
-    if not found:
+    found, notes = measure_process(torch, lambda what: None)
+    if not found.cost and not found.tiny_us:
         print("; ".join(notes) or "calibrate_host: nothing measured", file=sys.stderr)
         return 1
-    print(json.dumps({f: {"kernel_op_us": c.kernel_op_us, "view_op_us": c.view_op_us} for f, c in found.items()}))
+    print(json.dumps({"cost": {f: {"kernel_op_us": c.kernel_op_us, "view_op_us": c.view_op_us}
+                               for f, c in found.cost.items()}, "tiny_us": found.tiny_us}))
     return 0
 
 

@@ -49,6 +49,20 @@ def test_learn_fusion_never_profiles_in_its_own_process(monkeypatch: pytest.Monk
     assert notes == []
 
 
+def test_a_family_timed_across_processes_is_not_timed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # calibrate_host's processes timed the host-bound net under ort-cuda and eager (medians 512 and 1,280 us);
+    # only autocast and compile are timed here (640 us). Over the net's 64 kernels: 8, 20 and 10 us per kernel.
+    timed: list[str] = []
+    monkeypatch.setattr(cf, "count_kernels", lambda *_: 0.0)
+    monkeypatch.setattr(cf, "tiny_net_us", lambda torch, family, tmp: timed.append(family) or 640.0)
+    _, launch, _ = cf.learn_fusion(torch, lambda what: None,
+                                   counter=lambda: {f: {"counts": ONE_EACH} for f in cf.FAMILIES},
+                                   tiny_us={"ort-cuda": 512.0, "eager": 1280.0})
+    assert timed == ["autocast", "compile"]
+    assert launch == {"eager": pytest.approx(20.0), "autocast": pytest.approx(10.0),
+                      "compile": pytest.approx(10.0), "ort-cuda": pytest.approx(8.0)}
+
+
 def test_a_failed_count_process_keeps_its_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cf, "tiny_net_us", lambda torch, family, tmp: 640.0)
 

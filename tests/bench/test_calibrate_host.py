@@ -47,33 +47,52 @@ def test_attention_counts_one_copy_more_on_meta() -> None:
 
 
 def test_the_host_figures_are_the_median_over_processes() -> None:
-    from modelcost.bench.calibrate_host import across_processes
+    from modelcost.bench.calibrate_host import ProcessHost, across_processes
 
     # The third H100 lease's calibrating process drew a slow host: eager 30.6 us per kernel call where two other
     # machines read 15.3 and 17.2. Over three processes the median keeps the typical pace: 17.2 (and 1.3 per view).
-    here = {"eager": HostCost(30.6, 1.9), "autocast": HostCost(58.4, 0.1)}
-    children = iter([{"eager": HostCost(15.3, 1.3), "autocast": HostCost(28.5, 0.1)},
-                     {"eager": HostCost(17.2, 1.0), "autocast": HostCost(31.2, 0.2)}])
+    here = ProcessHost({"eager": HostCost(30.6, 1.9), "autocast": HostCost(58.4, 0.1)})
+    children = iter([ProcessHost({"eager": HostCost(15.3, 1.3), "autocast": HostCost(28.5, 0.1)}),
+                     ProcessHost({"eager": HostCost(17.2, 1.0), "autocast": HostCost(31.2, 0.2)})])
     found, notes = across_processes(here, lambda: next(children))
-    assert (found["eager"].kernel_op_us, found["eager"].view_op_us) == (17.2, 1.3)
-    assert found["autocast"].kernel_op_us == 31.2
+    assert (found.cost["eager"].kernel_op_us, found.cost["eager"].view_op_us) == (17.2, 1.3)
+    assert found.cost["autocast"].kernel_op_us == 31.2
     assert notes == ["host cost per aten call (eager): 30.6 / 15.3 / 17.2 us in 3 processes, the median kept"]
+
+
+def test_the_host_bound_net_is_the_median_over_the_processes_that_timed_it() -> None:
+    from modelcost.bench.calibrate_host import ProcessHost, across_processes
+
+    # The H200 calibration of 2026-11-29: its own process was slow (eager 18.7 us per call, its children 11.6
+    # and 11.8), and ONNX Runtime's host-bound net timed there alone priced a kernel at 12.1 us. Nets of 775, 520
+    # and 505 us under ort-cuda: the median is 520; under eager 700, 470, 480: 480.
+    here = ProcessHost({"eager": HostCost(18.7, 1.0)}, {"eager": 700.0, "ort-cuda": 775.0})
+    children = iter([ProcessHost({"eager": HostCost(11.6, 1.0)}, {"eager": 470.0, "ort-cuda": 520.0}),
+                     ProcessHost({"eager": HostCost(11.8, 1.0)}, {"eager": 480.0, "ort-cuda": 505.0})])
+    found, notes = across_processes(here, lambda: next(children))
+    assert found.tiny_us == {"eager": 480.0, "ort-cuda": 520.0}
+    assert notes[-1] == "host-bound net under ort-cuda: 775 / 520 / 505 us in 3 processes, the median kept"
+    # a child that has no onnxruntime: ort-cuda's median is over the two processes that timed it, (775 + 520) / 2
+    children = iter([ProcessHost({}, {"eager": 470.0}), ProcessHost({}, {"eager": 480.0, "ort-cuda": 520.0})])
+    found, _ = across_processes(here, lambda: next(children))
+    assert found.tiny_us == {"eager": 480.0, "ort-cuda": 647.5}
 
 
 def test_a_child_that_fails_is_left_out_and_said() -> None:
     import subprocess
 
-    from modelcost.bench.calibrate_host import across_processes
+    from modelcost.bench.calibrate_host import ProcessHost, across_processes
 
-    def fails() -> dict:
+    def fails() -> ProcessHost:
         raise subprocess.CalledProcessError(1, ["python"], stderr="Traceback ...\nRuntimeError: CUDA busy\n")
 
-    here = {"eager": HostCost(16.0, 1.0)}
+    here = ProcessHost({"eager": HostCost(16.0, 1.0)})
     found, notes = across_processes(here, fails)
-    assert found == {"eager": HostCost(16.0, 1.0)}  # the median of one process: its own figures
+    assert found.cost == {"eager": HostCost(16.0, 1.0)}  # the median of one process: its own figures
     assert notes[0] == "host cost: a child process failed (CalledProcessError: RuntimeError: CUDA busy)"
     assert len(notes) == 3 and "16.0 us in 1 processes" in notes[-1]
-    assert across_processes({}, fails, processes=2) == ({}, [notes[0]])  # nothing measured: the caller falls back
+    # nothing measured: the caller falls back (launch_us alone, timed in calibrate_fusion)
+    assert across_processes(ProcessHost(), fails, processes=2) == (ProcessHost(), [notes[0]])
 
 
 def test_the_child_refuses_without_a_gpu(capsys) -> None:
@@ -89,12 +108,12 @@ def test_the_child_refuses_without_a_gpu(capsys) -> None:
 def test_a_child_that_times_out_is_said_in_words() -> None:
     import subprocess
 
-    from modelcost.bench.calibrate_host import across_processes
+    from modelcost.bench.calibrate_host import ProcessHost, across_processes
 
-    def hangs() -> dict:
+    def hangs() -> ProcessHost:
         raise subprocess.TimeoutExpired(["python"], 180.0, stderr=b"still importing torch\n")
 
-    _, notes = across_processes({"eager": HostCost(16.0, 1.0)}, hangs, processes=2)
+    _, notes = across_processes(ProcessHost({"eager": HostCost(16.0, 1.0)}), hangs, processes=2)
     assert notes[0] == "host cost: a child process failed (TimeoutExpired: still importing torch)"
 
 
@@ -108,3 +127,17 @@ def test_a_failure_without_a_message_is_noted_by_its_type() -> None:
             raise RuntimeError()
 
     assert learn_host_cost(Silent(), lambda what: None) == ({}, ["host cost: not calibrated (RuntimeError)"])
+
+
+def test_the_childs_line_is_what_the_parent_reads(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import subprocess
+
+    from modelcost.bench import calibrate_host as ch
+
+    measured = ch.ProcessHost({"eager": HostCost(11.6, 1.2, ch.HOST_NETS)}, {"eager": 470.0, "ort-cuda": 520.0})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(ch, "measure_process", lambda torch_, progress: (measured, []))
+    assert ch.main() == 0
+    line = capsys.readouterr().out
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=line))
+    assert ch.run_child() == measured
