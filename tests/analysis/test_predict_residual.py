@@ -46,10 +46,13 @@ def test_the_committed_fit_reads_and_names_every_validated_backend() -> None:
     assert doc["schema"] == "modelcost.predict-residuals/2"
     # the id is the hash of the factors as stored, so a hand edit of one factor is another fit
     assert {r.fit for r in committed.values()} == {doc["fit"]} == {fit_id(stored_factors(doc))}
-    # the held-out sets ran slower than the kernel model predicted them, every backend and bound. (Fits before
-    # e257945c had ONNX Runtime's host-bound forwards at x0.57: calibrate priced its kernels in a process that had
-    # profiled, ~1.5x slow; it profiles in a child process since 45321dd.)
-    assert all(1.0 < r.factor < 1.8 for r in committed.values())
+    # the held-out sets ran slower than the kernel model predicted them, every backend and bound but ONNX
+    # Runtime's host-bound forwards, which its launch price now meets within a few percent: since 4fb8cfa it is
+    # the median of the host processes (x0.97; x1.29 when one process timed it). (Fits before e257945c had them at
+    # x0.57: calibrate priced its kernels in a process that had profiled, ~1.5x slow; it profiles in a child
+    # process since 45321dd.)
+    assert all(1.0 < r.factor < 1.8 for k, r in committed.items() if k != "ort-cuda/host")
+    assert 0.9 < committed["ort-cuda/host"].factor < 1.1
     # a host-bound eager forward misses by more than a device-bound one (the calibration nets issue faster)
     assert committed["torch-eager/host"].factor > committed["torch-eager/device"].factor
     assert residual_for("hf-static-compile") == NONE  # generation: no fit, no factor
@@ -214,8 +217,9 @@ def test_the_committed_fit_is_the_script_s_fit_of_the_committed_sets() -> None:
         cases += rows
     # sets 1-8 and the tenth's H100 cases (the H200's ninth set has no H200 calibration of this kernel model):
     # 96 + 96 + 96 + 92 + 96 + 96 + 92 + 92 + 66 = 822 cases, less sets 1-8's 128 fp32 torch-eager and
-    # torch-compile cases of conv nets, measured with the reference's heuristic cuDNN plans
-    assert (len(cases), left_out) == (doc["fitted_on"]["cases"], 128) and len(cases) == 694
+    # torch-compile cases of conv nets, measured with the reference's heuristic cuDNN plans: 694, each predicted
+    # from two calibrations of one H100 (fit 45dacd66: a residual over calibration draws, not one draw's): 1,388
+    assert (len(cases), left_out) == (doc["fitted_on"]["cases"], 256) and len(cases) == 2 * 694
     factors = script.fit(cases)
     assert {k: round(f, 4) for k, f in factors.items()} == stored_factors(doc)
     assert fit_id(factors) == doc["fit"]
