@@ -54,7 +54,7 @@ def test_the_host_figures_are_the_median_over_processes() -> None:
     here = ProcessHost({"eager": HostCost(30.6, 1.9), "autocast": HostCost(58.4, 0.1)})
     children = iter([ProcessHost({"eager": HostCost(15.3, 1.3), "autocast": HostCost(28.5, 0.1)}),
                      ProcessHost({"eager": HostCost(17.2, 1.0), "autocast": HostCost(31.2, 0.2)})])
-    found, notes = across_processes(here, lambda: next(children))
+    found, notes = across_processes(here, lambda: next(children), processes=3)
     assert (found.cost["eager"].kernel_op_us, found.cost["eager"].view_op_us) == (17.2, 1.3)
     assert found.cost["autocast"].kernel_op_us == 31.2
     assert notes == ["host cost per aten call (eager): 30.6 / 15.3 / 17.2 us in 3 processes, the median kept"]
@@ -69,12 +69,12 @@ def test_the_host_bound_net_is_the_median_over_the_processes_that_timed_it() -> 
     here = ProcessHost({"eager": HostCost(18.7, 1.0)}, {"eager": 700.0, "ort-cuda": 775.0})
     children = iter([ProcessHost({"eager": HostCost(11.6, 1.0)}, {"eager": 470.0, "ort-cuda": 520.0}),
                      ProcessHost({"eager": HostCost(11.8, 1.0)}, {"eager": 480.0, "ort-cuda": 505.0})])
-    found, notes = across_processes(here, lambda: next(children))
+    found, notes = across_processes(here, lambda: next(children), processes=3)
     assert found.tiny_us == {"eager": 480.0, "ort-cuda": 520.0}
     assert notes[-1] == "host-bound net under ort-cuda: 775 / 520 / 505 us in 3 processes, the median kept"
     # a child that has no onnxruntime: ort-cuda's median is over the two processes that timed it, (775 + 520) / 2
     children = iter([ProcessHost({}, {"eager": 470.0}), ProcessHost({}, {"eager": 480.0, "ort-cuda": 520.0})])
-    found, _ = across_processes(here, lambda: next(children))
+    found, _ = across_processes(here, lambda: next(children), processes=3)
     assert found.tiny_us == {"eager": 480.0, "ort-cuda": 647.5}
 
 
@@ -87,7 +87,7 @@ def test_a_child_that_fails_is_left_out_and_said() -> None:
         raise subprocess.CalledProcessError(1, ["python"], stderr="Traceback ...\nRuntimeError: CUDA busy\n")
 
     here = ProcessHost({"eager": HostCost(16.0, 1.0)})
-    found, notes = across_processes(here, fails)
+    found, notes = across_processes(here, fails, processes=3)
     assert found.cost == {"eager": HostCost(16.0, 1.0)}  # the median of one process: its own figures
     assert notes[0] == "host cost: a child process failed (CalledProcessError: RuntimeError: CUDA busy)"
     assert len(notes) == 3 and "16.0 us in 1 processes" in notes[-1]
