@@ -229,6 +229,24 @@ def tiny_net_us(torch: Any, family: str, tmp: str) -> float:
     return times[len(times) // 2] * 1e3
 
 
+def time_tiny_nets(torch: Any, families: Sequence[str], progress: Callable[[str], None] = lambda what: None,
+                   ) -> tuple[dict[str, float], list[str]]:
+    """(family -> ``tiny_net_us`` for each of ``families`` this process can run, notes on those that cannot);
+    shared by ``learn_fusion`` and bench/calibrate_host.py's processes."""
+    times: dict[str, float] = {}
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode():
+        for family in families:
+            progress(f"launch cost, {family}")
+            try:
+                times[family] = tiny_net_us(torch, family, tmp)
+            except Exception as exc:  # noqa: BLE001 - a family that cannot run here is left out, said why
+                notes.append(f"{family}: not calibrated ({first_line(exc, 200)})")
+            with contextlib.suppress(Exception):
+                torch._dynamo.reset()
+    return times, notes
+
+
 def kernel_counts(torch: Any, family: str, tmp: str) -> dict[str, float]:
     """Kernels of one forward of each of ``NETS`` and of the host-bound net (key "tiny") under ``family``. It
     profiles: run it in a process whose later launches do not matter (``main``)."""
@@ -270,16 +288,8 @@ def learn_fusion(torch: Any, progress: Callable[[str], None],
     net's time is ``tiny_us``'s (the median over processes) where it has the family, else timed here; the kernel
     counts come from ``counter`` (a fresh process: see the module's note)."""
     host_us: dict[str, float] = dict(tiny_us or {})
-    notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode():
-        for family in (f for f in FAMILIES if f not in host_us):
-            progress(f"launch cost, {family}")
-            try:
-                host_us[family] = tiny_net_us(torch, family, tmp)
-            except Exception as exc:  # noqa: BLE001 - a family that cannot run here is left out, said why
-                notes.append(f"{family}: not calibrated ({first_line(exc, 200)})")
-            with contextlib.suppress(Exception):
-                torch._dynamo.reset()
+    timed, notes = time_tiny_nets(torch, [f for f in FAMILIES if f not in host_us], progress)
+    host_us.update(timed)
     progress("fusion: kernel counts, in a fresh process")
     try:
         counted = counter()

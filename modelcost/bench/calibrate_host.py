@@ -37,7 +37,6 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,8 +47,8 @@ from modelcost.bench.calibrate_fusion import (
     _runner,
     child_failure,
     nonnegative_fit,
+    time_tiny_nets,
     tiny_linear_net,
-    tiny_net_us,
 )
 from modelcost.bench.timing import CudaEventClock, median_call_ms
 from modelcost.core.calibration import HostCost
@@ -171,14 +170,9 @@ class ProcessHost:
 
 def tiny_net_times(torch: Any) -> dict[str, float]:
     """family -> host us of one forward of calibrate_fusion's host-bound net, for each of ``TINY_FAMILIES`` this
-    process can run (a family that cannot, ort-cuda without onnxruntime-gpu, is left out: calibrate_fusion says
-    why when it times it)."""
-    times: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="modelcost-calibrate-") as tmp, torch.inference_mode():
-        for family in TINY_FAMILIES:
-            with contextlib.suppress(Exception):
-                times[family] = tiny_net_us(torch, family, tmp)
-    return times
+    process can run (a family that cannot, ort-cuda without onnxruntime-gpu, is left out: ``learn_fusion`` times
+    it again in calibrate's process and says why)."""
+    return time_tiny_nets(torch, TINY_FAMILIES)[0]
 
 
 def measure_process(torch: Any, progress: Callable[[str], None]) -> tuple[ProcessHost, list[str]]:
