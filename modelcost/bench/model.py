@@ -19,6 +19,16 @@ from modelcost.core.types import TensorSpec
 from modelcost.loaders.binding import Bound, bind, call_bound
 
 
+def to_channels_last(t: Any) -> Any:
+    """``t`` in the channels-last layout of its rank: ``channels_last`` for 4-D (Conv2d's weights and activations),
+    ``channels_last_3d`` for 5-D (Conv3d's); other ranks as they are. A net of 3-D convs given ``channels_last``
+    fails ("required rank 4 tensor to use channels_last format"), as X3D did in the twelfth held-out set."""
+    import torch
+
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.dim())
+    return t if fmt is None else t.contiguous(memory_format=fmt)
+
+
 @dataclass
 class BenchModel:
     name: str
@@ -105,6 +115,7 @@ class BenchModel:
         return self._module
 
     def is_conv_net(self) -> bool:
+        """Whether the model has 2-D or 3-D convs (cast runs then use channels-last layouts, ``to_channels_last``)."""
         import torch
 
         return any(isinstance(m, (torch.nn.Conv2d, torch.nn.Conv3d)) for m in self.cpu_module().modules())
@@ -122,7 +133,7 @@ class BenchModel:
             self._copies.popitem(last=False)
         mod = device_copy(self.cpu_module(), device, getattr(torch, dtype))
         if channels_last:
-            mod = mod.to(memory_format=torch.channels_last)
+            mod = mod._apply(to_channels_last)  # per tensor: Module.to takes one format for 4-D and 5-D alike
         self._copies[key] = mod.eval()
         return self._copies[key]
 

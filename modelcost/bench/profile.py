@@ -299,6 +299,7 @@ def _profile_bench_torch(model: Any, arrays: Any, device: str, precision: str, r
     import contextlib
 
     torch = require("torch")
+    from modelcost.bench.model import to_channels_last
     from modelcost.hardware.tf32 import tf32_mode
 
     dtype = {"fp16": "float16", "bf16": "bfloat16"}.get(precision, "float32")
@@ -308,6 +309,6 @@ def _profile_bench_torch(model: Any, arrays: Any, device: str, precision: str, r
     for a in arrays:
         t = torch.from_numpy(a.copy())
         t = (t.to(getattr(torch, dtype)) if t.is_floating_point() else t).to(device)
-        inputs.append(t.contiguous(memory_format=torch.channels_last) if channels_last and t.dim() == 4 else t)
+        inputs.append(to_channels_last(t) if channels_last else t)
     with tf32_mode(precision == "tf32") if device == "cuda" else contextlib.nullcontext():
         return profile_torch(module, model.call_args(inputs), runs=runs, warmup=warmup)  # a dict: by keyword

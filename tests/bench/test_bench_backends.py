@@ -245,6 +245,28 @@ def test_per_batch_graphs_are_static_and_stay_under_dynamo_s_recompile_limit(tmp
         BenchConfig(compile_graphs="static")
 
 
+def test_a_cast_conv_net_goes_channels_last_at_each_tensor_s_rank() -> None:
+    """A net of 3-D convs (the twelfth held-out set's X3D) failed under torch-half and compile fp16: the model was
+    given ``channels_last``, which takes only 4-D tensors. Each tensor now gets its rank's layout: Conv2d weights
+    and 4-D inputs channels_last, Conv3d weights and 5-D inputs channels_last_3d, the rest as they are."""
+    from types import SimpleNamespace
+
+    from modelcost.bench.backends.torch_backends import TorchSession
+
+    net = torch.nn.Sequential(torch.nn.Conv3d(3, 4, 3), torch.nn.Flatten(1, 2), torch.nn.Conv2d(12, 2, 3))
+    model = from_module(net, lambda b: [TensorSpec("x", (b, 3, 5, 8, 8), "float32")], name="mixed")
+    assert model.is_conv_net()
+    mod = model.device_module("cpu", "float32", channels_last=True)
+    assert mod[0].weight.is_contiguous(memory_format=torch.channels_last_3d)
+    assert mod[2].weight.is_contiguous(memory_format=torch.channels_last)
+    assert mod[0].bias.shape == (4,)
+    session = SimpleNamespace(_torch=torch, device="cpu", runner=SimpleNamespace(dtype="float32", channels_last=True))
+    x = TorchSession._to_device(session, np.zeros((1, 3, 5, 8, 8), np.float32))
+    assert x.is_contiguous(memory_format=torch.channels_last_3d)
+    # (1, 3, 5, 8, 8) -> Conv3d 3x3x3 -> (1, 4, 3, 6, 6) -> Flatten(1, 2) -> (1, 12, 6, 6) -> Conv2d 3x3 -> (1, 2, 4, 4)
+    assert mod(x).shape == (1, 2, 4, 4)
+
+
 def test_inputs_reach_the_model_at_its_dtype_whichever_side_casts() -> None:
     """TorchSession._to_device: the session's inputs are cast on the host (no transient float32 copy in the peak
     memory), the end-to-end loop's on the device; either way the model gets the same fp16, channels_last values,

@@ -26,7 +26,7 @@ from typing import Any
 
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.export import flatten_outputs
-from modelcost.bench.model import BenchModel
+from modelcost.bench.model import BenchModel, to_channels_last
 from modelcost.core.errors import is_out_of_memory
 from modelcost.core.lazy import INSTALL_HINTS
 from modelcost.core.text import first_line
@@ -279,9 +279,7 @@ class TorchSession:
         t = t.to(self.device)
         if t.is_floating_point():
             t = t.to(dtype)
-        if self.runner.channels_last and t.dim() == 4:
-            t = t.contiguous(memory_format=torch.channels_last)
-        return t
+        return to_channels_last(t) if self.runner.channels_last else t
 
     def _capture(self) -> None:
         torch = self._torch
