@@ -850,6 +850,28 @@ def test_a_3x3_stride_1_conv_takes_its_own_classes_when_calibrated() -> None:
     wide = dataclasses.replace(cal, conv_efficiency={"fp32": {"m:xl n:m k:xl 3x3": 0.9}})
     assert estimate_layers(cost_of(strided), wide, "fp32", 1)[0].calibrated
     assert not estimate_layers(cost_of(conv), wide, "fp32", 1)[0].calibrated  # its 3x3 class m:xl n:s k:l: none
+    # ... and a 3-D conv of the same implicit GEMM (R3D's 3 x 3 x 3 of 64 -> 64 channels over 1 x 56 x 56: K = 64
+    # x 27 = 1,728, xl; m:xl n:s k:xl, measured by no class of either sort) takes the nearest dense class, m:xl n:s
+    # k:l at 0.3, as a 2-D conv of that GEMM would, and counts as outside calibration: calibrate times no 3-D conv,
+    # and X3D-M's ran 0.7-3.2x their prediction (the twelfth held-out set)
+    cube = dataclasses.replace(conv, op="Conv3d", kernel_shape=(3, 3, 3), strides=(1, 1, 1), dilations=(1, 1, 1),
+                               output_shapes=[(1, 64, 1, 56, 56)], macs=3136 * 64 * 1728)
+    [est3d] = estimate_layers(cost_of(cube), cal, "fp32", 1)
+    assert est3d.compute_ms == pytest.approx(2 * 3136 * 64 * 1728 / (50e12 * 0.3 * 0.25) * 1e3)
+    assert not est3d.calibrated
+    # ... even where a 2-D conv of its implicit GEMM (128 output channels: m:xl n:m k:xl 3x3) counts as measured
+    wider = dataclasses.replace(cube, output_shapes=[(1, 128, 1, 56, 56)], macs=3136 * 128 * 1728)
+    flat2d = dataclasses.replace(wider, op="Conv2d", kernel_shape=(3, 3), strides=(2, 2), dilations=(1, 1),
+                                 output_shapes=[(1, 128, 56, 56)])
+    assert not estimate_layers(cost_of(wider), cal, "fp32", 1)[0].calibrated
+    assert estimate_layers(cost_of(flat2d), cal, "fp32", 1)[0].calibrated
+    # so does a 2-D conv of a window that is not square (TextNet's 1 x 3 and 3 x 1): calibrate's are 1, 3 and 7
+    # square; its price is its implicit GEMM's class as before (K = 64 x 3 = 192, l: m:xl n:s k:l, 0.3)
+    flat = dataclasses.replace(conv, kernel_shape=(1, 3), macs=3136 * 64 * 192)
+    [est] = estimate_layers(cost_of(flat), cal, "fp32", 1)
+    assert est.compute_ms == pytest.approx(2 * 3136 * 64 * 192 / (50e12 * 0.3 * 0.25) * 1e3) and not est.calibrated
+    assert [predict_module.window_measured(dataclasses.replace(conv, kernel_shape=w))
+            for w in ((1, 1), (7, 7), (5,), None, (3, 1), (1, 1, 1))] == [True, True, True, True, False, False]
     # the classes are a feature of their own: a validation made without them is another model
     assert "conv_3x3" in calib.features(cal) and "conv_3x3" not in calib.features(old)
 
