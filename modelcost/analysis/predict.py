@@ -65,8 +65,11 @@ from modelcost.core.calibration import (
     GEMV_MAX_M,
     GROUPS,
     MATMUL_MODES,
+    NON_SQUARE,
     SIZE_CLASSES,
     THREE_BY_THREE,
+    VOLUMETRIC,
+    VOLUMETRIC_GROUPED,
     Calibration,
     TimePoint,
     conv_gemm,
@@ -77,6 +80,7 @@ from modelcost.core.calibration import (
     ort_conv_kind,
     shape_class,
     wave_utilization,
+    window_sort,
 )
 from modelcost.core.calibration import features as calibration_features
 from modelcost.core.errors import ModelcostError
@@ -330,8 +334,10 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         return grid_us / 1e3, True
     if kind == "conv":
         sorts, table = conv_sorts(cal), cal.conv_efficiency
+        window = _window(layer)
         key, n_gemm, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in sorts,
-                                       THREE_BY_THREE in sorts and _three_by_three(layer))
+                                       THREE_BY_THREE in sorts and _three_by_three(layer),
+                                       window if window in sorts else "")
         # calibrate times no dilated conv: its class stands in, and cuDNN's dilated kernels are others (the
         # eleventh set's DeepLabV3-MobileNetV2, its depthwise convs dilated 2 and 4, ran torch-half and compile
         # fp16 at batch 64 1.7x and 2.4x its prediction, where MobileNetV2 itself reads -6% to +5%)
@@ -339,10 +345,10 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         if _pointwise(layer) and (layer.groups or 1) == 1 and not measured:
             grid_us = grid_time_us(grid, m, n, k)
             if grid_us is not None:
-                return grid_us / 1e3, True
+                return grid_us / 1e3, not window  # a 3-D pointwise conv's kernels are cuDNN's, not the grid's GEMM
         n = n_gemm
-        # nor a window calibrate's convs do not have (``window_measured``)
-        measured = measured and window_measured(layer)
+        # nor a 3-D or non-square conv outside its own sort's classes (``window_measured``)
+        measured = measured and window_measured(layer, key)
     else:
         gemms, key, table = 1, shape_class(m, n, k), cal.gemm_efficiency
         measured = measured_as(_rows(table, precision), key) is not None
@@ -353,15 +359,24 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
     return flops / (peak * eff * util) * 1e3, gemms == 1 and measured
 
 
-def window_measured(layer: LayerCost) -> bool:
-    """Whether calibrate times convs of this layer's window: 1-D and square 2-D windows (its convs are 1 x 1, 3 x 3
-    and 7 x 7). A 3-D or a non-square 2-D conv takes its price from the 2-D classes of its implicit GEMM and counts
-    as outside calibration: cuDNN runs them by other kernels. In the twelfth held-out set, X3D-M's 3-D convs
-    (depthwise 3 x 3 x 3, pointwise) ran torch-half fp16 at batch 64 in 3.2x their prediction and compile fp32
-    in 0.72x; TextNet-small's 1 x 3 and 3 x 1 convs, in 2-D classes that the 7 x 7 stem and 1 x 1 convs measured,
+def _window(layer: LayerCost) -> str:
+    """A conv layer's ``window_sort`` ('' for a transposed conv: calibrate times none)."""
+    return "" if "transpose" in layer.op.lower() else window_sort(layer.kernel_shape)
+
+
+def window_measured(layer: LayerCost, key: str) -> bool:
+    """Whether a conv layer priced in class ``key`` was priced from convs of its window's sort: any 1-D or square
+    2-D window (calibrate's ``CONVS`` are 1 x 1, 3 x 3 and 7 x 7); a 3-D or non-square 2-D one only in a class of
+    its own sort (``VOLUMETRIC``, ``VOLUMETRIC_GROUPED``, ``NON_SQUARE``: calibrate's ``WINDOW_CONVS``). Else it
+    took the 2-D classes of its implicit GEMM (a calibration without such convs), and counts as outside
+    calibration: cuDNN runs them by other kernels. In the twelfth held-out set, X3D-M's 3-D convs so priced
+    (depthwise 3 x 3 x 3, pointwise) ran torch-half fp16 at batch 64 in 3.2x their prediction and compile fp32 in
+    0.72x; TextNet-small's 1 x 3 and 3 x 1 convs, in 2-D classes that the 7 x 7 stem and 1 x 1 convs measured,
     ran compile fp16 at batch 64 in 0.44x (fp32: 0.87x)."""
     window = tuple(layer.kernel_shape or ())
-    return len(window) <= 1 or (len(window) == 2 and window[0] == window[1])
+    if len(window) <= 1 or (len(window) == 2 and window[0] == window[1]):
+        return True
+    return bool(_window(layer)) and key_sort(key) in (VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE)
 
 
 def _pointwise(layer: LayerCost) -> bool:

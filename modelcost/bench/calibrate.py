@@ -15,8 +15,8 @@ call, in bench/calibrate_host.py).
   (bench/calibrate_gemm.py; ``gemm_grid``), which the predictor interpolates inside.
 * conv: ResNet-, MobileNet- and ConvNeXt-like stages (3x3, 1x1, depthwise, 7x7 depthwise) and 3x3 convs of
   4-64 channels per group (``GROUP_CONVS``) at batch 1 and 32, and at batch 32 alone the large-M classes a
-  batch-64 CNN spends its time in (``LARGE_M_CONVS``), channels_last at fp16, each filed under its implicit-GEMM
-  class.
+  batch-64 CNN spends its time in (``LARGE_M_CONVS``), and 3-D and non-square 2-D convs (``WINDOW_CONVS``),
+  channels-last at fp16, each filed under its implicit-GEMM class.
 * unaligned GEMMs: four GEMMs whose N or K is odd, against the same GEMMs padded to a multiple of 8, per
   precision (``unaligned_factor``: the median ratio).
 * small-M GEMMs: F.linear of M = ``GEMV_ROWS`` rows on ``GEMV_SHAPES`` weights (BERT-, Llama-3.2-1B-like and
@@ -42,6 +42,7 @@ from collections.abc import Callable
 from typing import Any
 
 from modelcost.bench.calibrate_gemm import gemm_grid
+from modelcost.bench.model import to_channels_last
 from modelcost.bench.timing import CudaEventClock
 from modelcost.core.calibration import (
     CLASS_SIZES,
@@ -57,6 +58,7 @@ from modelcost.core.calibration import (
     fingerprint,
     shape_class,
     wave_utilization,
+    window_sort,
 )
 from modelcost.core.errors import ModelcostError
 from modelcost.core.types import GpuSpec
@@ -203,6 +205,15 @@ CONVS = [(b, c, co, s, kk, g) for b in (1, 32) for (c, co, s, kk, g) in (
     # several channels per group (``GROUPS`` classes): 4, 8, 16, 32 and 64 per group
     (128, 128, 56, 3, 32), (256, 256, 28, 3, 32), (512, 512, 14, 3, 32), (1024, 1024, 7, 3, 32),
     (256, 256, 28, 3, 4))] + LARGE_M_CONVS
+# (batch, input channels, output channels, frames / pixels, window, groups) of the convs whose window calibrate's
+# ``CONVS`` lack, each filed in its sort's classes (core.calibration.window_sort): 3-D ones as video nets run them
+# (R3D-18's dense 3 x 3 x 3 at two stages, X3D's pointwise 1 x 1 x 1 and depthwise 3 x 3 x 3) and dense 2-D ones of a
+# non-square window (TextNet's 1 x 3 and 3 x 1, Inception-v3's 1 x 7), at the large M a batch of them spends its
+# time in
+WINDOW_CONVS = [
+    (4, 64, 64, (8, 56, 56), (3, 3, 3), 1), (4, 256, 256, (4, 14, 14), (3, 3, 3), 1),
+    (4, 64, 256, (8, 28, 28), (1, 1, 1), 1), (4, 216, 216, (16, 14, 14), (3, 3, 3), 216),
+    (32, 64, 64, (56, 56), (1, 3), 1), (32, 256, 256, (14, 14), (3, 1), 1), (32, 192, 192, (17, 17), (1, 7), 1)]
 # (M, N, K) of the unaligned GEMMs: N or K odd; each is timed against itself padded to a multiple of 8
 UNALIGNED_GEMMS = ((16384, 251, 512), (16384, 512, 251), (8192, 1001, 1024), (8192, 1024, 1001))
 
@@ -216,24 +227,34 @@ def conv_table(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) -> dict[
     for precision in CONV_PRECISIONS:
         dtype, peak = _dtype(torch, precision), gpu.peak_tflops[precision] * 1e12
         progress(f"conv efficiency, {precision}")
-        fmt = torch.channels_last if precision == "fp16" else torch.contiguous_format
         with tf32_mode(precision == "tf32"), cudnn_autotune():
-            found = _conv_rows(torch, gpu, tile, dtype, peak, fmt)
+            found = _conv_rows(torch, gpu, tile, dtype, peak, channels_last=precision == "fp16")
         table[precision] = {key: sum(v) / len(v) for key, v in found.items()}
     return table
 
 
-def _conv_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float, fmt: Any) -> dict[str, list[float]]:
-    """Each of ``CONVS`` at ``dtype`` and memory format ``fmt``: efficiencies by implicit-GEMM class."""
+def conv_shapes() -> list[tuple[int, int, int, tuple[int, ...], tuple[int, ...], int]]:
+    """``CONVS`` (square 2-D windows) and ``WINDOW_CONVS``, each as (batch, input channels, output channels, frames /
+    pixels, window, groups)."""
+    return [(b, c, co, (s, s), (kk, kk), g) for b, c, co, s, kk, g in CONVS] + WINDOW_CONVS
+
+
+def _conv_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float,
+               channels_last: bool) -> dict[str, list[float]]:
+    """Each of ``conv_shapes`` at ``dtype``, channels-last or not (a 3-D conv's is ``channels_last_3d``), padded to
+    keep its size: efficiencies by implicit-GEMM class."""
     found: dict[str, list[float]] = {}
-    for b, c, co, s, kk, g in CONVS:
-        conv = torch.nn.Conv2d(c, co, kk, padding=kk // 2, groups=g, bias=False).to("cuda", dtype)
-        conv = conv.to(memory_format=fmt)
-        x = torch.randn(b, c, s, s, device="cuda", dtype=dtype).to(memory_format=fmt)
+    for b, c, co, size, window, g in conv_shapes():
+        kind = torch.nn.Conv3d if len(window) == 3 else torch.nn.Conv2d
+        conv = kind(c, co, window, padding=tuple(w // 2 for w in window), groups=g, bias=False).to("cuda", dtype)
+        x = torch.randn(b, c, *size, device="cuda", dtype=dtype)
+        if channels_last:
+            conv, x = conv._apply(to_channels_last), to_channels_last(x)
         with torch.inference_mode():
             t_s = graph_time_us(torch, lambda conv=conv, x=x: conv(x)) / 1e6
-        m, k = b * s * s, c // g * kk * kk
-        key, n, gemms = conv_gemm(m, co, k, g, group_classes=True, three_by_three=g == 1 and kk == 3)
+        m, k = b * math.prod(size), c // g * math.prod(window)
+        key, n, gemms = conv_gemm(m, co, k, g, group_classes=True, three_by_three=g == 1 and window == (3, 3),
+                                  window=window_sort(window))
         util = wave_utilization(gemms * math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
         found.setdefault(key, []).append(_efficiency(2 * m * co * k / (peak * util), t_s))
     return found

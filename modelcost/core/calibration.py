@@ -62,6 +62,10 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
 * dense 3 x 3 stride-1 convs have classes of their own (``THREE_BY_THREE`` key suffix): cuDNN runs them by
   algorithms of their own (Winograd at fp32, above 1 "of peak" by the direct MACs). Added within schema 2: a
   file without them prices such a conv in the dense classes, where 1 x 1 convs may have measured its class.
+* 3-D convs and dense 2-D convs of a non-square window have classes of their own (``VOLUMETRIC``,
+  ``VOLUMETRIC_GROUPED`` for depthwise 3-D ones, ``NON_SQUARE`` key suffixes): cuDNN runs them by kernels of their
+  own. Added within schema 2: a file without them prices such a conv in the 2-D classes of its implicit GEMM and
+  counts it as outside calibration.
 * ONNX Runtime's kernels against torch's (``ort_factor``, precision -> layer kind -> ORT time / torch time), from
   GPU-bound calibration nets run both ways (bench/calibrate_ort.py): an ort-cuda layer's time is the tables'
   (torch's kernels) times its factor. Added within schema 2: a file without it predicts ort-cuda as torch.
@@ -149,6 +153,11 @@ GROUPS = "groups"  # ... a conv of several channels per group (ResNeXt's 32 grou
 # (Winograd at fp32: priced from classes that 1 x 1 convs had measured, AlexNet, RepVGG-A0 and VGG-16 at batch 64
 # in fp32 ran in 0.42-0.61 of their predicted time; benchmarks/results/device_2026-11-26j)
 THREE_BY_THREE = "3x3"
+# ... a 3-D conv (Conv3d: R3D's dense 3 x 3 x 3, X3D's pointwise 1 x 1 x 1), a depthwise one (X3D's 3 x 3 x 3), and
+# a dense 2-D conv of a non-square window (TextNet's 1 x 3 and 3 x 1, Inception's 1 x 7): cuDNN runs them by kernels
+# of their own. Priced from 2-D classes of square windows, X3D-M ran torch-half fp16 at batch 64 in 3.2x its
+# prediction and TextNet-small compile fp16 in 0.44x (the twelfth held-out set, BENCHMARKS.md)
+VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE = "3d", "grouped-3d", "1xk"
 # The output channels per group calibrate's ``GROUPS`` convs span (bench/calibrate.CONVS: 4 to 64, 3 x 3 kernels).
 # A grouped conv of more per group is priced as its groups' dense GEMMs instead: SqueezeBERT's 4 groups of 192
 # channels, priced from the 64-per-group class, read 3-10x slow (benchmarks/results/device_2026-11-26k/ninth).
@@ -159,8 +168,8 @@ GEMM_ALIGN = {"fp16": 8, "bf16": 8, "tf32": 4}
 
 
 def key_sort(key: str) -> str:
-    """The sort of a conv / GEMM class key: '' (dense), ``GROUPED`` (depthwise), ``GROUPS`` or
-    ``THREE_BY_THREE``."""
+    """The sort of a conv / GEMM class key: '' (dense), ``GROUPED`` (depthwise), ``GROUPS``, ``THREE_BY_THREE``,
+    ``VOLUMETRIC``, ``VOLUMETRIC_GROUPED`` or ``NON_SQUARE``."""
     parts = key.split()
     return parts[3] if len(parts) > 3 else ""
 
@@ -173,22 +182,38 @@ def shape_class(m: float, n: float, k: float, grouped: bool = False) -> str:
     return f"{key} {GROUPED}" if grouped else key
 
 
+def window_sort(kernel_shape: Sequence[int] | None) -> str:
+    """The class sort a conv's window asks for: ``VOLUMETRIC`` for a 3-D window, ``NON_SQUARE`` for a 2-D one whose
+    sides differ, '' for the rest (1-D and square 2-D windows, the ones calibrate's ``CONVS`` have; an unknown
+    window)."""
+    window = tuple(kernel_shape or ())
+    if len(window) == 3:
+        return VOLUMETRIC
+    return NON_SQUARE if len(window) == 2 and window[0] != window[1] else ""
+
+
 def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool = False,
-              three_by_three: bool = False) -> tuple[str, float, int]:
+              three_by_three: bool = False, window: str = "") -> tuple[str, float, int]:
     """(class key, N of one GEMM, GEMMs) of a conv as implicit GEMM(s): M = batch x output pixels, N = output
     channels, K = input channels per group x kernel area (the MACs of one output element).
     * dense (groups 1): one GEMM, a dense class; a 3 x 3 stride-1 one (``three_by_three``, where the calibration
-      measured such convs apart: ``is_three_by_three``) in a class of its own (``THREE_BY_THREE``);
+      measured such convs apart: ``is_three_by_three``) in a class of its own (``THREE_BY_THREE``); a 3-D or a
+      non-square one (``window``: its ``window_sort``, where the calibration measured such convs) in its sort's;
     * depthwise (groups = output channels): one GEMM over all channels, a grouped class (what calibrate measured:
-      K of 9-49, memory-bound, a hundredth of a dense class's efficiency);
+      K of 9-49, memory-bound, a hundredth of a dense class's efficiency), a 3-D one (``window`` ``VOLUMETRIC``)
+      in ``VOLUMETRIC_GROUPED``;
     * grouped with several output channels per group (ResNeXt's 32 groups), where the calibration measured such
       convs (``group_classes``) and up to as many per group as they had (``GROUP_CHANNELS``): one GEMM over all
       channels in a class of its own (``GROUPS``), as cuDNN runs it (one kernel for all groups);
     * else: ``groups`` GEMMs of N / groups channels each, priced in the dense classes of that shape. A depthwise
       class for ResNeXt-50's grouped 3x3 convs (4-32 channels per group) predicted the whole net at 2.8x its
       measured time (torch.compile fp16, batch 64); these dense GEMMs of 4-32 columns, 1.5-3x (eager fp16)."""
+    if window and groups <= 1:
+        return f"{shape_class(m, n, k)} {window}", n, 1
     if groups <= 1:
         return (f"{shape_class(m, n, k)} {THREE_BY_THREE}" if three_by_three else shape_class(m, n, k)), n, 1
+    if window == VOLUMETRIC and groups >= n:
+        return f"{shape_class(m, n, k)} {VOLUMETRIC_GROUPED}", n, 1
     if groups >= n:
         return shape_class(m, n, k, grouped=True), n, 1
     if group_classes and n / groups <= GROUP_CHANNELS[1]:
@@ -334,7 +359,8 @@ class Calibration:
 
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
-            "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3", "ort_conv_kinds")
+            "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3", "ort_conv_kinds",
+            "conv_windows")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -346,7 +372,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
     DRAM, "gemm_grid": ``gemm_grid``, "large_m_convs": dense conv classes of M above 8,192 with N and K above 128
     (bench/calibrate.LARGE_M_CONVS), "conv_3x3": classes of dense 3 x 3 stride-1 convs kept apart,
     ``THREE_BY_THREE``), "ort_conv_kinds": ``ort_factor`` of each of ``ORT_CONV_KINDS``, not the 3 x 3 net's
-    alone). A prediction made with other ones is another model, so the validation table keeps them
+    alone), "conv_windows": classes of 3-D and of non-square 2-D convs kept apart, ``VOLUMETRIC``, ``NON_SQUARE``).
+    A prediction made with other ones is another model, so the validation table keeps them
     with each row (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
@@ -356,7 +383,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
             "cold_weights": bool(cal.cold_curve), "gemm_grid": bool(cal.gemm_grid),
             "large_m_convs": any(_large_m(key) for table in cal.conv_efficiency.values() for key in table),
             "conv_3x3": THREE_BY_THREE in sorts,
-            "ort_conv_kinds": any(k in f for f in cal.ort_factor.values() for k in ORT_CONV_KINDS[1:])}
+            "ort_conv_kinds": any(k in f for f in cal.ort_factor.values() for k in ORT_CONV_KINDS[1:]),
+            "conv_windows": bool({VOLUMETRIC, NON_SQUARE} & sorts)}
     return tuple(name for name in FEATURES if held[name])
 
 

@@ -850,10 +850,10 @@ def test_a_3x3_stride_1_conv_takes_its_own_classes_when_calibrated() -> None:
     wide = dataclasses.replace(cal, conv_efficiency={"fp32": {"m:xl n:m k:xl 3x3": 0.9}})
     assert estimate_layers(cost_of(strided), wide, "fp32", 1)[0].calibrated
     assert not estimate_layers(cost_of(conv), wide, "fp32", 1)[0].calibrated  # its 3x3 class m:xl n:s k:l: none
-    # ... and a 3-D conv of the same implicit GEMM (R3D's 3 x 3 x 3 of 64 -> 64 channels over 1 x 56 x 56: K = 64
-    # x 27 = 1,728, xl; m:xl n:s k:xl, measured by no class of either sort) takes the nearest dense class, m:xl n:s
-    # k:l at 0.3, as a 2-D conv of that GEMM would, and counts as outside calibration: calibrate times no 3-D conv,
-    # and X3D-M's ran 0.7-3.2x their prediction (the twelfth held-out set)
+    # ... and a 3-D conv (R3D's 3 x 3 x 3 of 64 -> 64 channels over 1 x 56 x 56: K = 64 x 27 = 1,728, l) takes the
+    # dense class of its implicit GEMM, m:xl n:s k:l at 0.3, as a 2-D conv of that GEMM would, and counts as
+    # outside calibration: this calibration timed no 3-D conv, and X3D-M's ran 0.7-3.2x their prediction (the
+    # twelfth held-out set)
     cube = dataclasses.replace(conv, op="Conv3d", kernel_shape=(3, 3, 3), strides=(1, 1, 1), dilations=(1, 1, 1),
                                output_shapes=[(1, 64, 1, 56, 56)], macs=3136 * 64 * 1728)
     [est3d] = estimate_layers(cost_of(cube), cal, "fp32", 1)
@@ -866,14 +866,49 @@ def test_a_3x3_stride_1_conv_takes_its_own_classes_when_calibrated() -> None:
     assert not estimate_layers(cost_of(wider), cal, "fp32", 1)[0].calibrated
     assert estimate_layers(cost_of(flat2d), cal, "fp32", 1)[0].calibrated
     # so does a 2-D conv of a window that is not square (TextNet's 1 x 3 and 3 x 1): calibrate's are 1, 3 and 7
-    # square; its price is its implicit GEMM's class as before (K = 64 x 3 = 192, l: m:xl n:s k:l, 0.3)
+    # square; its price is its implicit GEMM's as before (K = 64 x 3 = 192, m: m:xl n:s k:m, not measured; the
+    # nearest dense class, m:xl n:s k:l, at 0.3)
     flat = dataclasses.replace(conv, kernel_shape=(1, 3), macs=3136 * 64 * 192)
     [est] = estimate_layers(cost_of(flat), cal, "fp32", 1)
     assert est.compute_ms == pytest.approx(2 * 3136 * 64 * 192 / (50e12 * 0.3 * 0.25) * 1e3) and not est.calibrated
-    assert [predict_module.window_measured(dataclasses.replace(conv, kernel_shape=w))
+    assert [predict_module.window_measured(dataclasses.replace(conv, kernel_shape=w), "m:xl n:s k:l")
             for w in ((1, 1), (7, 7), (5,), None, (3, 1), (1, 1, 1))] == [True, True, True, True, False, False]
     # the classes are a feature of their own: a validation made without them is another model
     assert "conv_3x3" in calib.features(cal) and "conv_3x3" not in calib.features(old)
+
+
+def test_3d_and_non_square_convs_take_classes_of_their_own_when_calibrated() -> None:
+    # Synthetic GPU: 100 SMs, tiles of 128, fp32 peak 50 TFLOP/s (as the 3 x 3 test above).
+    # (classes s <= 128 < m <= 512 < l <= 2,048 < xl <= 8,192 < xxl)
+    # * TextNet's 1 x 3 conv of 64 -> 64 channels at 56 x 56, batch 1: M = 3,136 (xl), N = 64 (s), K = 64 x 3 = 192
+    #   (m): class m:xl n:s k:m 1xk at 0.6; 25 x 1 tiles on 100 SMs, a quarter busy:
+    #   2 x 3,136 x 64 x 192 / (50e12 x 0.6 x 0.25) s.
+    # * R3D's 3 x 3 x 3 conv of 64 -> 64 channels over 8 x 56 x 56 frames, batch 4: M = 4 x 8 x 56 x 56 = 100,352
+    #   (xxl), N = 64 (s), K = 64 x 27 = 1,728 (l): m:xxl n:s k:l 3d at 0.5; 784 tiles in 8 waves of 100: 0.98.
+    # * X3D's depthwise 3 x 3 x 3 conv of 216 channels over 16 x 14 x 14, batch 4: M = 12,544 (xxl), N = 216 (m),
+    #   K = 27 (s): m:xxl n:m k:s grouped-3d at 0.01; 98 x 2 = 196 tiles in 2 waves: 0.98.
+    table = {"fp32": {"m:xl n:s k:l": 0.3, "m:xl n:s k:m 1xk": 0.6, "m:xxl n:s k:l 3d": 0.5,
+                      "m:xxl n:m k:s grouped-3d": 0.01}}
+    cal = dataclasses.replace(synthetic(), conv_efficiency=table)
+    flat = LayerCost("c", "Conv2d", macs=3136 * 64 * 192, output_shapes=[(1, 64, 56, 56)], macs_dtype="float32",
+                     status="counted", groups=1, kernel_shape=(1, 3), strides=(1, 1), dilations=(1, 1))
+    cube = dataclasses.replace(flat, op="Conv3d", macs=100_352 * 64 * 1728, output_shapes=[(4, 64, 8, 56, 56)],
+                               kernel_shape=(3, 3, 3), strides=(1, 1, 1), dilations=(1, 1, 1))
+    depthwise = dataclasses.replace(cube, macs=12_544 * 216 * 27, output_shapes=[(4, 216, 16, 14, 14)], groups=216)
+    expected = [2 * 3136 * 64 * 192 / (50e12 * 0.6 * 0.25), 2 * 100_352 * 64 * 1728 / (50e12 * 0.5 * 0.98),
+                2 * 12_544 * 216 * 27 / (50e12 * 0.01 * 0.98)]
+    for layer, seconds in zip((flat, cube, depthwise), expected, strict=True):
+        [est] = estimate_layers(cost_of(layer), cal, "fp32", 1)
+        assert est.compute_ms == pytest.approx(seconds * 1e3) and est.calibrated
+    assert calib.conv_gemm(3136, 64, 192, 1, window=calib.window_sort((1, 3))) == ("m:xl n:s k:m 1xk", 64, 1)
+    assert [calib.window_sort(w) for w in ((3, 1), (3, 3), (5,), (1, 1, 1), None)] == ["1xk", "", "", "3d", ""]
+    # a transposed 3-D conv takes none of them (calibrate times none): the 2-D classes, outside calibration
+    [est] = estimate_layers(cost_of(dataclasses.replace(cube, op="ConvTranspose3d")), cal, "fp32", 1)
+    assert not est.calibrated
+    # the classes are a feature of their own; a calibration without them is the 3 x 3 test's (outside calibration)
+    assert "conv_windows" in calib.features(cal)
+    old = dataclasses.replace(cal, conv_efficiency={"fp32": {"m:xl n:s k:l": 0.3}})
+    assert "conv_windows" not in calib.features(old)
 
 
 def test_the_transposed_copy_curve_moves_with_the_bandwidth() -> None:

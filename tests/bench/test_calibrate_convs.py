@@ -4,8 +4,10 @@ channels, K = input channels per group x kernel area; classes s <= 128 < m <= 51
 
 from __future__ import annotations
 
-from modelcost.bench.calibrate import CONVS, LARGE_M_CONVS
-from modelcost.core.calibration import conv_gemm
+import math
+
+from modelcost.bench.calibrate import CONVS, LARGE_M_CONVS, WINDOW_CONVS, conv_shapes
+from modelcost.core.calibration import conv_gemm, window_sort
 
 
 def test_large_m_convs_fill_their_classes() -> None:
@@ -55,7 +57,7 @@ def test_the_conv_table_is_timed_with_cudnns_autotuner_on(monkeypatch) -> None:
     from modelcost.hardware.specs import spec_from_table
 
     seen = []
-    monkeypatch.setattr(calibrate, "_conv_rows", lambda *a: seen.append(torch.backends.cudnn.benchmark) or {})
+    monkeypatch.setattr(calibrate, "_conv_rows", lambda *a, **kw: seen.append(torch.backends.cudnn.benchmark) or {})
     monkeypatch.setattr(torch.backends.cudnn, "benchmark", False)
     calibrate.conv_table(torch, spec_from_table("H100 SXM"), 128, lambda _: None)
     assert seen == [True, True, True] and torch.backends.cudnn.benchmark is False
@@ -69,3 +71,20 @@ def test_group_channels_spans_the_grouped_convs_calibrate_measures() -> None:
 
     per_group = {co // g for b, c, co, s, kk, g in CONVS if 1 < g < co}
     assert (min(per_group), max(per_group)) == GROUP_CHANNELS == (4, 64)
+
+
+def test_window_convs_fill_classes_of_their_own_sorts() -> None:
+    # 3-D: M = batch x frames x pixels. R3D's 3 x 3 x 3 64 -> 64 over 4 x 8 x 56 x 56: M = 100,352 (xxl), N 64 (s),
+    # K = 64 x 27 = 1,728 (l); 256 -> 256 over 4 x 4 x 14 x 14: M = 3,136 (xl), N 256 (m), K = 6,912 (xl); X3D's
+    # pointwise 64 -> 256 over 4 x 8 x 28 x 28: M = 25,088 (xxl), N 256 (m), K 64 (s); its depthwise 3 x 3 x 3 of
+    # 216 channels over 4 x 16 x 14 x 14: M = 12,544 (xxl), N 216 (m), K 27 (s), the depthwise 3-D sort.
+    # Non-square 2-D at batch 32: TextNet's 1 x 3 of 64 at 56 x 56: M = 100,352, N 64, K 192 (m), the class its
+    # 64-channel stage fell in beside a 7 x 7 stem; 3 x 1 of 256 at 14 x 14: M = 6,272 (xl), N 256, K 768 (l);
+    # Inception's 1 x 7 of 192 at 17 x 17: M = 9,248 (xxl), N 192 (m), K = 1,344 (l).
+    got = [conv_gemm(b * math.prod(size), co, c // g * math.prod(w), g, group_classes=True, window=window_sort(w))[0]
+           for b, c, co, size, w, g in WINDOW_CONVS]
+    assert got == ["m:xxl n:s k:l 3d", "m:xl n:m k:xl 3d", "m:xxl n:m k:s 3d", "m:xxl n:m k:s grouped-3d",
+                   "m:xxl n:s k:m 1xk", "m:xl n:m k:l 1xk", "m:xxl n:m k:l 1xk"]
+    # the square 2-D convs keep their classes: CONVS as (size, size) and (window, window), the window convs last
+    assert conv_shapes()[:len(CONVS)] == [(b, c, co, (s, s), (kk, kk), g) for b, c, co, s, kk, g in CONVS]
+    assert conv_shapes()[len(CONVS):] == WINDOW_CONVS
