@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from modelcost.bench.calibrate import CONVS, LARGE_M_CONVS, WINDOW_CONVS, conv_shapes
 from modelcost.core.calibration import conv_gemm, window_sort
 
@@ -88,3 +90,20 @@ def test_window_convs_fill_classes_of_their_own_sorts() -> None:
     # the square 2-D convs keep their classes: CONVS as (size, size) and (window, window), the window convs last
     assert conv_shapes()[:len(CONVS)] == [(b, c, co, (s, s), (kk, kk), g) for b, c, co, s, kk, g in CONVS]
     assert conv_shapes()[len(CONVS):] == WINDOW_CONVS
+
+
+@pytest.mark.gpu
+def test_the_conv_table_times_every_window_on_the_gpu() -> None:
+    # Every conv of conv_shapes runs on the GPU at each table precision (fp16 channels-last, 3-D ones
+    # channels_last_3d) and lands in a class of its sort with an efficiency above nothing.
+    import torch
+
+    from modelcost.bench import calibrate
+    from modelcost.core.calibration import NON_SQUARE, VOLUMETRIC, VOLUMETRIC_GROUPED, key_sort
+    from modelcost.runs.gpu import this_gpu
+
+    table = calibrate.conv_table(torch, this_gpu(), 128, lambda _: None)
+    for precision in calibrate.CONV_PRECISIONS:
+        rows = table[precision]
+        assert {VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE} <= {key_sort(k) for k in rows}
+        assert all(v > 0 for v in rows.values())
