@@ -212,11 +212,32 @@ def hash_module(h: Any, module: Any, specs: list[TensorSpec]) -> None:
 
     h.update(f"{type(module).__module__}.{type(module).__qualname__}|torch {torch.__version__}".encode())
     h.update(repr([(s.name, s.shape[1:], s.dtype) for s in specs]).encode())
+    h.update(module_settings(module).encode())
     for name, t in module.state_dict().items():
         h.update(name.encode())
         h.update(repr((tuple(t.shape), str(t.dtype))).encode())
         data = t.detach().contiguous().cpu().reshape(-1)
         h.update(data.view(torch.uint8).numpy() if data.numel() else b"")  # the buffer itself: no copy of it
+
+
+_PLAIN = (bool, int, float, str, type(None))
+
+
+def module_settings(module: Any) -> str:
+    """What a forward reads besides its tensors, as text for the content hash: each submodule's class and plain
+    attributes (flags, sizes, eps: ``vars`` entries of bools, numbers, strings and tuples of them) and each
+    transformers config's values (``to_json_string``). Weights and shapes alone named the same export for two
+    models that differ by a flag: XLNet with ``use_mems_eval`` off reused the file exported with it on (12 outputs
+    more), until the cache entry was deleted by hand."""
+    parts, configs = [], {}
+    for name, sub in module.named_modules():
+        plain = sorted((k, v) for k, v in vars(sub).items() if not k.startswith("_") and (
+            isinstance(v, _PLAIN) or isinstance(v, tuple) and all(isinstance(x, _PLAIN) for x in v)))
+        parts.append(f"{name}|{type(sub).__qualname__}|{plain!r}")
+        config = getattr(sub, "config", None)
+        if callable(getattr(config, "to_json_string", None)) and id(config) not in configs:
+            configs[id(config)] = config.to_json_string()
+    return "\n".join(parts + list(configs.values()))
 
 
 def from_module(module: Any, specs_for: Callable[[int], list[TensorSpec]], name: str = "model", seed: int = 0,

@@ -301,3 +301,31 @@ def test_a_pinned_cuda_session_runs_onnx_runtime_at_one_intra_op_thread() -> Non
     assert session_options(ort, "cpu", BenchConfig()).intra_op_num_threads == 0
     assert session_options(ort, "cuda", BenchConfig()).graph_optimization_level == \
         ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+
+
+def test_the_content_hash_sees_a_flag_the_weights_do_not() -> None:
+    """The export cache is keyed by BenchModel.content_hash. Weights and shapes alone gave one key to two models that
+    differ by a flag: XLNet with ``use_mems_eval`` off reused the file exported with it on. A submodule's plain
+    attributes and a transformers config's values (``to_json_string``) are in the key now."""
+    from types import SimpleNamespace
+
+    class Configured(torch.nn.Module):
+        def __init__(self, flag: bool) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+            self.config = SimpleNamespace(to_json_string=lambda: f'{{"use_mems_eval": {str(flag).lower()}}}')
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.linear(x)
+
+    def key(module: torch.nn.Module) -> str:
+        torch.manual_seed(0)
+        module.linear.reset_parameters()
+        return from_module(module, lambda b: [TensorSpec("x", (b, 4), "float32")]).content_hash()
+
+    assert key(Configured(True)) == key(Configured(True))
+    assert key(Configured(True)) != key(Configured(False))
+    plain = Configured(True)
+    before = key(plain)
+    plain.linear.out_features_note = 3  # a plain attribute a forward could read
+    assert key(plain) != before
