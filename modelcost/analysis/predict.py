@@ -373,10 +373,8 @@ def window_measured(layer: LayerCost, key: str) -> bool:
     (depthwise 3 x 3 x 3, pointwise) ran torch-half fp16 at batch 64 in 3.2x their prediction and compile fp32 in
     0.72x; TextNet-small's 1 x 3 and 3 x 1 convs, in 2-D classes that the 7 x 7 stem and 1 x 1 convs measured,
     ran compile fp16 at batch 64 in 0.44x (fp32: 0.87x)."""
-    window = tuple(layer.kernel_shape or ())
-    if len(window) <= 1 or (len(window) == 2 and window[0] == window[1]):
-        return True
-    return bool(_window(layer)) and key_sort(key) in (VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE)
+    # a transposed conv asks no window sort (``_window``), so its key never carries one
+    return not window_sort(layer.kernel_shape) or key_sort(key) in (VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE)
 
 
 def _pointwise(layer: LayerCost) -> bool:

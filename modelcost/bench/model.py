@@ -156,7 +156,7 @@ class BenchModel:
 
     def content_hash(self) -> str:
         """sha256 of what determines the computation: the ONNX file (external data by name, size and mtime),
-        or the PyTorch module's class, weights and input specs."""
+        or the PyTorch module's class, settings (``module_settings``), weights and input specs."""
         if self._hash is None:
             h = hashlib.sha256()
             if self.kind == "onnx" and self.onnx_path is not None:
