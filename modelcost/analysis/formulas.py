@@ -118,17 +118,7 @@ def einsum_macs(equation: str, shapes: Sequence[Sequence[int]]) -> int:
     A two-operand contraction is a (batched) matmul over the shared indices, so every combination of all
     indices is one multiply-add. With one operand (a sum or a transpose) there is no multiply: 0 MACs.
     More than two operands are costed as the left-to-right chain of pairwise contractions."""
-    eq = equation.replace(" ", "")
-    lhs, _, rhs = eq.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != len(shapes):
-        raise ValueError(f"einsum {equation!r} has {len(terms)} operands, got {len(shapes)} shapes")
-    sizes: dict[str, int] = {}
-    expanded = [_expand_ellipsis(t, s, sizes) for t, s in zip(terms, shapes, strict=True)]
-    if not rhs and "->" not in eq:
-        counts = {c: sum(t.count(c) for t in expanded) for c in sizes}
-        rhs = "".join(sorted(c for c, n in counts.items() if n == 1))
-    rhs = rhs.replace("...", "".join(c for c in sizes if c.isupper()))
+    expanded, rhs, sizes = _einsum_terms(equation, shapes)
     if len(expanded) < 2:
         return 0
     total = 0
@@ -139,6 +129,40 @@ def einsum_macs(equation: str, shapes: Sequence[Sequence[int]]) -> int:
         later = set("".join(expanded[i + 1 :])) | set(rhs)
         left = "".join(c for c in dict.fromkeys(left + right) if c in later)
     return total
+
+
+def einsum_gemm(equation: str, shapes: Sequence[Sequence[int]]) -> tuple[int, int, int] | None:
+    """(M, N, K) of a two-operand einsum as the one matmul it runs: M = the batch indices (in both operands and
+    the output) x the left operand's own output indices, N = the right operand's own output indices, K = every
+    index the output lacks; M x N x K = einsum_macs. None for one operand or more than two.
+
+    The output's shape alone does not tell them apart: XLNet's projection 'ibh,hnd->ibnd' is M = i x b,
+    N = n x d (heads x head size), K = h, where the output's last dim (d) as N made M twelve times too large."""
+    expanded, rhs, sizes = _einsum_terms(equation, shapes)
+    if len(expanded) != 2:
+        return None
+    left, right = (set(t) for t in expanded)
+    out = set(rhs)
+
+    def size(letters: set[str]) -> int:
+        return math.prod(sizes[c] for c in letters)
+
+    return size(left & out), size((right - left) & out), size((left | right) - out)
+
+
+def _einsum_terms(equation: str, shapes: Sequence[Sequence[int]]) -> tuple[list[str], str, dict[str, int]]:
+    """(each operand's indices, '...' named, the output's indices, each index's size) of an einsum."""
+    eq = equation.replace(" ", "")
+    lhs, _, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum {equation!r} has {len(terms)} operands, got {len(shapes)} shapes")
+    sizes: dict[str, int] = {}
+    expanded = [_expand_ellipsis(t, s, sizes) for t, s in zip(terms, shapes, strict=True)]
+    if not rhs and "->" not in eq:
+        counts = {c: sum(t.count(c) for t in expanded) for c in sizes}
+        rhs = "".join(sorted(c for c, n in counts.items() if n == 1))
+    return expanded, rhs.replace("...", "".join(c for c in sizes if c.isupper())), sizes
 
 
 def _expand_ellipsis(term: str, shape: Sequence[int], sizes: dict[str, int]) -> str:

@@ -217,7 +217,7 @@ class LayerPlan:
             src = stand_in[j]
             tally = self.tallies[self._name(src)]
             copies += [dataclasses.replace(e, name=self._name(j) + e.name, output_shapes=list(e.output_shapes),
-                                           call_macs=list(e.call_macs)) for e in entries[src]]
+                                           call_macs=list(e.call_macs), gemms=list(e.gemms)) for e in entries[src]]
             for c in _COUNTERS:
                 getattr(rec, c).update(tally.counters[c])
             rec.activation_bytes += tally.activation_bytes

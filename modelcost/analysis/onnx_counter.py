@@ -154,6 +154,7 @@ class _Walker:
             tally.zero_cost[label] += 1
         elif cost is not None:
             layer.macs, layer.flops, layer.macs_dtype = cost.macs * mult, cost.flops * mult, cost.macs_dtype
+            layer.gemm_shapes = [cost.gemm] if cost.gemm and mult == 1 else []  # a loop body's node: its MACs x mult
             if cost.note:
                 tally.reasons[f"{label}: {cost.note}"] += 1
         else:

@@ -50,6 +50,7 @@ class OpCost:
     flops: int = 0
     macs_dtype: str | None = None
     note: str | None = None  # one line for the report's notes (aggregated by op), e.g. weight-only quantization
+    gemm: tuple[int, int, int] | None = None  # an Einsum's (M, N, K) as one matmul (formulas.einsum_gemm)
 
 
 ZERO = OpCost()  # sentinel: "this node moves data only" (a zero_cost state decided by attributes)

@@ -145,7 +145,7 @@ def einsum(ctx: OpContext) -> OpCost:
         n_in, n_out = math.prod(shapes[0]), ctx.numel_out(0)
         return OpCost(0, n_in if n_out < n_in else 0, ctx.dtype_in(0))
     macs = F.einsum_macs(equation, shapes)
-    return OpCost(macs, 2 * macs, ctx.dtype_in(0))
+    return OpCost(macs, 2 * macs, ctx.dtype_in(0), gemm=F.einsum_gemm(equation, shapes))
 
 
 def _heads(shape: tuple[int, ...], heads: int) -> tuple[int, int, int, int]:

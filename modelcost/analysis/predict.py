@@ -144,7 +144,13 @@ def _out_elements(layer: LayerCost, scale: float) -> float:
 
 def gemm_dims(layer: LayerCost, scale: float) -> tuple[float, float, float]:
     """(M, N, K) of a matmul / linear (N = the output's last dim) or a conv as an implicit GEMM (N = output
-    channels, M = batch x output pixels); K = MACs / (M x N). ``scale``: the batch over the counted batch."""
+    channels, M = batch x output pixels); K = MACs / (M x N); an einsum's as the count found them
+    (``LayerCost.gemm_shapes``: its N may span several output dims). ``scale``: the batch over the counted batch,
+    taken by M. XLNet-base's projections 'ibh,hnd->ibnd' read as N = 64 (d), M = 12x too large, moved twelve
+    times their input's bytes: its fp16 batch 64 was predicted 37-73% slow (H100, device_2026-12-01)."""
+    if len(layer.gemm_shapes) == 1:
+        m, n, k = layer.gemm_shapes[0]
+        return max(m * scale, 1.0), float(n), float(k)
     shape = layer.output_shapes[0] if layer.output_shapes else (1,)
     n = float(shape[1] if layer_kind(layer) == "conv" and len(shape) > 2 else shape[-1]) or 1.0
     m = max(_numel(shape) * scale / n, 1.0)
@@ -465,7 +471,8 @@ def per_call(layer: LayerCost, kind: str | None) -> list[LayerCost]:
                                 eager_elements=part(layer.eager_elements, m),
                                 eager_strided_kernels=part(layer.eager_strided_kernels, m),
                                 eager_strided_elements=part(layer.eager_strided_elements, m),
-                                eager_bytes=part(layer.eager_bytes, m))
+                                eager_bytes=part(layer.eager_bytes, m),
+                                gemm_shapes=layer.gemm_shapes[i:i + 1] if len(layer.gemm_shapes) == calls else [])
             for i, m in enumerate(macs) if m]
 
 

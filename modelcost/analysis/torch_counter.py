@@ -56,6 +56,7 @@ class _Layer:
     eager_bytes: int = 0
     calls: int = 0  # module calls (a leaf module) or aten calls (a layer of one aten op) in the forward
     call_macs: list[int] = field(default_factory=list)  # each call's MACs
+    gemms: list[tuple[int, int, int] | None] = field(default_factory=list)  # a layer of one aten op: each call's
 
     def to_cost(self) -> LayerCost:
         status = "uncounted" if self.uncounted else "counted" if self.counted else "zero_cost"
@@ -64,7 +65,8 @@ class _Layer:
                          self.eager_kernels, self.eager_elements, self.eager_strided_kernels,
                          self.eager_strided_elements, self.eager_bytes, max(self.calls, 1),
                          list(self.call_macs) if self.calls > 1 else [],
-                         *(self.window or (None, None, None)))
+                         *(self.window or (None, None, None)),
+                         gemm_shapes=list(self.gemms) if self.gemms and None not in self.gemms else [])
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -197,6 +199,7 @@ class _Recorder:
                 layer.eager_strided_elements += elements
         if not leaf:  # a layer of one aten op: each call its own MACs (a leaf module's are summed at leave)
             layer.call_macs.append(cost.macs if status == "counted" and cost is not None else 0)
+            layer.gemms.append(cost.gemm if status == "counted" and cost is not None else None)
         if status == "uncounted":
             layer.uncounted = True
         elif status == "counted" and cost is not None:

@@ -44,6 +44,7 @@ class OpCost:
     macs_dtype: str | None = None
     groups: int | None = None  # a convolution's groups (the predictor's conv table keeps grouped ones apart)
     window: ConvWindow | None = None  # a convolution's kernel, strides and dilations
+    gemm: tuple[int, int, int] | None = None  # an einsum's (M, N, K) as one matmul (formulas.einsum_gemm)
 
 
 class ConvWindow(NamedTuple):

@@ -73,8 +73,9 @@ def composite_cost(kind: str, args: tuple, kwargs: dict) -> OpCost:
         return _attention(a["query"], a["key"], a["value"], a.get("attn_mask") is not None)
     if kind == "einsum":
         operands = _einsum_operands(args)
-        macs = F.einsum_macs(args[0], [tuple(t.shape) for t in operands])
-        return OpCost(macs, 2 * macs, _dtype(operands[0]))
+        shapes = [tuple(t.shape) for t in operands]
+        macs = F.einsum_macs(args[0], shapes)
+        return OpCost(macs, 2 * macs, _dtype(operands[0]), gemm=F.einsum_gemm(args[0], shapes))
     if kind == "rms_norm":
         x = args[0]
         weight = args[2] if len(args) > 2 else kwargs.get("weight")

@@ -77,6 +77,9 @@ class LayerCost:
     kernel_shape: tuple[int, ...] | None = None
     strides: tuple[int, ...] | None = None
     dilations: tuple[int, ...] | None = None
+    # each call's (M, N, K) as one matmul where the output's shape does not tell them (an einsum: formulas.einsum_gemm),
+    # one per call when every call has one, else empty: the predictor's GEMM class and bytes (predict.gemm_dims)
+    gemm_shapes: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 @dataclass

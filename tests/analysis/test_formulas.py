@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from modelcost.analysis import formulas as f
@@ -52,6 +54,25 @@ def test_einsum_macs():
     assert f.einsum_macs("ij->ji", [(3, 4)]) == 0
     # chain 'ij,jk,kl->il' (2,3),(3,4),(4,5): first ij,jk -> ik: 2*3*4 = 24; then ik,kl -> il: 2*4*5 = 40
     assert f.einsum_macs("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]) == 64
+
+
+def test_einsum_gemm_splits_the_indices_as_one_matmul():
+    # XLNet's projection 'ibh,hnd->ibnd', i = 128 tokens, b = 2, h = 768, n = 12 heads, d = 64: a matmul of
+    # M = i x b = 256 rows (the left operand's own output indices), N = n x d = 768 (the right's), K = h = 768
+    # (the output lacks it); M x N x K = einsum_macs = 128 x 2 x 768 x 12 x 64
+    assert f.einsum_gemm("ibh,hnd->ibnd", [(128, 2, 768), (768, 12, 64)]) == (256, 768, 768)
+    assert math.prod(f.einsum_gemm("ibh,hnd->ibnd", [(128, 2, 768), (768, 12, 64)])) == \
+        f.einsum_macs("ibh,hnd->ibnd", [(128, 2, 768), (768, 12, 64)])
+    # its relative scores 'ibnd,jbnd->bnij' with j = 256 keys: batch indices b, n (in both and the output) go to
+    # M: 2 x 12 x 128 = 3,072; N = j = 256; K = d = 64
+    assert f.einsum_gemm("ibnd,jbnd->bnij", [(128, 2, 12, 64), (256, 2, 12, 64)]) == (3072, 256, 64)
+    # implicit output: 'bij,bjk' sums b too (it is repeated): output 'ik', M = 3, N = 5, K = b x j = 8
+    assert f.einsum_gemm("bij,bjk", [(2, 3, 4), (2, 4, 5)]) == (3, 5, 8)
+    # ellipsis dims are batch: '...ij,...jk->...ik' (3,2,4),(3,4,5): M = 3 x 2, N = 5, K = 4
+    assert f.einsum_gemm("...ij,...jk->...ik", [(3, 2, 4), (3, 4, 5)]) == (6, 5, 4)
+    # one operand or three: not one matmul
+    assert f.einsum_gemm("ij->ji", [(3, 4)]) is None
+    assert f.einsum_gemm("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]) is None
 
 
 def test_attention_macs_and_extra_flops():

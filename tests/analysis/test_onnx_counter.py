@@ -164,16 +164,16 @@ def test_matmul_broadcast_and_vectors(tmp_path: Path) -> None:
 
 def test_einsum(tmp_path: Path) -> None:
     layer, _ = one(tmp_path, "Einsum", {"a": [2, 3, 4], "b": [2, 4, 5]}, attrs={"equation": "bij,bjk->bik"}, opset=12)
-    # batched matmul: b*i*j*k = 2*3*4*5 = 120 MACs
-    assert (layer.macs, layer.flops) == (120, 240)
+    # batched matmul: b*i*j*k = 2*3*4*5 = 120 MACs; as one matmul (formulas.einsum_gemm) M = b x i = 6, N = 5, K = 4
+    assert (layer.macs, layer.flops, layer.gemm_shapes) == (120, 240, [(6, 5, 4)])
     layer, _ = one(
         tmp_path, "Einsum", {"q": [1, 2, 3, 4], "k": [1, 2, 5, 4]}, attrs={"equation": "bhqd,bhkd->bhqk"}, opset=12
     )
     # attention scores: 1*2*3*5*4 = 120 MACs
     assert layer.macs == 120
     layer, _ = one(tmp_path, "Einsum", {"a": [3, 4]}, attrs={"equation": "ij->i"}, opset=12)
-    # one operand, a reduction: no MACs, one add per input element = 12 FLOPs
-    assert (layer.macs, layer.flops) == (0, 12)
+    # one operand, a reduction: no MACs, one add per input element = 12 FLOPs; no matmul
+    assert (layer.macs, layer.flops, layer.gemm_shapes) == (0, 12, [])
     layer, _ = one(tmp_path, "Einsum", {"a": [3, 4]}, attrs={"equation": "ij->ji"}, opset=12)
     assert (layer.macs, layer.flops) == (0, 0)  # a transpose
 

@@ -105,6 +105,21 @@ def test_gemm_at_known_efficiency_and_waves() -> None:
     assert forward_ms([est], cal, "torch-compile-cudagraph") == pytest.approx((0.402653184, 0.020, 1))
 
 
+def test_an_einsum_is_priced_as_the_matmul_the_count_found() -> None:
+    # XLNet-base's query projection 'ibh,hnd->ibnd' at batch 64: 128 tokens x 64 = 8,192 rows, weight 768 x 12
+    # heads x 64: M = 8,192, N = 768, K = 768 (LayerCost.gemm_shapes, formulas.einsum_gemm). Its output
+    # (128, 64, 12, 64) alone reads N = 64 (d) and M = 98,304: the input read as 98,304 x 768 elements.
+    proj = LayerCost("rel_attn.einsum", "einsum", macs=8192 * 768 * 768, output_shapes=[(128, 64, 12, 64)],
+                     macs_dtype="float16", status="counted", gemm_shapes=[(8192, 768, 768)])
+    assert predict_module.gemm_dims(proj, 1.0) == (8192, 768, 768)
+    assert predict_module.gemm_dims(proj, 2.0) == (16384, 768, 768)  # another batch: M moves
+    assert predict_module.gemm_dims(dataclasses.replace(proj, gemm_shapes=[]), 1.0) == (98304, 64, 768)
+    # bytes at fp16: input 8,192 x 768 + output 8,192 x 768 elements (the weight is no parameter of this layer)
+    # = 12,582,912 x 2 B = 25,165,824 B; read as the output's shape: (98,304 x 768 + 6,291,456) x 2 = 163,577,856 B
+    assert predict_module.layer_bytes(proj, "gemm", 2.0, 1.0) == 25_165_824
+    assert predict_module.layer_bytes(dataclasses.replace(proj, gemm_shapes=[]), "gemm", 2.0, 1.0) == 163_577_856
+
+
 def test_a_memory_bound_layer_and_fusion() -> None:
     cal = synthetic()
     [est] = estimate_layers(cost_of(GELU), cal, "fp16", 1)

@@ -3,12 +3,15 @@ parameters / buffers / tied weights, activation memory. Each expected figure is 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from modelcost.analysis import formulas, torch_ops
+from modelcost.analysis.predict import per_call
 from modelcost.analysis.torch_counter import analyze_module
 from tests.conftest import requires_cuda
 
@@ -187,6 +190,36 @@ def test_einsum_counts_as_the_shared_formula(equation, shapes, macs):
     c = count(lambda *xs: torch.einsum(equation, *xs), *(meta(*s) for s in shapes))
     assert (c.macs, c.flops) == (macs, 2 * macs) and macs == formulas.einsum_macs(equation, shapes)
     assert count(lambda x: torch.einsum("ij->j", x), meta(3, 4)).flops == 12  # one operand: a sum, 12 adds
+
+
+class RelAttention(nn.Module):
+    """XLNet's relative attention, reduced: a projection einsum of a (h, n, d) weight, then scores of two einsums
+    (a module with a child, so its einsums are layers of their own, as XLNet's are)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Parameter(torch.empty(32, 4, 8))
+        self.dropout = nn.Dropout(0.0)
+
+    def forward(self, h: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        q = torch.einsum("ibh,hnd->ibnd", h, self.q)
+        scores = torch.einsum("ibnd,jbnd->bnij", q, q) + torch.einsum("ibnd,jbnd->bnij", q, r)[..., :6]
+        return self.dropout(scores)
+
+
+def test_each_einsum_call_keeps_its_matmul_shape():
+    # h (i=6, b=2, h=32), weight (32, 4 heads, 8): the projection is M = 6 x 2 = 12, N = 4 x 8 = 32, K = 32
+    # (formulas.einsum_gemm; 12,288 MACs), which its output (6, 2, 4, 8) alone would read as N = 8. The score
+    # einsums are M = b x n x i = 2 x 4 x 6 = 48, N = j = 6 and 10 (r: 10 positions), K = d = 8 (2,304 and
+    # 3,840 MACs). The module's three einsums are one layer of three calls, one shape per call as call_macs,
+    # and the predictor's per_call gives each call its own
+    with torch.device("meta"):
+        module = RelAttention()
+    report = analyze_module(module, [meta(6, 2, 32), meta(10, 2, 4, 8)])
+    [layer] = [lc for lc in report.layers if lc.op == "einsum"]
+    assert layer.gemm_shapes == [(12, 32, 32), (48, 6, 8), (48, 10, 8)]
+    assert layer.call_macs == [12_288, 2_304, 3_840] == [math.prod(s) for s in layer.gemm_shapes]
+    assert [c.gemm_shapes for c in per_call(layer, "gemm")] == [[(12, 32, 32)], [(48, 6, 8)], [(48, 10, 8)]]
 
 
 def test_attention_mask_gqa_and_real_cpu_kernel():
