@@ -224,16 +224,18 @@ def parse() -> argparse.Namespace:
     p.add_argument("--batches", default="1,64")
     p.add_argument("--configs", default=",".join(CONFIGS), help="backend:precision, comma separated")
     p.add_argument("--calibrate", action="store_true", help="calibrate this GPU first (into the cache)")
-    p.add_argument("--calibration", type=Path, help="a calibration file to predict from (copied into the cache)")
+    p.add_argument("--calibration", type=Path, action="append", help="a calibration file to predict from (copied "
+                   "into the cache); --repredict takes several (the flag again), each in turn")
     p.add_argument("--cache-dir", type=Path, help="MODELCOST_CACHE_DIR for this run (an empty one for transfer)")
     p.add_argument("--budget-s", type=float, default=450.0, help="stop starting models after this many seconds")
     p.add_argument("--write-table", action="store_true", help="merge the summary into " + str(TABLE.name))
     p.add_argument("--repredict", type=Path, metavar="CASES", help="no GPU: predict the measured cases of CASES "
                    "(a cases.jsonl) again from --calibration into --out")
     args = p.parse_args()
-    for key in ("out", "calibration", "cache_dir", "repredict"):  # main() works from the repository root
+    for key in ("out", "cache_dir", "repredict"):  # main() works from the repository root
         if getattr(args, key) is not None:
             setattr(args, key, getattr(args, key).resolve())
+    args.calibration = [path.resolve() for path in args.calibration or []]
     return args
 
 
@@ -247,15 +249,16 @@ def chosen_models(arg: str) -> list[str]:
     return names
 
 
-def prepare_cache(args: argparse.Namespace) -> None:
-    """The cache this run predicts from (``--cache-dir``), with ``--calibration FILE`` put in it or this GPU
-    calibrated into it (``--calibrate``, also copied beside the results); shared by predict_validate_llm.py."""
+def prepare_cache(args: argparse.Namespace, calibration_file: Path | None) -> None:
+    """The cache this run predicts from (``--cache-dir``), with ``calibration_file`` (``--calibration FILE``) put in
+    it or this GPU calibrated into it (``--calibrate``, also copied beside the results); shared by
+    predict_validate_llm.py."""
     if args.cache_dir:
         os.environ["MODELCOST_CACHE_DIR"] = str(args.cache_dir)
     from modelcost.core import calibration
 
-    if args.calibration:
-        cal = calibration.load(args.calibration)
+    if calibration_file:
+        cal = calibration.load(calibration_file)
         calibration.save(cal)
         print(f"calibration of {cal.gpu.name} put in {calibration.folder()}", flush=True)
     if args.calibrate:
@@ -338,9 +341,10 @@ def case_row(name: str, pred: Any, unstable: list[str] | None = None, conv_pct: 
             "residual": pred.residual_fit, "unstable": list(unstable or []), "conv_macs_pct": conv_pct}
 
 
-def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> list[dict]:
-    """``cases`` (one model at one batch) predicted again from the calibrations ``found``, each for its own GPU
-    (runs/predict.attach_predictions' path for --target-gpu), beside the measurement it stored."""
+def repredict_model(name: str, batch: int, cases: list[dict], calibrations: list) -> list[dict]:
+    """``cases`` (one model at one batch) predicted again from each of ``calibrations`` in turn, each case for its
+    own GPU (runs/predict.attach_predictions' path for --target-gpu), beside the measurement it stored; the
+    model counted once. Each row names its calibration (``calibration``: when it was made)."""
     from modelcost import api
     from modelcost.analysis.predict import with_measurement
     from modelcost.analysis.predict_transfer import predict_run
@@ -351,21 +355,23 @@ def repredict_model(name: str, batch: int, cases: list[dict], found: list) -> li
     source, spec = MODELS[name]
     cost = api.analyze_static(source, batch_size=batch, input_shapes=[spec.replace("B", str(batch), 1)])
     rows = []
-    for gpu in dict.fromkeys(c["gpu"] for c in cases):
-        measured = [BenchResult(c["backend"], c["precision"], batch, "ok", latency_ms=latency_stats([c["measured_ms"]]))
-                    for c in cases if c["gpu"] == gpu]
-        preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], found)
-        unstable = {(c["backend"], c["precision"]): c.get("unstable", []) for c in cases if c["gpu"] == gpu}
-        rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)),
-                          conv_macs_pct(cost))
-                 for p in preds]
-        rows += [{"model": name, "batch": batch, "note": n} for n in notes]
+    for cal in calibrations:
+        for gpu in dict.fromkeys(c["gpu"] for c in cases):
+            measured = [BenchResult(c["backend"], c["precision"], batch, "ok",
+                                    latency_ms=latency_stats([c["measured_ms"]])) for c in cases if c["gpu"] == gpu]
+            preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], [cal])
+            unstable = {(c["backend"], c["precision"]): c.get("unstable", []) for c in cases if c["gpu"] == gpu}
+            rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)),
+                              conv_macs_pct(cost)) | {"calibration": cal.created}
+                     for p in preds]
+            rows += [{"model": name, "batch": batch, "note": n} for n in notes]
     return rows
 
 
 def repredict(args: argparse.Namespace) -> dict:
-    """--repredict: every measured case of ``args.repredict`` predicted again from ``args.calibration`` alone."""
-    from modelcost.core.calibration import folder, load_all
+    """--repredict: every measured case of ``args.repredict`` predicted again from each ``args.calibration`` file
+    in turn (only those: no calibration of the cache is read), each model counted once."""
+    from modelcost.core.calibration import load
     from modelcost.core.errors import ModelcostError
 
     cases_file = args.out / "cases.jsonl"
@@ -385,15 +391,11 @@ def repredict(args: argparse.Namespace) -> dict:
     for c in measured:
         groups.setdefault((c["model"], c["batch"]), []).append(c)
     with tempfile.TemporaryDirectory(prefix="mc-repredict-") as tmp:
-        args.cache_dir = args.cache_dir or Path(tmp)
+        os.environ["MODELCOST_CACHE_DIR"] = str(args.cache_dir or tmp)
         try:
-            prepare_cache(args)
-            found = load_all()
-            if len(found) != 1:
-                sys.exit(f"predict_validate: {folder()} holds {len(found)} calibrations; --repredict predicts from "
-                         "the one --calibration names: give an empty --cache-dir")
+            calibrations = [load(path) for path in args.calibration]
             for (name, batch), cases in groups.items():
-                rows = repredict_model(name, batch, cases, found)
+                rows = repredict_model(name, batch, cases, calibrations)
                 print(f"{name} batch {batch}: {len(rows)} rows", flush=True)
                 append_cases(cases_file, rows)
         except ModelcostError as exc:
@@ -525,7 +527,9 @@ def main() -> None:
     if args.repredict:
         print(f"repredicted: overall {repredict(args)['overall']}", flush=True)
         return
-    prepare_cache(args)
+    if len(args.calibration) > 1:
+        sys.exit("predict_validate: several --calibration files are for --repredict; a GPU run predicts from one")
+    prepare_cache(args, args.calibration[0] if args.calibration else None)
     if args.models != "none":
         check_calibrated()
     cases_file = args.out / "cases.jsonl"

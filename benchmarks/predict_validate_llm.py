@@ -149,7 +149,7 @@ def main() -> None:
     t0 = time.perf_counter()
     from predict_validate import append_cases, prepare_cache, read_cases
 
-    prepare_cache(args)
+    prepare_cache(args, args.calibration)
     from modelcost.core.errors import ModelcostError
     from modelcost.runs.predict import calibrations
 

@@ -502,12 +502,13 @@ def test_the_validation_script_repredicts_stored_cases_from_another_calibration(
     stored.write_text("".join(json.dumps(case | {"gpu": gpu} | ({"unstable": why} if gpu == "H200" else {})) + "\n"
                               for gpu in ("H100 SXM", "H200")) +
                       json.dumps({"model": "tiny", "batch": 8, "note": "predict: ..."}) + "\n")
-    args = argparse.Namespace(repredict=stored, calibration=calib.save(cal, tmp_path / "src"), cache_dir=None,
+    args = argparse.Namespace(repredict=stored, calibration=[calib.save(cal, tmp_path / "src")], cache_dir=None,
                               calibrate=False, out=tmp_path / "out")
     args.out.mkdir()
     script.repredict(args)
     rows = script.read_cases(args.out / "cases.jsonl")
     assert [(r["gpu"], r["calibrated_on"]) for r in rows] == [("H100 SXM", "H100 SXM"), ("H200", "H100 SXM")]
+    assert {r["calibration"] for r in rows} == {cal.created}
     cost = api.analyze_static(script.MODELS["tiny"][0], batch_size=8, input_shapes=["x=8x3x64x64"])
     for row in rows:
         own, _ = calibration_for(spec_from_table(row["gpu"]), [cal])
@@ -519,6 +520,18 @@ def test_the_validation_script_repredicts_stored_cases_from_another_calibration(
     assert (args.out / "predict_validation.md").exists()
     with pytest.raises(SystemExit, match=r"cases.jsonl exists; give --repredict an --out without a cases.jsonl"):
         script.repredict(args)  # never appended to (nor over) the cases already there
+    # two calibrations: every case from each in turn, the model counted once; the second (a graph replay 5 us
+    # dearer) predicts the CUDA-graph case slower (5 us times the measured residual), each row naming its calibration
+    slower = dataclasses.replace(cal, created="2026-11-27T00:00:00+00:00", graph_replay_us=cal.graph_replay_us + 5.0)
+    both = argparse.Namespace(**{**vars(args), "out": tmp_path / "both",
+                                 "calibration": [args.calibration[0], calib.save(slower, tmp_path / "src2")]})
+    both.out.mkdir()
+    script.repredict(both)
+    twice = script.read_cases(both.out / "cases.jsonl")
+    assert [(r["gpu"], r["calibration"]) for r in twice] == [
+        ("H100 SXM", cal.created), ("H200", cal.created), ("H100 SXM", slower.created), ("H200", slower.created)]
+    assert [r["predicted_ms"] for r in twice[:2]] == [r["predicted_ms"] for r in rows]
+    assert twice[2]["predicted_ms"] > rows[0]["predicted_ms"]
 
 
 def test_the_host_model_prices_the_counted_calls() -> None:
