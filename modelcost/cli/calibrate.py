@@ -27,6 +27,9 @@ def calibrate(
     gemm = cal.gemm_efficiency.get("fp16", {})
     best = max(gemm.values(), default=0.0)
     say(f"{cal.gpu.name}: calibrated in {cal.elapsed_s:.0f} s -> {path}")
+    slowest = sorted(cal.stage_s.items(), key=lambda kv: -kv[1])[:4]
+    if slowest:
+        say("  slowest stages: " + ", ".join(f"{what} {s:.0f} s" for what, s in slowest))
     # against the 128 x 128-tile wave model (core/calibration.py): above 100% where cuBLAS picked smaller tiles
     say(f"  GEMM fp16 over {len(gemm)} shape classes: efficiency against the tile-wave model up to {best:.0%} "
         "(above 100%: faster than that model); launch "

@@ -353,6 +353,8 @@ class Calibration:
     unaligned_factor: dict[str, float] = field(default_factory=dict)  # precision -> unaligned / padded GEMM time
     gemm_grid: list[GemmPoint] = field(default_factory=list)  # GEMMs over GRID_M x GRID_NK x GRID_NK, timed
     elapsed_s: float = 0.0
+    # seconds per calibrate stage (its progress messages, summed where one repeats), for the 3-minute bar
+    stage_s: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     schema: str = SCHEMA
 
@@ -434,7 +436,8 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             unaligned_factor={p: float(v) for p, v in doc.get("unaligned_factor", {}).items()},
             cold_curve=[TimePoint(**p) for p in doc.get("cold_curve", [])],
             gemm_grid=[GemmPoint(**p) for p in doc.get("gemm_grid", [])],
-            elapsed_s=float(doc.get("elapsed_s", 0.0)), notes=list(doc.get("notes", [])))
+            elapsed_s=float(doc.get("elapsed_s", 0.0)),
+            stage_s={str(k): float(v) for k, v in doc.get("stage_s", {}).items()}, notes=list(doc.get("notes", [])))
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelcostError(f"{where}: a {SCHEMA} file with a missing or malformed key ({exc})") from None
 
