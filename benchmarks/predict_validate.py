@@ -21,15 +21,16 @@ cut short keeps what it measured.
     python benchmarks/predict_validate.py --out benchmarks/results/predict --write-table   # tables only
     # another GPU, from the first GPU's calibration (transfer): an empty cache holding only that file
     python benchmarks/predict_validate.py --calibration h100.json --cache-dir /tmp/mc-transfer --out ...
-    # no GPU: the measured cases of an earlier run predicted again from another calibration
-    python benchmarks/predict_validate.py --repredict .../cases.jsonl --calibration h100.json --out DIR
+    # no GPU: the measured cases of an earlier run predicted again from other calibrations, each in turn
+    python benchmarks/predict_validate.py --repredict .../cases.jsonl --calibration h100.json \
+        [--calibration h200.json ...] --out DIR
 
---repredict CASES (CPU only; needs --calibration): every measured case of CASES is predicted again from that
-calibration alone (an empty cache holding only it: --cache-dir, else a temporary one), for the case's GPU
-(its "gpu", a table name) by the --target-gpu path: its own calibration when it is that GPU's, else
-transferred to it, and then calibrated_on names the GPU the calibration was measured on. One static analysis
-per (model, batch), at the batch the case measured (MODELS' source and input spec); measured_ms is kept from
-the case and error_pct recomputed. Same-GPU cases with the calibration they were measured under come back
+--repredict CASES (CPU only; needs --calibration): every measured case of CASES is predicted again from each
+calibration given, alone (no calibration of the cache is read), for the case's GPU (its "gpu", a table name) by
+the --target-gpu path: the calibration itself when it is that GPU's, else transferred to it, and then
+calibrated_on names the GPU the calibration was measured on; each row names its calibration ("calibration": its
+"created"). One static analysis per (model, batch), at the batch the case measured (MODELS' source and input
+spec), for all the calibrations; measured_ms is kept from the case and error_pct recomputed. Same-GPU cases with the calibration they were measured under come back
 with their stored predictions (a check that the static analysis and the predictor have not moved since).
 
 Outputs: <out>/cases.jsonl (one line per prediction: model, GPU, calibrated_on, backend, precision, batch,
