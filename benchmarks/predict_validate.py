@@ -30,8 +30,9 @@ calibration given, alone (no calibration of the cache is read), for the case's G
 the --target-gpu path: the calibration itself when it is that GPU's, else transferred to it, and then
 calibrated_on names the GPU the calibration was measured on; each row names its calibration ("calibration": its
 "created"). One static analysis per (model, batch), at the batch the case measured (MODELS' source and input
-spec), for all the calibrations; measured_ms is kept from the case and error_pct recomputed. Same-GPU cases with the calibration they were measured under come back
-with their stored predictions (a check that the static analysis and the predictor have not moved since).
+spec), for all the calibrations; measured_ms is kept from the case and error_pct recomputed. Same-GPU cases
+with the calibration they were measured under come back with their stored predictions (a check that the static
+analysis and the predictor have not moved since).
 
 Outputs: <out>/cases.jsonl (one line per prediction: model, GPU, calibrated_on, backend, precision, batch,
 predicted, measured, error %, the calibration's features and the share outside it, the kernel model's own
