@@ -19,7 +19,9 @@ Conventions (docs/COUNTING.md says the same for users):
   - reductions (sum, mean, max, min, prod, norms): input elements;
   - selection (MoE routing): top-k (1 + ceil(log2 k)) per input element, sort ceil(log2 n) per input element
     (n the sorted axis), histogram 1 per input element;
-  - attention: 2 * MACs + softmax (5) + scaling (1) per score, + 1 per score for an additive mask.
+  - attention: 2 * MACs + softmax (5) + scaling (1) per score, + 1 per score for an additive mask;
+  - fast Fourier transform: 5 x points x log2(length) for a complex one, half for a real input or output
+    (``fft_flops``), + 1 per real output value when it is scaled (normalised); no MACs.
 * Data movement (reshape, transpose, slice, concat, gather, cast, ...) costs nothing here: it moves bytes,
   which the memory section counts.
 """
@@ -261,6 +263,21 @@ def cubic_resize_flops(in_shape: Sequence[int], out_shape: Sequence[int]) -> int
 def norm_flops(numel_: int, affine_scale: bool, affine_shift: bool) -> int:
     return numel_ * (NORM_FLOPS_PER_ELEMENT + int(affine_scale) + int(affine_shift))
 
+
+
+FFT_FLOPS_PER_POINT = 5  # per complex point and log2 of the length: radix-2 Cooley-Tukey, FFTW's benchmark convention
+
+
+def fft_flops(points: int, length: int, real: bool = False) -> int:
+    """A fast Fourier transform of ``length`` points (a multi-dimensional one: the product of its dims' sizes) over
+    ``points`` values in all (the transforms' batch x length): 5 x points x log2(length) FLOPs for a complex
+    transform. A radix-2 transform is length / 2 x log2(length) butterflies of one complex multiply (6 FLOPs) and
+    two complex adds (4): 5 per point and level, the count FFTW's benchmarks divide by. One with a real input or
+    a real output (``real``: ``points`` real values) does half the work: 2.5 per point and level. No MACs:
+    butterflies are not among the MAC-counted ops. A length of 1 costs nothing."""
+    if length <= 1:
+        return 0
+    return round(FFT_FLOPS_PER_POINT * (0.5 if real else 1.0) * points * math.log2(length))
 
 
 def sort_flops(numel_: int, axis_len: int) -> int:

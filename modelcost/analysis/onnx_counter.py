@@ -136,6 +136,7 @@ class _Walker:
                 self.opset,
                 self.producers.get,
                 lambda n: self.table.get(scope, n),
+                lambda n: None if scope else self.inferred.values.get(n),
             )
             try:
                 cost = formula(ctx)

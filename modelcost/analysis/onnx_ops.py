@@ -133,7 +133,8 @@ def registered_ops() -> dict[tuple[str, str], str]:
 
 class OpContext:
     """What a formula sees: the node, its inputs' and outputs' TensorInfo (None for an absent optional input),
-    the default-domain opset, and a way to find the node producing a tensor (for QDQ detection)."""
+    the default-domain opset, a way to find the node producing a tensor (for QDQ detection), and the small
+    values the graph folds to (onnx_fold: initializers, Constant nodes, shape arithmetic; None where unknown)."""
 
     def __init__(
         self,
@@ -143,6 +144,7 @@ class OpContext:
         opset: int,
         producer: Callable[[str], Any],
         lookup_info: Callable[[str], Any],
+        lookup_value: Callable[[str], Any] | None = None,
     ) -> None:
         self.node = node
         self.inputs = inputs
@@ -150,6 +152,7 @@ class OpContext:
         self.opset = opset
         self.producer = producer
         self.lookup_info = lookup_info
+        self.lookup_value = lookup_value or (lambda name: None)
 
     @cached_property
     def attrs(self) -> dict[str, Any]:
@@ -166,6 +169,15 @@ class OpContext:
 
     def n_inputs(self) -> int:
         return sum(1 for name in self.node.input if name)
+
+    def int_in(self, i: int) -> int | None:
+        """Input ``i`` as one integer where the graph folds it to a known scalar (a DFT's length), else None."""
+        value = self.lookup_value(self.node.input[i]) if self.has_in(i) else None
+        try:
+            flat = [int(v) for v in getattr(value, "flat", [value] if value is not None else [])]
+        except (TypeError, ValueError):
+            return None
+        return flat[0] if len(flat) == 1 else None
 
     def _shape(self, infos: list[Any], i: int, what: str) -> tuple[int, ...]:
         info = infos[i] if i < len(infos) else None

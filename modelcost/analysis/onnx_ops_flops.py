@@ -15,6 +15,8 @@ normalisations, softmax, pooling, reductions, resize, rotary embedding. Per-elem
 * RotaryEmbedding 3 per rotated element (x*cos + rotate(x)*sin); CumSum 1 per element.
 * TopK and NonZero (the routing of a mixture of experts) as the PyTorch counter's topk and nonzero:
   ``formulas.topk_flops`` and 1 per input element.
+* DFT as the PyTorch counter's FFTs: ``formulas.fft_flops`` (half for a real input), + 1 per real output value
+  for an inverse one (ONNX scales it by 1 / length).
 """
 
 from __future__ import annotations
@@ -266,3 +268,33 @@ def ms_rms_norm(ctx: OpContext) -> OpCost:
 @register("SkipSimplifiedLayerNormalization", domain="com.microsoft")
 def ms_skip_rms_norm(ctx: OpContext) -> OpCost:
     return _per_element(ctx, 1 + int(ctx.has_in(3)) + F.RMSNORM_FLOPS_PER_ELEMENT + 1)
+
+
+@register("DFT")
+def dft(ctx: OpContext) -> OpCost:
+    """One transform along ``axis`` of input [..., 1 (real) or 2 (complex)]: ``formulas.fft_flops`` over its
+    points at the transform's length (``dft_length`` where given: the dynamo exporter writes the input's size
+    as a constant), half for a real input; an inverse one scales its output (+1 per real output value)."""
+    x = ctx.shape_in(0)
+    axis = _dft_axis(ctx) % len(x)
+    length = x[axis]
+    if ctx.has_in(1):
+        length = ctx.int_in(1) or 0
+        if length <= 0:
+            raise ValueError("DFT's dft_length input does not fold to a known value")
+    onesided = int(ctx.attr("onesided", 0))
+    transforms = math.prod(x[:-1]) // x[axis]
+    scaling = 2 * transforms * (length // 2 + 1 if onesided else length) if int(ctx.attr("inverse", 0)) else 0
+    return OpCost(0, F.fft_flops(transforms * length, length, real=x[-1] == 1) + scaling)
+
+
+def _dft_axis(ctx: OpContext) -> int:
+    """The DFT's axis: an attribute (default 1) up to opset 19, an input (default -2) from opset 20."""
+    if ctx.opset < 20:
+        return int(ctx.attr("axis", 1))
+    if not ctx.has_in(2):
+        return -2
+    axis = ctx.int_in(2)
+    if axis is None:
+        raise ValueError("DFT's axis input does not fold to a known value")
+    return axis

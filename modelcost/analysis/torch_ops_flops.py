@@ -219,6 +219,40 @@ def _cubic_resize(a: dict, out: Any) -> OpCost:
 
 
 # ---------------------------------------------------------------------------------------------------
+# fast Fourier transforms (torch.fft's ops reach these three; a real tensor's fftn is cast to complex first)
+
+
+def _fft_length(shape: Any, dims: Any) -> int:
+    return math.prod(int(shape[d]) for d in dims)
+
+
+def _scaling(a: dict, out_values: int) -> int:
+    """One multiply per real output value when the transform is normalised (ATen's normalization 1 or 2)."""
+    return out_values if int(a.get("normalization", 0)) else 0
+
+
+@register(_packets("_fft_c2c", inplace=False))
+def _fft_c2c(a: dict, out: Any) -> OpCost:
+    """Complex to complex over ``dim``: ``formulas.fft_flops`` (FNet's token mixing, a 2-D transform per sample)."""
+    x = a["self"]
+    return OpCost(0, F.fft_flops(x.numel(), _fft_length(x.shape, a["dim"])) + _scaling(a, 2 * _numel(out)))
+
+
+@register(_packets("_fft_r2c", inplace=False))
+def _fft_r2c(a: dict, out: Any) -> OpCost:
+    """Real input (rfft): half a complex transform's work per real point."""
+    x = a["self"]
+    return OpCost(0, F.fft_flops(x.numel(), _fft_length(x.shape, a["dim"]), real=True) + _scaling(a, 2 * _numel(out)))
+
+
+@register(_packets("_fft_c2r", inplace=False))
+def _fft_c2r(a: dict, out: Any) -> OpCost:
+    """Real output (irfft): half a complex transform's work per real output point, its length the output's."""
+    y = _first_tensor(out)
+    return OpCost(0, F.fft_flops(y.numel(), _fft_length(y.shape, a["dim"]), real=True) + _scaling(a, y.numel()))
+
+
+# ---------------------------------------------------------------------------------------------------
 # zero cost: views, copies, casts, creation, indexing, padding, metadata, randomness
 
 _VIEWS = (

@@ -75,6 +75,16 @@ def test_einsum_gemm_splits_the_indices_as_one_matmul():
     assert f.einsum_gemm("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]) is None
 
 
+def test_fft_flops():
+    # a complex transform of length 8 over 16 points (two transforms): 5 x 16 x log2 8 = 240 FLOPs; a real
+    # input or output halves it (120); length 512 = 16 x 32 as one 2-D transform of 1,024 points: 5 x 1,024 x 9
+    assert f.fft_flops(16, 8) == 240 and f.fft_flops(16, 8, real=True) == 120
+    assert f.fft_flops(1024, 16 * 32) == 46_080
+    assert f.fft_flops(7, 1) == 0  # a length-1 transform is the identity
+    # not a power of two: log2 of the length all the same (5 x 12 x log2 12 = 215.1 -> 215)
+    assert f.fft_flops(12, 12) == 215
+
+
 def test_attention_macs_and_extra_flops():
     # q (2,4,8,16), k/v (2,4,10,16): scores 2*4*8*10*16 = 10,240 + weighted sum of v 10,240 = 20,480
     assert f.attention_macs((2, 4, 8, 16), (2, 4, 10, 16), (2, 4, 10, 16)) == 20_480

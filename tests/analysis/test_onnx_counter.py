@@ -178,6 +178,33 @@ def test_einsum(tmp_path: Path) -> None:
     assert (layer.macs, layer.flops) == (0, 0)  # a transpose
 
 
+def test_dft(tmp_path: Path) -> None:
+    # opset 17, axis attribute 1: a real signal (2 transforms of 8 points, last dim 1): 2.5 x 16 x log2 8 = 120
+    # (formulas.fft_flops), as the PyTorch counter's rfft; onesided or not, the same work
+    layer, _ = one(tmp_path, "DFT", {"x": [2, 8, 1]}, attrs={"axis": 1}, opset=17)
+    assert (layer.macs, layer.flops) == (0, 120)
+    layer, _ = one(tmp_path, "DFT", {"x": [2, 8, 1]}, attrs={"axis": 1, "onesided": 1}, opset=17)
+    assert layer.flops == 120
+    # a complex signal: 5 x 16 x 3 = 240; inverse, scaled by 1 / 8: + 1 per real output value (2 x 8 x 2 = 32)
+    layer, _ = one(tmp_path, "DFT", {"x": [2, 8, 2]}, attrs={"axis": 1}, opset=17)
+    assert layer.flops == 240
+    layer, _ = one(tmp_path, "DFT", {"x": [2, 8, 2]}, attrs={"axis": 1, "inverse": 1}, opset=17)
+    assert layer.flops == 240 + 32
+    # opset 20: the axis is an input, -2 (the signal's last dim) where absent: x (4, 2, 8, 2) -> 8 transforms of
+    # 8 complex points: 5 x 64 x 3 = 960
+    layer, _ = one(tmp_path, "DFT", {"x": [4, 2, 8, 2]}, opset=20)
+    assert layer.flops == 960
+    # the dynamo exporter's rfft (opset 18): dft_length a constant, the input's size (32), onesided: x (2, 16, 32, 1)
+    # -> 2.5 x 1,024 x 5 = 12,800, torch.fft.rfft's count (test_torch_counter.py). Axis 1 of x (4, 2, 8, 2) given
+    # as an opset-20 input: 32 transforms of 2 complex points, 5 x 64 x log2 2 = 320
+    length = numpy_helper.from_array(np.array(32, dtype=np.int64), "n")
+    layer, _ = one(tmp_path, "DFT", {"x": [2, 16, 32, 1]}, [length], {"axis": 2, "onesided": 1}, opset=18)
+    assert layer.flops == 12_800
+    axis = numpy_helper.from_array(np.array(1, dtype=np.int64), "axis")
+    layer, _ = one(tmp_path, "DFT", {"x": [4, 2, 8, 2]}, [axis], opset=20, inputs_order=["x", "", "axis"])
+    assert layer.flops == 320
+
+
 # --- attention --------------------------------------------------------------------------------------------
 
 

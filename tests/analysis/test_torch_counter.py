@@ -222,6 +222,35 @@ def test_each_einsum_call_keeps_its_matmul_shape():
     assert [c.gemm_shapes for c in per_call(layer, "gemm")] == [[(12, 32, 32)], [(48, 6, 8)], [(48, 10, 8)]]
 
 
+def test_fourier_transforms_count_as_the_shared_formula():
+    # x (2, 16, 32) real. fftn over (1, 2): cast to complex, then one complex 2-D transform of length 16 x 32 =
+    # 512 over 1,024 points: 5 x 1,024 x 9 = 46,080 (formulas.fft_flops), unscaled (norm "backward")
+    x = meta(2, 16, 32)
+    assert count(lambda t: torch.fft.fftn(t, dim=(1, 2)), x).flops == 46_080
+    # rfft over the last dim (32): 2.5 x 1,024 x 5 = 12,800; with norm "ortho" + 1 per real output value,
+    # 2 x 16 x 17 complex = 544 x 2 = 1,088
+    assert count(lambda t: torch.fft.rfft(t), x).flops == 12_800
+    assert count(lambda t: torch.fft.rfft(t, norm="ortho"), x).flops == 12_800 + 1_088
+    # irfft of (2, 16, 17) back to 32 real points: 2.5 x 1,024 x 5 = 12,800, scaled by 1 / 32: + 1,024
+    spectrum = torch.empty(2, 16, 17, device="meta", dtype=torch.complex64)
+    assert count(lambda t: torch.fft.irfft(t, n=32), spectrum).flops == 12_800 + 1_024
+    assert count(lambda t: torch.fft.rfft(t), x).macs == 0
+
+
+def test_fnet_counts_completely() -> None:
+    # FNet's token mixing (transformers' FNetBasicFourierTransform): fftn over (sequence, hidden) per sample, the
+    # real part kept. Hidden 32, sequence 16, batch 2: 5 x (2 x 16 x 32) x log2(16 x 32) = 46,080 FLOPs a layer
+    transformers = pytest.importorskip("transformers")
+    config = transformers.FNetConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, intermediate_size=64,
+                                     max_position_embeddings=64, use_tpu_fourier_optimizations=False)
+    with torch.device("meta"):
+        model = transformers.FNetModel(config).eval()
+    report = analyze_module(model, [torch.zeros(2, 16, dtype=torch.long)])
+    assert report.compute.complete and report.compute.uncounted_ops == {}
+    mixing = [lc.flops for lc in report.layers if lc.op == "FNetBasicFourierTransform"]
+    assert mixing == [46_080, 46_080]
+
+
 def test_attention_mask_gqa_and_real_cpu_kernel():
     masked = count(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
                    *(meta(*s) for s in QKV), meta(8, 10))
