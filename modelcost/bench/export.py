@@ -2,10 +2,12 @@
 
 The export is traced at batch 2 with the batch (first) dimension of every input and output made dynamic, so one
 file serves every batch size of the sweep. The TorchScript-based exporter is tried first (fast, and the graphs
-it writes are the ones TensorRT's parser knows best); where it is missing or fails, or writes a file with inputs
-the model was not given, the ``torch.export``-based exporter (``dynamo=True``) is used. The file is cached under
-``<cache>/onnx/<name>-<hash>/model.onnx`` where the hash covers the module's class, weights and input specs and
-the torch version; a later run reuses it.
+it writes are the ones TensorRT's parser knows best); where it is missing or fails, writes a file with inputs
+the model was not given, or a file that does not compute what the module does (bench/export_parity.py: ONNX
+Runtime's CPU provider against the module, at batch 1), the ``torch.export``-based exporter (``dynamo=True``) is
+used; where neither writes a file that agrees, there is no file, and the error says why for each. The file is
+cached under ``<cache>/onnx/<name>-<hash>/model.onnx`` where the hash covers the module's class, weights and input
+specs and the torch version; a later run reuses it.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import shutil
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import first_line
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.binding import Bound, args_kwargs
+
+if TYPE_CHECKING:
+    from modelcost.bench.export_parity import Parity
 
 
 class Exportable(Protocol):
@@ -71,7 +76,7 @@ def export_path(model: Exportable, cache_dir: Path) -> Path:
 
 
 def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
-    """(path of the ONNX file, a note saying how it was made)."""
+    """(path of the ONNX file, a note saying how it was made and whether it was checked against the module)."""
     import torch
 
     from modelcost.bench.cache import mark_used
@@ -96,10 +101,15 @@ def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
         for exporter in (_export_torchscript, _export_dynamo):
             try:
                 how = exporter(module, args, kwargs, tmp_dir / "model.onnx", input_names, output_names)
+                parity = _parity(tmp_dir / "model.onnx", model, module)
+                if parity.agrees is False:
+                    raise ModelcostError(parity.why)
                 break
             except Exception as exc:  # noqa: BLE001 - try the other exporter, then report both
-                # first_line removes the colour codes torch.onnx puts in its step messages
-                errors.append((exporter.__name__.removeprefix("_export_"), first_line(exc)))
+                # first_line removes the colour codes torch.onnx puts in its step messages; modelcost's own
+                # refusals (extra inputs, a file that disagrees) need no class name
+                errors.append((exporter.__name__.removeprefix("_export_"),
+                               first_line(exc, with_type=not isinstance(exc, ModelcostError))))
                 for f in tmp_dir.iterdir():  # the scratch folder is this process's own (mkdtemp)
                     f.unlink()
         else:
@@ -111,7 +121,23 @@ def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     # the exporter that failed first, and why: the user sees why the file came from the other one
     failed = "".join(f"; {name} exporter failed: {why}" for name, why in errors)
-    return final, f"exported to ONNX with the {how} exporter (opset {opset}, dynamic batch{failed}), cached at {final}"
+    return final, (f"exported to ONNX with the {how} exporter (opset {opset}, dynamic batch{failed}; {parity.why}), "
+                   f"cached at {final}")
+
+
+def _parity(path: Path, model: Exportable, module: Any) -> Parity:
+    """bench/export_parity.py's finding on the file at ``PARITY_BATCH``: the module run on the model's own seeded
+    inputs at that batch, the file on the same."""
+    import torch
+
+    from modelcost.bench.export_parity import PARITY_BATCH, check_parity
+
+    arrays, _ = model.host_inputs(PARITY_BATCH)
+    args, kwargs = args_kwargs(model.call_args(tuple(torch.from_numpy(a.copy()) for a in arrays)))
+    with torch.no_grad():
+        reference = [t.detach().float().numpy() for t in flatten_outputs(module(*args, **kwargs))]
+    feed = dict(zip((s.name for s in model.specs(PARITY_BATCH)), arrays, strict=True))
+    return check_parity(path, feed, reference)
 
 
 def _opset(path: Path) -> int | str:
