@@ -17,7 +17,7 @@ def calibrate(
         "Leave out the backend families' kernel counts and launch costs (torch.compile and ONNX export of "
         "small nets: the slow part); --predict then covers no backend."))] = False,
 ) -> None:
-    """Measure this GPU for --predict (about 2 minutes): GEMM / conv efficiency by shape class, memory-bound
+    """Measure this GPU for --predict (under 3 minutes): GEMM / conv efficiency by shape class, memory-bound
     kernels by size, attention, launch and graph-replay costs, and each backend family's fusion. Written to
     the cache (calibration/<gpu>.json); 'modelcost cache --clear' removes it."""
     from modelcost import api

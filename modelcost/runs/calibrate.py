@@ -12,7 +12,7 @@ from modelcost.runs.gpu import this_gpu
 
 
 def calibrate(*, fusion: bool = True, on_message: Callable[[str], None] | None = None) -> tuple[Any, Path]:
-    """Measure GPU 0 (about 2 minutes); the calibration and where it was written."""
+    """Measure GPU 0 (under 3 minutes); the calibration and where it was written."""
     from modelcost.bench.calibrate import calibrate as measure
     from modelcost.bench.memory import cuda_available
     from modelcost.core import calibration
