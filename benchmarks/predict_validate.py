@@ -2,18 +2,18 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
-mobilenet_v2, bert-base, gpt2; then twelve more sets of 8, each written and committed before it was first measured:
---models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
+mobilenet_v2, bert-base, gpt2; then thirteen more sets of 8, each written and committed before it was first
+measured: --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
 thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
 (predict_models_fresh5.py, sixteenth), fresh6 (predict_models_fresh6.py, seventeenth), fresh7
 (predict_models_fresh7.py, eighteenth), fresh8 (predict_models_fresh8.py, nineteenth), fresh9
 (predict_models_fresh9.py, twentieth), fresh10 (predict_models_fresh10.py, twenty-first), fresh11
-(predict_models_fresh11.py, twenty-second) and fresh12 (predict_models_fresh12.py, twenty-third)) it runs
-modelcost's own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
-torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when onnxruntime-gpu imports; batch 1 and 64), with each
-measured config's prediction beside it. Every case is appended to <out>/cases.jsonl as it finishes (a model that
-fails is recorded with its error, and the others go on), and the tables are rewritten after every model, so a run
-cut short keeps what it measured.
+(predict_models_fresh11.py, twenty-second), fresh12 (predict_models_fresh12.py, twenty-third) and fresh13
+(predict_models_fresh13.py, twenty-fourth)) it runs modelcost's own pipeline with --predict: the same benchmark a
+user gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
+onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is appended
+to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go on), and the
+tables are rewritten after every model, so a run cut short keeps what it measured.
 
     # on the GPU (one device call is <= 10 min: stages by --models)
     python benchmarks/predict_validate.py --calibrate --out benchmarks/results/predict --models cnn
@@ -70,6 +70,7 @@ FRESH9_FILE = "benchmarks/predict_models_fresh9.py"
 FRESH10_FILE = "benchmarks/predict_models_fresh10.py"
 FRESH11_FILE = "benchmarks/predict_models_fresh11.py"
 FRESH12_FILE = "benchmarks/predict_models_fresh12.py"
+FRESH13_FILE = "benchmarks/predict_models_fresh13.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -187,6 +188,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "xlnet_base": (f"{FRESH12_FILE}:xlnet_base", "input_ids=Bx128:int64"),
     "nomic_embed_v15": (f"{FRESH12_FILE}:nomic_embed_v15", "input_ids=Bx128:int64"),
     "xglm_564m": (f"{FRESH12_FILE}:xglm_564m", "input_ids=Bx128:int64"),
+    # the fourteenth set: written and frozen before any of it was measured
+    "resnest50_ish": (f"{FRESH13_FILE}:resnest50_ish", "input=Bx3x224x224"),
+    "hrnet_w18_small_v2_ish": (f"{FRESH13_FILE}:hrnet_w18_small_v2_ish", "x=Bx3x224x224"),
+    "nfnet_f0_ish": (f"{FRESH13_FILE}:nfnet_f0_ish", "input=Bx3x256x256"),
+    "groupvit_gcc_yfcc": (f"{FRESH13_FILE}:groupvit_gcc_yfcc", "pixel_values=Bx3x224x224"),
+    "fnet_base": (f"{FRESH13_FILE}:fnet_base", "input_ids=Bx128:int64"),
+    "canine_s": (f"{FRESH13_FILE}:canine_s", "input_ids=Bx256:int64"),
+    "openai_gpt": (f"{FRESH13_FILE}:openai_gpt", "input_ids=Bx128:int64"),
+    "speecht5_hifigan": (f"{FRESH13_FILE}:speecht5_hifigan", "spectrogram=Bx100x80"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -213,7 +223,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh11": ["dla34_ish", "x3d_m_ish", "textnet_small", "vitmatte_small", "pvt_tiny", "mobilebert",
                       "sew_d_tiny", "nanochat_d20"],
           "fresh12": ["s3d_ish", "inception_v4_ish", "res2net50_ish", "swinv2_tiny", "dinov3_vits16", "xlnet_base",
-                      "nomic_embed_v15", "xglm_564m"]}
+                      "nomic_embed_v15", "xglm_564m"],
+          "fresh13": ["resnest50_ish", "hrnet_w18_small_v2_ish", "nfnet_f0_ish", "groupvit_gcc_yfcc", "fnet_base",
+                      "canine_s", "openai_gpt", "speecht5_hifigan"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
