@@ -57,6 +57,14 @@ def constant_value(node: Any) -> Any | None:
     return None
 
 
+def scalar_int(value: Any) -> int | None:
+    """A folded value as one integer: a single element of an integer dtype; None for anything else a malformed
+    file may hold there (several values, strings, bools, floats)."""
+    if value is None or getattr(value, "size", 0) != 1 or getattr(value, "dtype", None) is None:
+        return None
+    return int(value.reshape(())) if value.dtype.kind in "iu" else None
+
+
 def _attrs(node: Any) -> dict[str, Any]:
     from onnx import helper
 

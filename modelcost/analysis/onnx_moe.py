@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelcost.analysis.onnx_fold import scalar_int
+
 _SAME_ELEMENTS = frozenset({"Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Transpose"})
 _MASK_KEEPING = frozenset({"Cast", "Identity", "Transpose"})
 _HIT_REDUCTIONS = frozenset({"ReduceSum", "ReduceMax"})
@@ -101,8 +103,7 @@ class _Graph:
         return value if value is not None and value.dtype.kind in kinds else None
 
     def int_value(self, name: str) -> int | None:
-        value = self.value(name)
-        return int(value.reshape(())) if value is not None and value.size == 1 else None
+        return scalar_int(self.values.get(name) if name else None)
 
 
 def _attr(node: Any, name: str, default: int) -> int | None:

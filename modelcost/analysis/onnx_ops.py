@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from modelcost.analysis.onnx_fold import scalar_int
 from modelcost.core.errors import InternalError
 
 DEFAULT_DOMAIN = ""
@@ -172,12 +173,7 @@ class OpContext:
 
     def int_in(self, i: int) -> int | None:
         """Input ``i`` as one integer where the graph folds it to a known scalar (a DFT's length), else None."""
-        value = self.lookup_value(self.node.input[i]) if self.has_in(i) else None
-        try:
-            flat = [int(v) for v in getattr(value, "flat", [value] if value is not None else [])]
-        except (TypeError, ValueError):
-            return None
-        return flat[0] if len(flat) == 1 else None
+        return scalar_int(self.lookup_value(self.node.input[i])) if self.has_in(i) else None
 
     def _shape(self, infos: list[Any], i: int, what: str) -> tuple[int, ...]:
         info = infos[i] if i < len(infos) else None

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcost.analysis.onnx_fold import expanded_shape, fold_values, sliced_shape
+from modelcost.analysis.onnx_fold import expanded_shape, fold_values, scalar_int, sliced_shape
 from modelcost.analysis.onnx_skeleton import skeleton, topological_sort
 from modelcost.core.errors import ModelcostError
 from modelcost.core.lazy import require
@@ -238,12 +238,8 @@ def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dic
 def loop_trip_count(value: Any) -> int | None:
     """A Loop's trip count M when it is one non-negative integer; None for anything else a malformed file may hold
     there (several values, a [[3]] block, strings, bools, floats: M is an int64 scalar by the spec)."""
-    if value is None or getattr(value, "size", 0) != 1 or getattr(value, "dtype", None) is None:
-        return None
-    if value.dtype.kind not in "iu":
-        return None
-    n = int(value.reshape(()))
-    return n if n >= 0 else None
+    n = scalar_int(value)
+    return n if n is not None and n >= 0 else None
 
 
 def _loop_output_shape(
