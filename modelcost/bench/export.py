@@ -20,15 +20,12 @@ import shutil
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from modelcost.core.errors import ModelcostError
 from modelcost.core.text import first_line
 from modelcost.core.types import TensorSpec
 from modelcost.loaders.binding import Bound, args_kwargs
-
-if TYPE_CHECKING:
-    from modelcost.bench.export_parity import Parity
 
 
 class Exportable(Protocol):
@@ -80,6 +77,7 @@ def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
     import torch
 
     from modelcost.bench.cache import mark_used
+    from modelcost.bench.export_parity import check_parity
 
     final = export_path(model, cache_dir)
     final_dir = final.parent
@@ -95,13 +93,14 @@ def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
     with torch.no_grad():
         n_out = len(flatten_outputs(module(*args, **kwargs)))
     output_names = [f"output_{i}" for i in range(n_out)]
+    feed, reference = _parity_inputs(model, module)  # once, for whichever exporter's file is checked
     tmp_dir = _scratch(Path(cache_dir), final_dir)
     errors: list[tuple[str, str]] = []  # (exporter, why it failed)
     try:
         for exporter in (_export_torchscript, _export_dynamo):
             try:
                 how = exporter(module, args, kwargs, tmp_dir / "model.onnx", input_names, output_names)
-                parity = _parity(tmp_dir / "model.onnx", model, module)
+                parity = check_parity(tmp_dir / "model.onnx", feed, reference)
                 if parity.agrees is False:
                     raise ModelcostError(parity.why)
                 break
@@ -125,19 +124,18 @@ def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
                    f"cached at {final}")
 
 
-def _parity(path: Path, model: Exportable, module: Any) -> Parity:
-    """bench/export_parity.py's finding on the file at ``PARITY_BATCH``: the module run on the model's own seeded
-    inputs at that batch, the file on the same."""
+def _parity_inputs(model: Exportable, module: Any) -> tuple[dict[str, Any], list[Any]]:
+    """(feed, reference) for bench/export_parity.py: the model's own seeded inputs at ``PARITY_BATCH`` by input
+    name, and the module's outputs on them."""
     import torch
 
-    from modelcost.bench.export_parity import PARITY_BATCH, check_parity
+    from modelcost.bench.export_parity import PARITY_BATCH
 
     arrays, _ = model.host_inputs(PARITY_BATCH)
     args, kwargs = args_kwargs(model.call_args(tuple(torch.from_numpy(a.copy()) for a in arrays)))
     with torch.no_grad():
         reference = [t.detach().float().numpy() for t in flatten_outputs(module(*args, **kwargs))]
-    feed = dict(zip((s.name for s in model.specs(PARITY_BATCH)), arrays, strict=True))
-    return check_parity(path, feed, reference)
+    return dict(zip((s.name for s in model.specs(PARITY_BATCH)), arrays, strict=True)), reference
 
 
 def _opset(path: Path) -> int | str:
