@@ -340,15 +340,14 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         return grid_us / 1e3, True
     if kind == "conv":
         sorts, table = conv_sorts(cal), cal.conv_efficiency
+        three = THREE_BY_THREE in sorts and _three_by_three(layer)
         window = _window(layer)
-        key, n_gemm, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in sorts,
-                                       THREE_BY_THREE in sorts and _three_by_three(layer),
-                                       window if window in sorts else "")
+        key, n_gemm, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in sorts, three, window)
         if window and measured_as(_rows(table, precision), key) is None:
-            # a window sort's class calibrate did not time: the 2-D classes of its implicit GEMM stand in, not
-            # the nearest class of its sort (one conv each), still outside calibration (``window_measured``)
-            key, n_gemm, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in sorts,
-                                           THREE_BY_THREE in sorts and _three_by_three(layer), "")
+            # a window sort's class calibrate did not time (or a calibration without such classes): the 2-D
+            # classes of its implicit GEMM stand in, not the nearest class of its sort (one conv each), still
+            # outside calibration (``window_measured``)
+            key, n_gemm, gemms = conv_gemm(m, n, k, layer.groups or 1, GROUPS in sorts, three)
         # calibrate times no dilated conv: its class stands in, and cuDNN's dilated kernels are others (the
         # eleventh set's DeepLabV3-MobileNetV2, its depthwise convs dilated 2 and 4, ran torch-half and compile
         # fp16 at batch 64 1.7x and 2.4x its prediction, where MobileNetV2 itself reads -6% to +5%)

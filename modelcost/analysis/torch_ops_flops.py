@@ -231,18 +231,13 @@ def _scaling(a: dict, out_values: int) -> int:
     return out_values if int(a.get("normalization", 0)) else 0
 
 
-@register(_packets("_fft_c2c", inplace=False))
-def _fft_c2c(a: dict, out: Any) -> OpCost:
-    """Complex to complex over ``dim``: ``formulas.fft_flops`` (FNet's token mixing, a 2-D transform per sample)."""
+@register(_packets("_fft_c2c _fft_r2c", inplace=False))
+def _fft_from_input(a: dict, out: Any) -> OpCost:
+    """Complex to complex over ``dim`` (FNet's token mixing, a 2-D transform per sample), or real to complex
+    (rfft: half the work per real point): ``formulas.fft_flops`` over the input's points; the output is complex."""
     x = a["self"]
-    return OpCost(0, F.fft_flops(x.numel(), _fft_length(x.shape, a["dim"])) + _scaling(a, 2 * _numel(out)))
-
-
-@register(_packets("_fft_r2c", inplace=False))
-def _fft_r2c(a: dict, out: Any) -> OpCost:
-    """Real input (rfft): half a complex transform's work per real point."""
-    x = a["self"]
-    return OpCost(0, F.fft_flops(x.numel(), _fft_length(x.shape, a["dim"]), real=True) + _scaling(a, 2 * _numel(out)))
+    return OpCost(0, F.fft_flops(x.numel(), _fft_length(x.shape, a["dim"]), real=not x.is_complex())
+                  + _scaling(a, 2 * _numel(out)))
 
 
 @register(_packets("_fft_c2r", inplace=False))
