@@ -36,7 +36,7 @@ TIMING = {"torch": TORCH_TIMING, "ort": ORT_TIMING, "tensorrt": TRT_TIMING}
 
 def resnet50_cost() -> CostReport:
     """ResNet-50 at batch 1: the real totals, and 53 conv layers + the classifier that share its MACs."""
-    layers = [LayerCost(f"layer{i // 16 + 1}.{i % 16}.conv", "Conv2d", macs=75_000_000 + 1_000_000 * (i % 7),
+    layers = [LayerCost(f"layer{i // 16 + 1}.{i % 16}.conv", "Conv2d", groups=1, macs=75_000_000 + 1_000_000 * (i % 7),
                         flops=2 * (75_000_000 + 1_000_000 * (i % 7)), params=200_000 + 10_000 * i,
                         output_shapes=[(1, 256, 56 // (1 + i // 16), 56 // (1 + i // 16))], macs_dtype="float32",
                         weight_bytes=4 * (200_000 + 10_000 * i), activation_bytes=802_816) for i in range(53)]

@@ -124,7 +124,7 @@ def layer_kind(layer: LayerCost) -> str | None:
         return "lookup"
     if "attention" in op and layer.macs > 0:
         return "attention"
-    if "conv" in op and layer.macs > 0:
+    if layer.groups is not None and layer.macs > 0:  # the count found a convolution (its name may say otherwise)
         return "conv"
     if layer.macs > 0:
         return "gemm"

@@ -774,8 +774,8 @@ def test_a_cast_conv_net_runs_channels_last_so_the_count_s_layout_is_not_its_own
     # torch-half casts a net of 2-D convs and runs it channels_last: the count's (contiguous) transposed operands
     # are not the run's, so its calls are priced as contiguous. fp32 eager and autocast keep the traced layout,
     # and a net without a 2-D / 3-D conv (Whisper's Conv1d) is not converted.
-    conv = LayerCost("c", "Conv2d", macs=1000, output_shapes=[(1, 8, 4, 4)], status="counted")
-    conv1d = LayerCost("c", "Conv1d", macs=1000, output_shapes=[(1, 8, 4)], status="counted")
+    conv = LayerCost("c", "Conv2d", groups=1, macs=1000, output_shapes=[(1, 8, 4, 4)], status="counted")
+    conv1d = LayerCost("c", "Conv1d", groups=1, macs=1000, output_shapes=[(1, 8, 4)], status="counted")
     norm = LayerCost("ln", "LayerNorm", output_shapes=[(1000, 1000)], status="counted", eager_kernels=1,
                      eager_elements=2_000_000, eager_strided_kernels=1, eager_strided_elements=2_000_000)
     assert not predict_module.layout_as_counted(cost_of(conv, norm), "torch-half", "fp16")
@@ -1022,3 +1022,22 @@ def test_eager_calls_are_priced_by_the_bytes_they_move() -> None:
     assert eager_ms(fp32_count, "fp16") == pytest.approx(14e-3)
     # a count without the bytes: the elements at the run's 2 bytes, 2 MB a call -> 4 x 4 = 16 us
     assert eager_ms(cost_of(dataclasses.replace(norm, eager_bytes=None)), "bf16") == pytest.approx(16e-3)
+
+
+def test_a_transformers_conv1d_is_priced_as_the_matmul_it_runs() -> None:
+    """transformers' Conv1D (GPT-1's and GPT-2's linears) is an addmm named like a conv. Read by its name, GPT-1's
+    48 of them were priced as implicit-GEMM convs outside the calibration: its cases were predicted 7% to 419% slow,
+    4.2-5.2x at batch 1 under compile and ORT (H100, device_2026-12-02). A conv is a layer whose count found a
+    convolution."""
+    pytest.importorskip("transformers")
+    fixture = Path(__file__).parents[1] / "fixtures" / "hf_masked.py"
+    cost = api.analyze_static(f"{fixture}:gpt2", batch_size=1, input_shapes=["input_ids=1x8:int64"])
+    conv1d = [layer for layer in cost.layers if layer.op == "Conv1D"]
+    # 2 layers x (c_attn, c_proj of attention, c_fc, c_proj of the MLP)
+    assert len(conv1d) == 8 and all(layer.groups is None for layer in conv1d)
+    assert {predict_module.layer_kind(layer) for layer in conv1d} == {"gemm"}
+    # c_fc: 8 tokens x 32 -> 128 features (4 x n_embd): M = 8, N = 128, K = 32
+    c_fc = next(layer for layer in conv1d if layer.name.endswith("mlp.c_fc"))
+    assert predict_module.gemm_dims(c_fc, 1.0) == (8, 128, 32)
+    conv = LayerCost("c", "Conv2d", macs=1000, output_shapes=[(1, 8, 4, 4)], status="counted", groups=1)
+    assert predict_module.layer_kind(conv) == "conv"

@@ -83,8 +83,8 @@ def test_the_predictor_prices_a_gemm_inside_the_grid_by_it_and_a_conv_by_its_cla
     # M = N = K = 2,048: a corner, 2 x 2048^3 / 100e12 s = 0.17179869184 ms (the class model: 0.4027 ms, in
     # test_predict.test_gemm_at_known_efficiency_and_waves)
     assert est.compute_ms == pytest.approx(2 * 2048**3 / 100e12 * 1e3) and est.calibrated
-    conv = LayerCost("conv", "Conv2d", macs=64 * 64 * 9 * 56 * 56, params=64 * 64 * 9, output_shapes=[(1, 64, 56, 56)],
-                     macs_dtype="float16", status="counted")
+    conv = LayerCost("conv", "Conv2d", groups=1, macs=64 * 64 * 9 * 56 * 56, params=64 * 64 * 9,
+                     output_shapes=[(1, 64, 56, 56)], macs_dtype="float16", status="counted")
     [with_it] = estimate_layers(cost_of(conv), with_grid(cell_points()), "fp16", 1)
     [without] = estimate_layers(cost_of(conv), synthetic(), "fp16", 1)
     assert with_it.compute_ms == without.compute_ms

@@ -19,8 +19,8 @@ def lat(p50: float) -> LatencyStats:
 
 def cost() -> CostReport:
     layers = [
-        LayerCost("conv1", "Conv", macs=1_000_000, flops=2_000_000, params=864, output_shapes=[(1, 32, 16, 16)],
-                  macs_dtype="float32"),
+        LayerCost("conv1", "Conv", groups=1, macs=1_000_000, flops=2_000_000, params=864,
+                  output_shapes=[(1, 32, 16, 16)], macs_dtype="float32"),
         LayerCost("relu1", "Relu", flops=8192, output_shapes=[(1, 32, 16, 16)]),
         LayerCost("fc", "Gemm", macs=320, flops=650, params=330, output_shapes=[(1, 10)], macs_dtype="float32"),
     ]
