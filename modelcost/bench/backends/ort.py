@@ -9,11 +9,13 @@ model (``onnxruntime.transformers.float16``, I/O kept fp32, ops without fp16 ker
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from modelcost.bench.backends.ort_kernels import cpu_fallback_note
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.model import BenchModel
 from modelcost.core.errors import ModelcostError, is_out_of_memory_text
@@ -183,6 +185,30 @@ def session_options(ort: Any, device: str, config: BenchConfig) -> Any:
     return options
 
 
+def guarded_run(runner: OrtRunner, call: Callable[[Any], Any]) -> Any:
+    """A session's first run, ``call(run_options)``, stopped through ONNX Runtime's terminate flag once it passes
+    the config's whole time budget (``max_time_s``): a forward that long cannot be timed within it, and one call
+    cannot be interrupted otherwise (FNet's CPU DFTs under ort-cuda ran one batch-64 forward for minutes; H100,
+    device_2026-12-02). ONNX Runtime reads the flag between nodes."""
+    import onnxruntime as ort
+
+    limit_s = runner.config.max_time_s
+    options = ort.RunOptions()
+    timer = threading.Timer(limit_s, lambda: setattr(options, "terminate", True))
+    timer.daemon = True
+    timer.start()
+    try:
+        return call(options)
+    except Exception as exc:
+        if options.terminate:
+            cause = f"; {runner.cpu_fallback}" if runner.cpu_fallback else ""
+            raise ModelcostError(f"one ONNX Runtime run took over {limit_s:g} s, the config's time budget "
+                                 f"(--max-time-s), and was stopped: not timed{cause}") from exc
+        raise
+    finally:
+        timer.cancel()
+
+
 class OrtRunner:
     """An InferenceSession for one precision; every batch size shares it (the model's batch is dynamic)."""
 
@@ -238,6 +264,12 @@ class OrtRunner:
         used = self.ort_session.get_providers()
         if not used or used[0] != backend.provider:
             raise ModelcostError(f"onnxruntime did not use {backend.provider} (it used {', '.join(used)})")
+        # nodes the CUDA EP has no kernel for run on the CPU: said beside the figure (and in a run stopped by
+        # ``guarded_run``), from the installed ONNX Runtime's kernel registry
+        self.cpu_fallback = cpu_fallback_note(path, backend.provider, ort.__version__) \
+            if backend.name == "ort-cuda" else None
+        if self.cpu_fallback:
+            self.notes.append(self.cpu_fallback)
         self.build_s = time.perf_counter() - t0
         self.input_names = [i.name for i in self.ort_session.get_inputs()]
         self.output_names = [o.name for o in self.ort_session.get_outputs()]
@@ -271,7 +303,7 @@ class OrtSession:
             if self.device == "cuda":
                 self.bind_io("cuda")
             else:
-                self._outputs = sess.run(runner.output_names, self.feed)
+                self._outputs = guarded_run(runner, lambda options: sess.run(runner.output_names, self.feed, options))
         except Exception as exc:
             if is_out_of_memory_text(str(exc)):
                 raise OutOfMemory(first_line(exc, with_type=False)) from exc
@@ -301,7 +333,7 @@ class OrtSession:
             io.bind_input(name, device_type, device_id, arr.dtype.type, tuple(t.shape), t.data_ptr())
         for name in self.runner.output_names:
             io.bind_output(name, device_type, device_id)
-        sess.run_with_iobinding(io)
+        guarded_run(self.runner, lambda options: sess.run_with_iobinding(io, options))
         values = io.get_outputs()
         io.clear_binding_outputs()
         for name, value in zip(self.runner.output_names, values, strict=True):

@@ -1,0 +1,102 @@
+"""Which nodes of an ONNX file ONNX Runtime's CUDA execution provider has no kernel for, so that it runs them on
+the CPU (and copies their tensors across), read from the installed ONNX Runtime's own kernel registry before a
+session runs.
+
+ONNX Runtime says this only in a verbose log line per node ("CUDA kernel not found in registries for Op type:
+DFT"). FNet's 24 DFT nodes have none (microsoft/onnxruntime#21164): its CPU DFT is a naive O(n^2) one at a
+length that is no power of two (768), and one pinned CPU thread ran one batch-64 forward for minutes; the
+fourteenth held-out set lost its whole 585 s device call to it (H100, device_2026-12-02). The registry is
+``onnxruntime.capi._pybind_state.get_all_opkernel_def``, a debugging entry point of ONNX Runtime's Python
+bindings; where a build lacks it, nothing is said. Type constraints are not read: an op with a CUDA kernel for
+other types only is not caught."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+_ONNX_DOMAINS = ("", "ai.onnx")
+# ops ONNX Runtime turns into initializers when it loads the graph: they run no kernel
+_LOADED_AS_DATA = {"Constant"}
+
+
+@functools.lru_cache(maxsize=4)
+def kernel_ranges(provider: str) -> dict[tuple[str, str], tuple[tuple[int, int], ...]] | None:
+    """(domain, op type) -> the opset ranges of the installed ONNX Runtime's kernels for ``provider``; None where
+    this build does not list its kernels."""
+    try:
+        from onnxruntime.capi import _pybind_state
+    except ImportError:
+        return None
+    listing = getattr(_pybind_state, "get_all_opkernel_def", None)
+    if listing is None:
+        return None
+    ranges: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for kernel in listing():
+        if kernel.provider == provider:
+            domain = "" if kernel.domain in _ONNX_DOMAINS else kernel.domain
+            ranges.setdefault((domain, kernel.op_name), []).append(tuple(kernel.version_range))
+    return {key: tuple(value) for key, value in ranges.items()}
+
+
+def _nodes(graph: Any) -> Iterator[Any]:
+    """Every node of ``graph`` and of the subgraphs its nodes hold (Loop, If, Scan bodies)."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                yield from _nodes(attr.g)
+            for sub in attr.graphs:
+                yield from _nodes(sub)
+
+
+def _schema(op_type: str, opset: int, domain: str) -> Any | None:
+    """The schema of ``op_type`` that opset ``opset`` uses (the kernel registry is keyed by its version); None for
+    an op onnx does not know (a contrib op)."""
+    import onnx
+
+    try:
+        return onnx.defs.get_schema(op_type, opset, domain)
+    except Exception:  # noqa: BLE001 - onnx raises SchemaError for an unknown op
+        return None
+
+
+def _covered(ranges: Iterable[tuple[int, int]], since: int) -> bool:
+    return any(start <= since <= end for start, end in ranges)
+
+
+def missing_kernels(model: Any, ranges: dict[tuple[str, str], tuple[tuple[int, int], ...]]) -> Counter[str]:
+    """Op type -> how many nodes of ``model`` (an onnx ModelProto) have no kernel among ``ranges``."""
+    opsets = {("" if o.domain in _ONNX_DOMAINS else o.domain): o.version for o in model.opset_import}
+    missing: Counter[str] = Counter()
+    for node in _nodes(model.graph):
+        domain = "" if node.domain in _ONNX_DOMAINS else node.domain
+        opset = opsets.get(domain)
+        if opset is None or (domain == "" and node.op_type in _LOADED_AS_DATA):
+            continue
+        schema = _schema(node.op_type, opset, domain) if domain == "" else None
+        if _covered(ranges.get((domain, node.op_type), ()), schema.since_version if schema else opset):
+            continue
+        # an op defined by a function of other ops (HardSwish) that has no kernel of its own is inlined
+        if schema is None or not (schema.has_function or schema.has_context_dependent_function):
+            missing[node.op_type] += 1
+    return missing
+
+
+def cpu_fallback_note(path: Path, provider: str, version: str) -> str | None:
+    """One line naming the nodes of the ONNX file at ``path`` that ``provider`` has no kernel for; None where it has
+    one for every node, or where this ONNX Runtime does not list its kernels."""
+    import onnx
+
+    ranges = kernel_ranges(provider)
+    if ranges is None:
+        return None
+    missing = missing_kernels(onnx.load(str(path), load_external_data=False), ranges)
+    if not missing:
+        return None
+    ops = ", ".join(f"{op} x{n}" for op, n in missing.most_common())
+    return (f"{sum(missing.values())} nodes have no {provider} kernel in onnxruntime {version} ({ops}): ONNX Runtime "
+            "runs them on the CPU and copies their tensors across, inside the timed figure")

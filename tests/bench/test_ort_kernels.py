@@ -1,0 +1,120 @@
+"""ONNX Runtime's CUDA execution provider runs a node it has no kernel for on the CPU, and says so only in a
+verbose log line; ``ort_kernels`` reads the installed ONNX Runtime's kernel registry and names those nodes before a
+session runs. A first run longer than the config's time budget is stopped (``ort.guarded_run``). FNet's 24 DFT
+nodes (no CUDA kernel: microsoft/onnxruntime#21164) ran one batch-64 forward for minutes on one CPU thread, and
+took a whole 585 s device call with them (H100, device_2026-12-02)."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper  # noqa: E402
+
+from modelcost.bench.backends.ort import guarded_run  # noqa: E402
+from modelcost.bench.backends.ort_kernels import cpu_fallback_note, kernel_ranges, missing_kernels  # noqa: E402
+from modelcost.bench.base import BenchConfig  # noqa: E402
+from modelcost.core.errors import ModelcostError  # noqa: E402
+
+ANY = 2**31 - 1
+
+
+def _fnet_like() -> onnx.ModelProto:
+    """x -> Exp -> DFT (opset 20: the axis is an input) -> HardSwish, beside a Constant and a Loop whose body holds
+    one more DFT."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 2])
+    body = helper.make_graph(
+        [helper.make_node("DFT", ["v_in", "", "axis"], ["v_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, None)])
+    nodes = [
+        helper.make_node("Constant", [], ["axis"], value=helper.make_tensor("a", TensorProto.INT64, [], [1])),
+        helper.make_node("Exp", ["x"], ["r"]),
+        helper.make_node("DFT", ["r", "", "axis"], ["d"]),
+        helper.make_node("HardSwish", ["d"], ["y"]),
+        helper.make_node("Loop", ["", "", "d"], ["loop_out"], body=body),
+    ]
+    graph = helper.make_graph(nodes, "g", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+
+
+def test_the_nodes_without_a_kernel_are_named_by_op() -> None:
+    model = _fnet_like()
+    # a provider with Exp (since 13), Identity and Loop kernels only: both DFTs (the graph's and the Loop
+    # body's) have none; HardSwish has none either but is a function of other ops, which ONNX Runtime inlines;
+    # the Constant becomes an initializer
+    ranges = {("", "Exp"): ((13, ANY),), ("", "Identity"): ((1, ANY),), ("", "Loop"): ((1, ANY),)}
+    assert missing_kernels(model, ranges) == {"DFT": 2}
+    # a kernel registered only for an older schema of the op does not cover it: DFT's schema at opset 20 is 20's
+    ranges[("", "DFT")] = ((17, 19),)
+    assert missing_kernels(model, ranges) == {"DFT": 2}
+    ranges[("", "DFT")] = ((17, 19), (20, ANY))
+    assert missing_kernels(model, ranges) == {}
+    ranges[("", "Exp")] = ((6, 12),)
+    assert missing_kernels(model, ranges) == {"Exp": 1}
+    # a contrib op counts when its domain has no kernel for it
+    model.graph.node.append(helper.make_node("FastGelu", ["r"], ["g"], domain="com.microsoft"))
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    ranges[("", "Exp")] = ((13, ANY),)
+    assert missing_kernels(model, ranges) == {"FastGelu": 1}
+    ranges[("com.microsoft", "FastGelu")] = ((1, 1),)
+    assert missing_kernels(model, ranges) == {}
+
+
+def test_the_installed_cpu_provider_has_a_kernel_for_every_node(tmp_path) -> None:
+    ranges = kernel_ranges("CPUExecutionProvider")
+    if ranges is None:
+        pytest.skip("this onnxruntime does not list its kernels")
+    path = tmp_path / "m.onnx"
+    onnx.save(_fnet_like(), str(path))
+    assert cpu_fallback_note(path, "CPUExecutionProvider", ort.__version__) is None
+    # no CUDA provider in a CPU build: every node with a kernel of its own is named, the largest count first
+    note = cpu_fallback_note(path, "CUDAExecutionProvider", "1.0")
+    if kernel_ranges("CUDAExecutionProvider"):
+        pytest.skip("this onnxruntime has CUDA kernels")
+    assert note == ("5 nodes have no CUDAExecutionProvider kernel in onnxruntime 1.0 (DFT x2, Exp x1, Loop x1, "
+                    "Identity x1): ONNX Runtime runs them on the CPU and copies their tensors across, inside the "
+                    "timed figure")
+
+
+def _matmul_chain(links: int, size: int) -> onnx.ModelProto:
+    w = helper.make_tensor("w", TensorProto.FLOAT, [size, size], np.full(size * size, 1e-3, np.float32))
+    names = ["x"] + [f"h{i}" for i in range(links - 1)] + ["y"]
+    nodes = [helper.make_node("MatMul", [a, "w"], [b]) for a, b in zip(names, names[1:])]
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [size, size])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [size, size])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_first_run_past_the_time_budget_is_stopped_and_says_why() -> None:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(_matmul_chain(300, 384).SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+    feed = {"x": np.ones((384, 384), np.float32)}
+    t0 = time.perf_counter()
+    sess.run(None, feed)
+    full_s = time.perf_counter() - t0  # 300 matmuls of 384^3 MACs each: 17 GMACs, a second or so on one thread
+    budget = BenchConfig(min_time_s=0, max_time_s=full_s / 10)
+    runner = SimpleNamespace(config=budget, cpu_fallback="24 nodes have no kernel")
+    t0 = time.perf_counter()
+    with pytest.raises(ModelcostError, match=r"took over .* s, the config's time budget \(--max-time-s\), and was "
+                                             r"stopped: not timed; 24 nodes have no kernel"):
+        guarded_run(runner, lambda run_options: sess.run(None, feed, run_options))
+    assert time.perf_counter() - t0 < full_s / 2  # stopped between nodes, long before the end
+    runner = SimpleNamespace(config=BenchConfig(max_time_s=60.0), cpu_fallback=None)
+    [y] = guarded_run(runner, lambda run_options: sess.run(None, feed, run_options))
+    assert y.shape == (384, 384)
