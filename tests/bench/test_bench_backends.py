@@ -329,3 +329,40 @@ def test_the_content_hash_sees_a_flag_the_weights_do_not() -> None:
     before = key(plain)
     plain.linear.out_features_note = 3  # a plain attribute a forward could read
     assert key(plain) != before
+
+
+class _StdConv(torch.nn.Conv2d):
+    """timm's StdConv2d (BiT; NFNet's ScaledStdConv2d adds a gain): each forward standardizes the weight per output
+    channel with a training-mode batch_norm, which exports as BatchNormalization(training_mode=1) on weights."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w = torch.nn.functional.batch_norm(self.weight.reshape(1, self.out_channels, -1), None, None, training=True,
+                                           momentum=0.0, eps=1e-5).reshape_as(self.weight)
+        return torch.nn.functional.conv2d(x, w, self.bias, padding=1)
+
+
+def test_a_weight_standardizing_batch_norm_stays_fp32_in_the_fp16_copy(tmp_path: Path) -> None:
+    import onnx
+    import onnxruntime as ort
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(_StdConv(3, 8, 3), torch.nn.ReLU()).eval()
+    model = from_module(net, lambda b: [TensorSpec("x", (b, 3, 16, 16), "float32")], name="stdconv")
+    src = model.onnx_file(tmp_path)
+    copy = onnx.load(str(fp16_copy(src, tmp_path, "key")))
+    [norm] = [n for n in copy.graph.node if n.op_type == "BatchNormalization"]
+    # kept fp32 with the weight-only nodes before it (ReduceMean, Sub, Mul...): its input is the fp32 weight
+    fp32 = {i.name for i in copy.graph.initializer if i.data_type == onnx.TensorProto.FLOAT}
+    assert norm.input[0] in fp32 or any(n.output[0] == norm.input[0] and n.op_type != "Cast"
+                                        for n in copy.graph.node)
+    assert any(i.data_type == onnx.TensorProto.FLOAT16 for i in copy.graph.initializer)  # the conv's bias
+    # ONNX Runtime folds it into the conv's weight when the session starts, as it does the fp32 model's, so the
+    # CUDA provider never sees a training-mode BatchNormalization
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    path = fp16_copy(src, tmp_path, "key")
+    x = np.random.default_rng(0).standard_normal((2, 3, 16, 16)).astype(np.float32)
+    [y16] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert "BatchNormalization" not in {n.op_type for n in onnx.load(str(tmp_path / "optimized.onnx")).graph.node}
+    [y32] = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert np.abs(y16 - y32).max() < 1e-2 * np.abs(y32).max()  # fp16's rounding, not another function

@@ -93,12 +93,17 @@ class OrtBackend:
         return OrtRunner(self, model, precision, config)
 
 
+# the fp16 copy's conversion rules, in its cached name: a copy made by earlier rules is not reused (r2: training-mode
+# BatchNormalization on weights kept fp32, ``weight_only_training_norms``)
+FP16_RULES = "r2"
+
+
 def fp16_copy_path(cache_dir: Path, key: str) -> Path:
-    return Path(cache_dir) / "onnx-fp16" / f"{key}.onnx"
+    return Path(cache_dir) / "onnx-fp16" / f"{key}-{FP16_RULES}.onnx"
 
 
 def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
-    """An fp16 copy of the model, I/O types kept fp32; cached under ``<cache>/onnx-fp16/<key>.onnx``."""
+    """An fp16 copy of the model, I/O types kept fp32; cached under ``<cache>/onnx-fp16/<key>-<rules>.onnx``."""
     import onnx
 
     out = fp16_copy_path(cache_dir, key)
@@ -117,8 +122,9 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
     from modelcost.core import owned
     from modelcost.core.atomic import scratch_beside
 
-    converted = one_cast_each(convert_float_to_float16(_shapes_inferred(path), keep_io_types=True,
-                                                       disable_shape_infer=True))
+    model = _shapes_inferred(path)
+    converted = one_cast_each(convert_float_to_float16(model, keep_io_types=True, disable_shape_infer=True,
+                                                       node_block_list=weight_only_training_norms(model)))
     owned.make_folder(cache_dir, out.parent)
     tmp = scratch_beside(out)
     external = converted.ByteSize() > (1 << 31) - (1 << 24)
@@ -131,6 +137,38 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
         raise
     owned.record(cache_dir, out, *([data] if external else []))
     return out
+
+
+def weight_only_training_norms(model: Any) -> list[str]:
+    """The nodes to keep fp32 in the fp16 copy: each training-mode BatchNormalization computed from weights alone,
+    and the weight-only nodes before it. timm's weight standardization (NFNet's ScaledStdConv2d, BiT's StdConv2d)
+    normalizes each conv's weight with ``F.batch_norm(training=True)`` in every forward, which exports as such a
+    node. At fp32 ONNX Runtime folds it into a constant when the session starts; converted to fp16 it cannot (its
+    CPU provider has no fp16 kernels to fold ReduceMean with), and the CUDA provider refuses the node ("Training
+    mode does not support BN opset 14 (or higher) yet"): NFNet-F0's ort-cuda fp16 failed to start (H100,
+    device_2026-12-02). Kept fp32, it folds as in the fp32 model, and the copy's convs take its result cast once."""
+    constant = {init.name for init in model.graph.initializer} | {""}
+    producer: dict[str, Any] = {}
+    for node in model.graph.node:
+        if all(name in constant for name in node.input):
+            constant.update(node.output)
+        for name in node.output:
+            producer[name] = node
+    keep: dict[str, None] = {}
+
+    def ancestors(node: Any) -> None:
+        if node.name in keep:
+            return
+        keep[node.name] = None
+        for name in node.input:
+            if name in producer:
+                ancestors(producer[name])
+
+    for node in model.graph.node:
+        training = any(a.name == "training_mode" and a.i == 1 for a in node.attribute)
+        if node.op_type == "BatchNormalization" and training and node.name and all(n in constant for n in node.input):
+            ancestors(node)
+    return [name for name in keep if name]
 
 
 def one_cast_each(model: Any) -> Any:
