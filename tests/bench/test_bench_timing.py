@@ -182,3 +182,14 @@ def test_median_call_ms_warms_up_settles_and_takes_the_middle() -> None:
     # 3 untimed calls, the settle, then 4 timed ones: sorted 1, 2, 3, 5 -> the upper middle (index 2) is 3.0
     got = median_call_ms(lambda: calls.append(1), clock_ms, 4, settle=lambda: events.append(len(calls)))
     assert got == 3.0 and len(calls) == 7 and events == [3]
+
+
+def test_e2e_loop_stops_at_the_config_s_budget_below_its_count(fake_time: FakeTime) -> None:
+    # 0.4 s calls, a 1 s budget: the first warm-up call, the second (0.4 s < 1 s), then samples until 1 s has
+    # passed since the loop began: one at 1.2 s. Ten calls (4 s) would have been the count's floor.
+    config = BenchConfig(e2e_min_iters=10, e2e_min_time_s=0.3, e2e_max_s=2.0, min_time_s=0.0, max_time_s=1.0)
+    samples = measure_e2e(ScriptedClock(itertools.repeat(400.0)), lambda: fake_time.sleep(0.4), config)
+    assert samples == [400.0] and fake_time.now == pytest.approx(1.2, abs=1e-3)
+    # a first warm-up call past the budget: no second one, one sample
+    samples = measure_e2e(ScriptedClock(itertools.repeat(1500.0)), lambda: fake_time.sleep(1.5), config)
+    assert samples == [1500.0] and fake_time.now == pytest.approx(1.2 + 3.0, abs=1e-3)

@@ -17,12 +17,14 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper  # noqa: E402
 
+from modelcost.bench.backends import ort as ort_backend  # noqa: E402
 from modelcost.bench.backends.ort import guarded_run  # noqa: E402
 from modelcost.bench.backends.ort_kernels import cpu_fallback_note, kernel_ranges, missing_kernels  # noqa: E402
 from modelcost.bench.base import BenchConfig  # noqa: E402
 from modelcost.core.errors import ModelcostError  # noqa: E402
 
 ANY = 2**31 - 1
+ORT_CUDA = SimpleNamespace(name="ort-cuda")
 
 
 def _fnet_like() -> onnx.ModelProto:
@@ -98,7 +100,7 @@ def _matmul_chain(links: int, size: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def test_a_first_run_past_the_time_budget_is_stopped_and_says_why() -> None:
+def test_a_first_run_past_the_time_budget_is_stopped_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -108,13 +110,18 @@ def test_a_first_run_past_the_time_budget_is_stopped_and_says_why() -> None:
     t0 = time.perf_counter()
     sess.run(None, feed)
     full_s = time.perf_counter() - t0  # 300 matmuls of 384^3 MACs each: 17 GMACs, a second or so on one thread
+    # the limit is the config's budget, and at least a floor (a first run holds cuDNN's algorithm search)
+    monkeypatch.setattr(ort_backend, "FIRST_RUN_FLOOR_S", full_s / 20)
     budget = BenchConfig(min_time_s=0, max_time_s=full_s / 10)
-    runner = SimpleNamespace(config=budget, cpu_fallback="24 nodes have no kernel")
+    runner = SimpleNamespace(config=budget, cpu_fallback="24 nodes have no kernel", backend=ORT_CUDA)
     t0 = time.perf_counter()
-    with pytest.raises(ModelcostError, match=r"took over .* s, the config's time budget \(--max-time-s\), and was "
-                                             r"stopped: not timed; 24 nodes have no kernel"):
+    with pytest.raises(ModelcostError, match=r"took over .* s \(the config's time budget, --max-time-s, and at "
+                                             r"least .* s\) and was stopped: not timed; 24 nodes have no kernel"):
         guarded_run(runner, lambda run_options: sess.run(None, feed, run_options))
     assert time.perf_counter() - t0 < full_s / 2  # stopped between nodes, long before the end
-    runner = SimpleNamespace(config=BenchConfig(max_time_s=60.0), cpu_fallback=None)
+    runner = SimpleNamespace(config=BenchConfig(max_time_s=60.0), cpu_fallback=None, backend=ORT_CUDA)
     [y] = guarded_run(runner, lambda run_options: sess.run(None, feed, run_options))
     assert y.shape == (384, 384)
+    # ort-tensorrt's first run builds its engine: never stopped (no run options at all)
+    runner = SimpleNamespace(config=budget, cpu_fallback=None, backend=SimpleNamespace(name="ort-tensorrt"))
+    assert guarded_run(runner, lambda run_options: run_options) is None
