@@ -71,7 +71,8 @@ def conv_backward_split(a: dict) -> tuple[int, int, int]:
 @register(_packets("convolution_backward convolution_backward_overrideable", inplace=False))
 def _conv_backward(a: dict, out: Any) -> OpCost:
     dx, dw, db = conv_backward_split(a)
-    return OpCost(dx + dw, 2 * (dx + dw) + db, _dtype(a["input"]))
+    # its groups mark it a convolution, as the forward's do (predict.layer_kind)
+    return OpCost(dx + dw, 2 * (dx + dw) + db, _dtype(a["input"]), int(a.get("groups") or 1))
 
 
 # ---------------------------------------------------------------------------------------------------
