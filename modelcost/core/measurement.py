@@ -56,6 +56,9 @@ class MeasurementInfo:
     # launch-bound figure runs at the host's pace; comparable between runs on the same machine
     host_pace_us: list[float] | None = None
     gpu_memory_basis: str | None = None  # how gpu_memory_peak_bytes was measured
+    # ort-cuda: the nodes of op types its execution provider has no kernel for, by op type (they ran on the CPU,
+    # inside the figure: bench/backends/ort_kernels.py); None: none, or not known
+    cpu_nodes: dict[str, int] | None = None
     # the timed loop (bench.timing)
     samples: int | None = None
     warmup_iters: int | None = None

@@ -1041,3 +1041,21 @@ def test_a_transformers_conv1d_is_priced_as_the_matmul_it_runs() -> None:
     assert predict_module.gemm_dims(c_fc, 1.0) == (8, 128, 32)
     conv = LayerCost("c", "Conv2d", macs=1000, output_shapes=[(1, 8, 4, 4)], status="counted", groups=1)
     assert predict_module.layer_kind(conv) == "conv"
+
+
+def test_a_measurement_with_cpu_nodes_says_the_prediction_does_not_price_them() -> None:
+    """FNet under ort-cuda: its 24 DFTs have no CUDA kernel in ONNX Runtime, so the measured figure holds CPU time
+    (BenchResult.extra.cpu_nodes, bench/backends/ort_kernels.py) that no GPU prediction prices."""
+    from modelcost.bench.stats import latency_stats
+    from modelcost.core.measurement import MeasurementInfo
+    from modelcost.core.types import BenchResult
+
+    pred = predict(cost_of(GEMM), synthetic(), "torch-eager", "fp16", 1)
+    pred = dataclasses.replace(pred, backend="ort-cuda", notes=[])
+    measured = BenchResult("ort-cuda", "fp16", 1, "ok", latency_ms=latency_stats([40.0]),
+                           extra=MeasurementInfo(cpu_nodes={"DFT": 24}))
+    out = predict_module.with_measurement(pred, [measured])
+    assert out.measured_ms == 40.0
+    assert out.notes == ["the measurement ran 24 nodes on the CPU (DFT x24: no ort-cuda kernel), which the prediction "
+                         "does not price"]
+    assert MeasurementInfo.from_json(MeasurementInfo(cpu_nodes={"DFT": 24}).to_json()).cpu_nodes == {"DFT": 24}

@@ -7,6 +7,7 @@ took a whole 585 s device call with them (H100, device_2026-12-02)."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from types import SimpleNamespace
 
 import numpy as np
@@ -19,7 +20,12 @@ from onnx import TensorProto, helper  # noqa: E402
 
 from modelcost.bench.backends import ort as ort_backend  # noqa: E402
 from modelcost.bench.backends.ort import guarded_run  # noqa: E402
-from modelcost.bench.backends.ort_kernels import cpu_fallback_note, kernel_ranges, missing_kernels  # noqa: E402
+from modelcost.bench.backends.ort_kernels import (  # noqa: E402
+    cpu_fallback,
+    cpu_fallback_note,
+    kernel_ranges,
+    missing_kernels,
+)
 from modelcost.bench.base import BenchConfig  # noqa: E402
 from modelcost.core.errors import ModelcostError  # noqa: E402
 
@@ -81,14 +87,16 @@ def test_the_installed_cpu_provider_has_a_kernel_for_every_node(tmp_path) -> Non
         pytest.skip("this onnxruntime does not list its kernels")
     path = tmp_path / "m.onnx"
     onnx.save(_fnet_like(), str(path))
-    assert cpu_fallback_note(path, "CPUExecutionProvider", ort.__version__) is None
-    # no CUDA provider in a CPU build: every node with a kernel of its own is named, the largest count first
-    note = cpu_fallback_note(path, "CUDAExecutionProvider", "1.0")
+    assert cpu_fallback(path, "CPUExecutionProvider") == {}
+    assert cpu_fallback_note(Counter(), "CPUExecutionProvider", ort.__version__) is None
     if kernel_ranges("CUDAExecutionProvider"):
         pytest.skip("this onnxruntime has CUDA kernels")
-    assert note == ("5 nodes have no CUDAExecutionProvider kernel in onnxruntime 1.0 (DFT x2, Exp x1, Loop x1, "
-                    "Identity x1): ONNX Runtime runs them on the CPU and copies their tensors across, inside the "
-                    "timed figure")
+    # no CUDA provider in a CPU build: every node with a kernel of its own is named, the largest count first
+    missing = cpu_fallback(path, "CUDAExecutionProvider")
+    assert missing == {"DFT": 2, "Exp": 1, "Loop": 1, "Identity": 1}
+    assert cpu_fallback_note(missing, "CUDAExecutionProvider", "1.0") == (
+        "5 nodes have no CUDAExecutionProvider kernel in onnxruntime 1.0 (DFT x2, Exp x1, Loop x1, Identity x1): ONNX "
+        "Runtime runs them on the CPU and copies their tensors across, inside the timed figure")
 
 
 def _matmul_chain(links: int, size: int) -> onnx.ModelProto:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from modelcost.bench.backends.ort_kernels import cpu_fallback_note
+from modelcost.bench.backends.ort_kernels import cpu_fallback, cpu_fallback_note
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.model import BenchModel
 from modelcost.core.errors import ModelcostError, is_out_of_memory_text
@@ -313,8 +313,9 @@ class OrtRunner:
             raise ModelcostError(f"onnxruntime did not use {backend.provider} (it used {', '.join(used)})")
         # nodes the CUDA EP has no kernel for run on the CPU: said beside the figure (and in a run stopped by
         # ``guarded_run``), from the installed ONNX Runtime's kernel registry
-        self.cpu_fallback = cpu_fallback_note(path, backend.provider, ort.__version__) \
-            if backend.name == "ort-cuda" else None
+        missing = cpu_fallback(path, backend.provider) if backend.name == "ort-cuda" else None
+        self.cpu_nodes = dict(missing.most_common()) if missing else None  # BenchResult.extra.cpu_nodes
+        self.cpu_fallback = cpu_fallback_note(missing, backend.provider, ort.__version__) if missing else None
         if self.cpu_fallback:
             self.notes.append(self.cpu_fallback)
         self.build_s = time.perf_counter() - t0

@@ -86,15 +86,19 @@ def missing_kernels(model: Any, ranges: dict[tuple[str, str], tuple[tuple[int, i
     return missing
 
 
-def cpu_fallback_note(path: Path, provider: str, version: str) -> str | None:
-    """One line naming the nodes of the ONNX file at ``path`` that ``provider`` has no kernel for; None where it has
-    one for every node, or where this ONNX Runtime does not list its kernels."""
+def cpu_fallback(path: Path, provider: str) -> Counter[str] | None:
+    """Op type -> the nodes of the ONNX file at ``path`` that ``provider`` has no kernel for; None where this ONNX
+    Runtime does not list its kernels."""
     import onnx
 
     ranges = kernel_ranges(provider)
     if ranges is None:
         return None
-    missing = missing_kernels(onnx.load(str(path), load_external_data=False), ranges)
+    return missing_kernels(onnx.load(str(path), load_external_data=False), ranges)
+
+
+def cpu_fallback_note(missing: Counter[str], provider: str, version: str) -> str | None:
+    """One line naming ``missing`` (``cpu_fallback``); None where there is none."""
     if not missing:
         return None
     ops = ", ".join(f"{op} x{n}" for op, n in missing.most_common())
