@@ -442,6 +442,13 @@ def test_the_validation_cases_carry_the_share_of_macs_in_convs() -> None:
     assert script.conv_macs_pct(cost_of()) is None and script.conv_macs_pct(None) is None
 
 
+def test_a_validation_case_carries_the_nodes_its_measurement_ran_on_the_cpu() -> None:
+    script = validation_script()
+    pred = predict(cost_of(GEMM), synthetic(), "torch-eager", "fp16", 1)
+    assert script.case_row("fnet", pred, [], None, {"DFT": 24})["cpu_nodes"] == {"DFT": 24}
+    assert "cpu_nodes" not in script.case_row("fnet", pred, [], None, None)
+
+
 def test_the_validation_script_notes_a_config_it_did_not_measure() -> None:
     from modelcost.bench.stats import latency_stats
     from modelcost.core.types import BenchResult
