@@ -64,30 +64,36 @@ def validated_row(table: Sequence[ErrorEntry], gpu: str, calibrated_on: str, bac
     (analysis/predict_residual.py: another factor is another predictor), and the basis text;
     (None, "error unknown: ...") when there is none. Never a guess. The row of the prediction's ``bound`` comes
     before the row of all cases (module doc)."""
-    rows = [r for r in table if (r.gpu, r.calibrated_on, r.backend, r.precision) == (gpu, calibrated_on, backend,
-                                                                                     precision)
-            and r.bound in {bound, ""}]
-    for row in sorted(rows, key=lambda r: r.bound != bound):
-        if tuple(row.features) != tuple(features):
-            return None, (f"error unknown: {backend} {precision} on {gpu} calibrated on {calibrated_on} was "
-                          f"validated with a calibration {_with(row.features)}, and this one is "
-                          f"{_with(features)}{_differ(row.features, features)} (benchmarks/predict_validate.py "
-                          "validates it)")
-        if row.count != count:
-            return None, (f"error unknown: {backend} {precision} on {gpu} was validated on predictions from "
-                          f"{_COUNTS.get(row.count, row.count)}, and this one is from {_COUNTS.get(count, count)} "
-                          "(benchmarks/predict_validate_onnx.py measures that gap; no table row comes from it)")
-        if row.residual != residual:
-            return None, (f"error unknown: {backend} {precision} on {gpu} was validated {_fit(row.residual)}, and "
-                          f"this prediction is {_fit(residual)} (benchmarks/predict_validate.py validates it)")
-        which = f"{row.bound}-bound " if row.bound else ""
-        basis = (f"validation ({row.cases} held-out {which}cases, calibrated on {row.calibrated_on}): median "
-                 f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
-        if row.low_cases is not None:
-            basis += f"; {row.low_cases} of {row.cases} predicted below the measurement"
-        return row, basis
-    return None, (f"error unknown: the validation table has no entry for {backend} {precision} on {gpu} "
-                  f"calibrated on {calibrated_on} (benchmarks/predict_validate.py makes one)")
+    rows = sorted((r for r in table if (r.gpu, r.calibrated_on, r.backend, r.precision) == (gpu, calibrated_on,
+                                                                                           backend, precision)
+                   and r.bound in {bound, ""}), key=lambda r: r.bound != bound)
+    # the table holds a row per calibration feature set (the window convs' calibrations have rows of their own):
+    # the prediction's own set is looked for among them all, not only in the first row (which read every
+    # calibration with window convs as unknown while its rows were there)
+    if not rows:
+        return None, (f"error unknown: the validation table has no entry for {backend} {precision} on {gpu} "
+                      f"calibrated on {calibrated_on} (benchmarks/predict_validate.py makes one)")
+    same = [r for r in rows if tuple(r.features) == tuple(features)]
+    if not same:
+        row = rows[0]
+        return None, (f"error unknown: {backend} {precision} on {gpu} calibrated on {calibrated_on} was "
+                      f"validated with a calibration {_with(row.features)}, and this one is "
+                      f"{_with(features)}{_differ(row.features, features)} (benchmarks/predict_validate.py "
+                      "validates it)")
+    row = same[0]
+    if row.count != count:
+        return None, (f"error unknown: {backend} {precision} on {gpu} was validated on predictions from "
+                      f"{_COUNTS.get(row.count, row.count)}, and this one is from {_COUNTS.get(count, count)} "
+                      "(benchmarks/predict_validate_onnx.py measures that gap; no table row comes from it)")
+    if row.residual != residual:
+        return None, (f"error unknown: {backend} {precision} on {gpu} was validated {_fit(row.residual)}, and "
+                      f"this prediction is {_fit(residual)} (benchmarks/predict_validate.py validates it)")
+    which = f"{row.bound}-bound " if row.bound else ""
+    basis = (f"validation ({row.cases} held-out {which}cases, calibrated on {row.calibrated_on}): median "
+             f"{row.median_pct:.1f}%, p90 {row.p90_pct:.1f}%, worst {row.worst_pct:.1f}%")
+    if row.low_cases is not None:
+        basis += f"; {row.low_cases} of {row.cases} predicted below the measurement"
+    return row, basis
 
 
 _COUNTS = {"pytorch": "PyTorch counts", "onnx": "an ONNX file's count"}

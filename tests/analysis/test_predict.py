@@ -28,7 +28,7 @@ from modelcost.analysis.predict import (
     predict,
 )
 from modelcost.analysis import predict as predict_module
-from modelcost.analysis.predict_table import ErrorEntry, expected_fields
+from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validated_row
 from modelcost.analysis.predict_transfer import calibration_for, predict_run, transfer
 from modelcost.core import calibration as calib
 from modelcost.core.calibration import (
@@ -610,6 +610,28 @@ def test_an_error_is_quoted_only_for_a_calibration_of_the_same_features() -> Non
     median, p90, basis = expected_error([row], "H100 SXM", "H100 SXM", "torch-eager", "fp32", ())
     assert (median, p90) == (None, None) and "with none of host_us, ort_factor, grouped_convs" in basis
     assert calib.features(dataclasses.replace(synthetic(), host_us={"eager": HostCost(1.0, 0.0)})) == ("host_us",)
+
+
+def test_each_feature_set_finds_its_own_row_of_the_table() -> None:
+    # The table keeps a row per calibration feature set (33a779b: the window convs' calibration got its own).
+    # Looked up in the first row only, every calibration made with window convs read "error unknown" while its
+    # row was in the table (found on a user's run, 2026-11-27).
+    old = ErrorEntry("H100 SXM", "H100 SXM", "torch-eager", "fp32", 224, 14.6, 30.1, 60.0, ("host_us",))
+    new = ErrorEntry("H100 SXM", "H100 SXM", "torch-eager", "fp32", 112, 15.0, 31.2, 61.0,
+                     ("host_us", "conv_windows"))
+    device = dataclasses.replace(old, cases=101, median_pct=9.8, bound="device")
+    table = [device, old, new]
+    assert expected_error(table, "H100 SXM", "H100 SXM", "torch-eager", "fp32", ("host_us",))[:2] == (14.6, 30.1)
+    assert expected_error(table, "H100 SXM", "H100 SXM", "torch-eager", "fp32", ("host_us", "conv_windows"))[:2] \
+        == (15.0, 31.2)
+    # the bound's own row first, where it is of the prediction's features
+    row, _ = validated_row(table, "H100 SXM", "H100 SXM", "torch-eager", "fp32", ("host_us",), bound="device")
+    assert row == device
+    row, _ = validated_row(table, "H100 SXM", "H100 SXM", "torch-eager", "fp32", ("host_us", "conv_windows"),
+                           bound="device")
+    assert row == new
+    median, _, basis = expected_error(table, "H100 SXM", "H100 SXM", "torch-eager", "fp32", ("conv_windows",))
+    assert median is None and "it lacks host_us" in basis
 
 
 def test_a_grouped_conv_takes_the_grouped_classes() -> None:
