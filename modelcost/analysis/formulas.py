@@ -16,6 +16,7 @@ Conventions (docs/COUNTING.md says the same for users):
     global pooling: input elements;
   - linear (bilinear, trilinear) resize: 3 (one lerp) x (2^n - 1) lerps per output element, n the axes whose
     size changes; cubic (bicubic): 7 (one 4-tap interpolation) x (4^n - 1) / 3; nearest moves data (no cost);
+  - grid sample: as a resize of every sampled axis (``grid_sample_flops``);
   - reductions (sum, mean, max, min, prod, norms): input elements;
   - selection (MoE routing): top-k (1 + ceil(log2 k)) per input element, sort ceil(log2 n) per input element
     (n the sorted axis), histogram 1 per input element;
@@ -258,6 +259,19 @@ def cubic_resize_flops(in_shape: Sequence[int], out_shape: Sequence[int]) -> int
     along an axis, shared by every channel, and not counted. No MACs (the linear resize's 2^n - 1 lerps of 3
     FLOPs, with 4 taps instead of 2)."""
     return numel(out_shape) * 7 * ((4 ** _resized_axes(in_shape, out_shape) - 1) // 3)
+
+
+def grid_sample_flops(out_numel: int, spatial_dims: int, mode: str) -> int:
+    """A grid sample (torch's grid_sample, ONNX GridSample): each output element interpolates the input at its
+    grid point over the ``spatial_dims`` sampled axes, as a resize whose every axis changes: linear (bilinear,
+    trilinear) 2^n - 1 lerps of 3 FLOPs, cubic (bicubic) (4^n - 1) / 3 four-tap interpolations of 7, nearest
+    none (it moves data). The grid point's weights, one set per output location shared by every channel, are not
+    counted, as a resize's tap weights are not. No MACs."""
+    if mode == "nearest":
+        return 0
+    if mode == "cubic":
+        return out_numel * 7 * ((4 ** spatial_dims - 1) // 3)
+    return out_numel * 3 * (2 ** spatial_dims - 1)
 
 
 def norm_flops(numel_: int, affine_scale: bool, affine_shift: bool) -> int:

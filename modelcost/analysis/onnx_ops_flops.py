@@ -200,6 +200,19 @@ def resize(ctx: OpContext) -> OpCost | None:
     return OpCost(0, F.linear_resize_flops(ctx.shape_in(0), ctx.shape_out(0)))
 
 
+# GridSample's modes: opset 16's names and opset 20's -> formulas.grid_sample_flops's
+_GRID_MODES = {"bilinear": "linear", "linear": "linear", "nearest": "nearest", "bicubic": "cubic", "cubic": "cubic"}
+
+
+@register("GridSample")
+def grid_sample(ctx: OpContext) -> OpCost | None:
+    """As the PyTorch counter's grid_sampler (``formulas.grid_sample_flops``) over X's spatial dims."""
+    mode = _GRID_MODES.get(str(ctx.attr("mode", "bilinear")))
+    if mode is None:
+        return None  # a mode the ONNX spec does not name: not counted
+    return OpCost(0, F.grid_sample_flops(math.prod(ctx.shape_out(0)), len(ctx.shape_in(0)) - 2, mode))
+
+
 def _rotary(ctx: OpContext, heads_attr: str) -> OpCost:
     """3 FLOPs per rotated element; X is [B, H, S, D] or [B, S, H*D]; rotary_embedding_dim < D rotates part."""
     xs = ctx.shape_in(0)

@@ -218,6 +218,25 @@ def _cubic_resize(a: dict, out: Any) -> OpCost:
     return OpCost(0, F.cubic_resize_flops(a["self"].shape, _first_tensor(out).shape))
 
 
+# aten's interpolation_mode of grid_sampler_2d / 3d -> formulas.grid_sample_flops's mode
+_GRID_MODES = {0: "linear", 1: "nearest", 2: "cubic"}
+
+
+@register(_packets("grid_sampler_2d grid_sampler_3d _grid_sampler_2d_cpu_fallback", inplace=False))
+def _grid_sample(a: dict, out: Any) -> OpCost:
+    """``F.grid_sample`` (deformable attention's sampling, spatial transformers, optical flow's warps), as ONNX's
+    GridSample: ``formulas.grid_sample_flops`` over the input's spatial dims."""
+    y = _first_tensor(out)
+    mode = _GRID_MODES.get(int(a.get("interpolation_mode") or 0), "linear")
+    return OpCost(0, F.grid_sample_flops(y.numel(), a["input"].dim() - 2, mode))
+
+
+@register(_packets("cudnn_grid_sampler", inplace=False))
+def _cudnn_grid_sample(a: dict, out: Any) -> OpCost:
+    """cuDNN's grid sampler: bilinear only (torch routes a 4-D bilinear zero-padded sample there)."""
+    return OpCost(0, F.grid_sample_flops(_first_tensor(out).numel(), a["self"].dim() - 2, "linear"))
+
+
 # ---------------------------------------------------------------------------------------------------
 # fast Fourier transforms (torch.fft's ops reach these three; a real tensor's fftn is cast to complex first)
 

@@ -486,6 +486,18 @@ def test_resize_modes(tmp_path: Path) -> None:
     assert layer.flops == 4_480  # other weights, the same work
 
 
+def test_grid_sample_modes(tmp_path: Path) -> None:
+    # X 1 x 4 x 8 x 8 at a 5 x 6 grid: 120 outputs; as the PyTorch counter's grid_sampler_2d
+    # (test_torch_counter.test_grid_sample_costs_as_a_resize_of_every_sampled_axis): 9 / 35 / 0 FLOPs each
+    shapes = {"x": [1, 4, 8, 8], "grid": [1, 5, 6, 2]}
+    for opset, mode, flops in ((16, "bilinear", 1_080), (16, "bicubic", 4_200), (16, "nearest", 0),
+                               (20, "linear", 1_080), (20, "cubic", 4_200)):
+        layer, report = one(tmp_path, "GridSample", shapes, attrs={"mode": mode}, opset=opset)
+        assert (layer.status, layer.flops, report.compute.uncounted_ops) == ("counted", flops, {}), (opset, mode)
+    layer, _ = one(tmp_path, "GridSample", shapes, opset=16)  # the default mode: bilinear
+    assert layer.flops == 1_080
+
+
 def test_rotary_embedding(tmp_path: Path) -> None:
     shapes = {"x": [1, 2, 3, 8], "cos": [1, 3, 4], "sin": [1, 3, 4]}
     layer, _ = one(tmp_path, "RotaryEmbedding", shapes, opset=23)

@@ -439,6 +439,19 @@ def test_linear_resizes_cost_a_lerp_per_resized_axis_as_onnx_resize():
     assert pos.flops == 384 * 256 * 35 == 3_440_640
 
 
+def test_grid_sample_costs_as_a_resize_of_every_sampled_axis():
+    # input 1 x 4 x 8 x 8 sampled at a 5 x 6 grid: 1*4*5*6 = 120 outputs. Bilinear: 2 axes, 2^2 - 1 = 3 lerps of
+    # 3 FLOPs = 9 each -> 1,080; bicubic: (4^2 - 1) / 3 = 5 four-tap interpolations of 7 = 35 each -> 4,200;
+    # nearest moves data: 0. The grid's weights (one set per output location) are not counted, as a resize's.
+    x, grid = meta(1, 4, 8, 8), meta(1, 5, 6, 2)
+    for mode, flops in (("bilinear", 1080), ("bicubic", 4200), ("nearest", 0)):
+        c = count(lambda x, g, m=mode: F.grid_sample(x, g, mode=m, align_corners=False), x, grid)
+        assert (c.macs, c.flops, c.uncounted_ops) == (0, flops, {}), mode
+    # 3-D: input 1 x 2 x 4 x 4 x 4 at a 3 x 3 x 3 grid: 54 outputs x 3 x (2^3 - 1) = 1,134
+    c = count(lambda x, g: F.grid_sample(x, g, align_corners=True), meta(1, 2, 4, 4, 4), meta(1, 3, 3, 3, 3))
+    assert (c.flops, c.uncounted_ops) == (1134, {})
+
+
 # ---------------------------------------------------------------------------------------------------
 # states, registry
 

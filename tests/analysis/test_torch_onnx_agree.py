@@ -77,3 +77,32 @@ def test_tied_gpt2_export_agrees(tmp_path):
     per_layer = 16 * 64 * 192 + 2 * 16 * 16 * 64 + 16 * 64 * 64 + 2 * 16 * 64 * 256
     assert ours.compute.macs == 2 * per_layer + 16 * 64 * 100
     assert theirs.compute.macs == ours.compute.macs
+
+
+class _Deform(torch.nn.Module):
+    """A deformable-attention-style sampler: a 1 x 1 conv predicts offsets that warp a base grid, and the features
+    are sampled there (RT-DETR's and Deformable DETR's sampling, a spatial transformer's warp)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.offsets = torch.nn.Conv2d(8, 2, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        grid = torch.tanh(self.offsets(x)).permute(0, 2, 3, 1)  # (N, H, W, 2) in [-1, 1]
+        return torch.nn.functional.grid_sample(x, grid, mode="bilinear", align_corners=False)
+
+
+def test_a_grid_sample_counts_alike_in_torch_and_its_export(tmp_path):
+    # x 1 x 8 x 6 x 6: the conv 36 outputs x 2 channels x 8 = 576 MACs (+ 72 bias); tanh 72; the sample 8 x 36 =
+    # 288 outputs x 9 FLOPs (bilinear: 3 lerps of 3) = 2,592 -> FLOPs 2 x 576 + 72 + 72 + 2,592 = 3,888
+    torch.manual_seed(0)
+    model = _Deform().eval()
+    x = torch.randn(1, 8, 6, 6)
+    ours = analyze_module(model, [x])
+    path = tmp_path / "deform.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (x,), str(path), dynamo=False, opset_version=17, input_names=["x"])
+    theirs = api.analyze_static(str(path))
+    assert (ours.compute.macs, ours.compute.flops, ours.compute.uncounted_ops) == (576, 3888, {})
+    assert (theirs.compute.macs, theirs.compute.flops, theirs.compute.uncounted_ops) == (576, 3888, {})
