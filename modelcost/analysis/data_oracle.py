@@ -222,6 +222,18 @@ class DataOracle(TorchDispatchMode):
         finally:
             self._constants.__exit__(*exc)
 
+    def seed_buffers(self, module: Any, values: dict[str, torch.Tensor]) -> DataOracle:
+        """Each buffer of ``module`` named in ``values`` (``LoadedTorch.buffer_values``: small buffers whose values
+        the build kept) gets its value as twin: exact, as a constant's, so no assumption is recorded."""
+        for name, value in values.items():
+            try:
+                buf = module.get_buffer(name)
+            except AttributeError:
+                continue
+            if _is_meta(buf) and buf.numel() <= self.limit and tuple(buf.shape) == tuple(value.shape):
+                self.twins[buf] = _Twin(value.to(buf.dtype), frozenset())
+        return self
+
     def constant(self, out: Any, data: Any) -> None:
         """``out``, a tensor made from the Python data ``data`` (``_ConstantTensors``), gets that data as its twin:
         exact, so no assumption is recorded."""

@@ -404,7 +404,7 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str,
     problems: list[str] = []
     failure = None
     out = None
-    oracle = DataOracle()
+    oracle = DataOracle().seed_buffers(module, loaded.buffer_values)
     for i, (spec, t) in enumerate(zip(loaded.inputs, inputs, strict=False)):
         oracle.seed(spec.name, t, values[i] if values is not None else None)
     layers = repeat.prefix_only(rec, oracle) if repeat is not None else contextlib.nullcontext()

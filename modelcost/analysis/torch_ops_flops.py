@@ -153,6 +153,14 @@ def _norm(a: dict, out: Any) -> OpCost:
     return OpCost(0, F.norm_flops(a["input"].numel(), a.get("weight") is not None, a.get("bias") is not None))
 
 
+@register(_packets("_weight_norm_interface", inplace=False))
+def _weight_norm(a: dict, out: Any) -> OpCost:
+    """Weight normalisation, w = g x v / ||v|| per output slice, done in every forward (EnCodec's and HiFi-GAN's
+    convs under nn.utils.weight_norm): as its decomposition counts, the norm a reduction over v (1 per element),
+    g / norm 1 per norm, and the scaling of v 1 per element: 2 x v's elements + g's."""
+    return OpCost(0, 2 * _numel(a["v"]) + _numel(a["g"]))
+
+
 @register(_packets("rms_norm _fused_rms_norm", inplace=False))
 def _rms_norm(a: dict, out: Any) -> OpCost:
     return OpCost(0, rms_norm_flops(a["input"].numel(), a.get("weight") is not None))

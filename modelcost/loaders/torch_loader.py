@@ -28,6 +28,8 @@ Sources (``load_torch(source, options)``):
 
 from __future__ import annotations
 
+import contextlib
+
 import hashlib
 import importlib
 import importlib.util
@@ -45,6 +47,7 @@ from modelcost.core.lazy import require
 from modelcost.core.text import strip_ansi
 from modelcost.core.trace import trace
 from modelcost.core.types import TensorSpec
+from modelcost.loaders import buffer_values
 from modelcost.loaders.attention import attention_for_counting, set_attention
 from modelcost.loaders.base import LoadOptions, factory_file, source_kind
 from modelcost.loaders.binding import Bound, bind, call_bound
@@ -68,6 +71,8 @@ class LoadedTorch:
     specs_at: Callable[[int | None], list[TensorSpec]] | None = field(default=None, repr=False)
     examples: dict[str, Any] = field(default_factory=dict, repr=False)  # real example tensors (CPU)
     keyword_inputs: bool = False  # call as module(**{name: tensor}): the inputs skip some forward arguments
+    # buffer name -> its value (CPU) where the build kept it: small buffers made from Python data (buffer_values)
+    buffer_values: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def keywords(self) -> list[str] | None:
@@ -259,11 +264,12 @@ def one_line(exc: BaseException) -> str:
     return f"{exc.__class__.__name__}: {text}" if text else exc.__class__.__name__
 
 
-def build_on(factory: Callable[[], Any], device: str, source: str) -> Any:
-    """Call ``factory`` with ``device`` as the default device; a failure is the user's, in one line."""
+def build_on(factory: Callable[[], Any], device: str, source: str, mode: Any = None) -> Any:
+    """Call ``factory`` with ``device`` as the default device (and ``mode`` entered: ``build_meta``); a failure is
+    the user's, in one line."""
     torch = require("torch")
     try:
-        with torch.device(device):
+        with torch.device(device), mode if mode is not None else contextlib.nullcontext():
             module = factory()
     except ModelcostError:
         raise
@@ -272,6 +278,14 @@ def build_on(factory: Callable[[], Any], device: str, source: str) -> Any:
     if not isinstance(module, torch.nn.Module):
         raise ModelcostError(f"{source}: the factory returned {type(module).__name__}, not a torch.nn.Module")
     return module
+
+
+def build_meta(factory: Callable[[], Any], source: str, notes: list[str]) -> tuple[Any, dict[str, Any]]:
+    """(``factory``'s module on meta in eval mode, the values of its small buffers by name: ``buffer_values``)."""
+    recorder = buffer_values.record_while_building()
+    module = build_on(factory, "meta", source, recorder)
+    known = buffer_values.of_buffers(module, recorder)  # before on_meta moves a real device's buffers
+    return on_meta(module, notes), known
 
 
 def on_meta(module: Any, notes: list[str]) -> Any:
@@ -290,14 +304,14 @@ def _load_zoo(source: str, options: LoadOptions) -> LoadedTorch:
     entry = ZOO.get(name)
     if entry is None:
         raise ModelcostError(f"{source}: no such zoo model; choose one of {', '.join(ZOO)} (see 'modelcost zoo')")
-    module = on_meta(build_on(entry.factory, "meta", source), notes := [])
+    module, known = build_meta(entry.factory, source, notes := [])
     inputs = bind_inputs(source, list(entry.inputs), options, entry.dims)
 
     def build(device: str) -> Any:
         return build_on(entry.factory, device, source)
 
     return LoadedTorch(name, source, "pytorch", module, inputs, inputs[0].shape[0] if inputs else None,
-                       notes=notes, input_high=dict(entry.input_high), build=build)
+                       notes=notes, input_high=dict(entry.input_high), build=build, buffer_values=known)
 
 
 def _load_torchvision(source: str, options: LoadOptions) -> LoadedTorch:
@@ -309,11 +323,11 @@ def _load_torchvision(source: str, options: LoadOptions) -> LoadedTorch:
     def factory() -> Any:
         return tv.models.get_model(name, weights=None)
 
-    module = on_meta(build_on(factory, "meta", source), notes := [])
+    module, known = build_meta(factory, source, notes := [])
     image = TensorSpec("x", ("batch", 3, "height", "width"), "float32")
     inputs = bind_inputs(source, [image], options, {"height": 224, "width": 224})
     return LoadedTorch(name, source, "pytorch", module, inputs, inputs[0].shape[0], notes=notes,
-                       build=lambda device: build_on(factory, device, source))
+                       build=lambda device: build_on(factory, device, source), buffer_values=known)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -360,7 +374,7 @@ def _load_factory(source: str, options: LoadOptions) -> LoadedTorch:
         found = sorted(n for n, v in vars(namespace).items() if callable(v) and not n.startswith("_"))[:12]
         raise ModelcostError(f"{source}: {target} has no callable {attr!r}; it has {', '.join(found) or 'none'}")
     notes: list[str] = []
-    module = on_meta(build_on(factory, "meta", source), notes)
+    module, known = build_meta(factory, source, notes)
     examples_fn = getattr(namespace, "example_inputs", None)
     if callable(examples_fn):
         specs_at = _example_specs(source, examples_fn, forward_names(module), options)
@@ -374,7 +388,7 @@ def _load_factory(source: str, options: LoadOptions) -> LoadedTorch:
         attr, source, "pytorch", module, inputs, batch, notes=notes, input_high=high, examples=examples,
         build=lambda device: build_on(factory, device, source),
         specs_at=(lambda b: specs_at(b)[0]) if specs_at else None,
-        keyword_inputs=needs_keywords(source, module, [s.name for s in inputs]),
+        keyword_inputs=needs_keywords(source, module, [s.name for s in inputs]), buffer_values=known,
     )
 
 

@@ -454,6 +454,14 @@ def test_grid_sample_costs_as_a_resize_of_every_sampled_axis():
     assert (c.flops, c.uncounted_ops) == (1134, {})
 
 
+def test_weight_norm_is_counted_in_every_forward():
+    # Conv1d(4 -> 8, kernel 3) under weight_norm: v is 8 x 4 x 3 = 96 elements, g 8: the norm (a reduction, 96),
+    # g / norm (8) and v scaled (96) = 200 FLOPs, beside the conv's 8 x 10 x 12 = 960 MACs (+ 80 bias)
+    conv = nn.utils.parametrizations.weight_norm(nn.Conv1d(4, 8, 3)).to("meta")
+    c = count(conv, meta(1, 4, 12))
+    assert (c.macs, c.flops, c.uncounted_ops) == (960, 2 * 960 + 80 + 200, {})
+
+
 def test_rt_detr_counts_completely_with_its_deformable_sampling():
     """transformers' RT-DETR (default config, R50-D) at 640 x 640 left grid_sampler_2d uncounted, and the count
     incomplete, until grid sampling had its formula. Each decoder layer's MultiScaleDeformableAttention, hand-
