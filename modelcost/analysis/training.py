@@ -190,7 +190,8 @@ class StepRun:
         return self.checkpoint.activations(self.activations_bytes) if self.checkpoint else self.activations_bytes
 
 
-def count_step(module: torch.nn.Module, inputs: Inputs, config: TrainConfig, values: Inputs | None = None) -> StepRun:
+def count_step(module: torch.nn.Module, inputs: Inputs, config: TrainConfig, values: Inputs | None = None,
+               buffers: dict[str, torch.Tensor] | None = None) -> StepRun:
     """Run forward + backward once on ``inputs`` (meta or real; a sequence binds positionally, a mapping
     {argument name: tensor} by keyword: ``loaders.binding``) and count ops and saved bytes. A value the model
     asks of a meta tensor is answered from ``values`` (real inputs bound alike; None: made up): ``data_oracle``."""
@@ -203,7 +204,7 @@ def count_step(module: torch.nn.Module, inputs: Inputs, config: TrainConfig, val
     outputs_bytes = 0
     module.train()
     track = track_blocks(module, saved, counter.counts, fixed) if config.checkpointing else contextlib.nullcontext()
-    oracle = DataOracle().seed_bound(inputs, values, forward_names(module))
+    oracle = DataOracle().seed_buffers(module, buffers or {}).seed_bound(inputs, values, forward_names(module))
     modes = (FusedAttention(config.kernels), FusedDropout(), autocast_for(config.precision))
     with modes[0], modes[1], modes[2], oracle, counter, track as checkpoint:
         try:
@@ -248,28 +249,30 @@ def _param_parts(module: torch.nn.Module) -> tuple[int, int, int, int, int]:
 
 
 def train_module(module: torch.nn.Module, make_inputs: Any, batch_size: int, config: TrainConfig,
-                 name: str = "module", tokens_per_sample: int | None = None, make_values: Any = None) -> TrainingReport:
+                 name: str = "module", tokens_per_sample: int | None = None, make_values: Any = None,
+                 buffers: dict[str, torch.Tensor] | None = None) -> TrainingReport:
     """Count one step at ``batch_size`` and at twice it (for the per-sample memory slope), and simulate the
     step's memory at both (``training_peak``: the predicted peak).
 
     ``make_inputs(batch)`` returns the inputs at that batch (meta tensors cost no memory): a sequence binds
     positionally, a mapping {argument name: tensor} by keyword (as ``torch_counter.analyze_module``).
     ``make_values(batch)``, when given, returns real inputs bound alike: the values ``data_oracle`` answers the
-    model's questions from (without it they are made up)."""
+    model's questions from (without it they are made up); ``buffers``, the values of its small buffers by name
+    (``LoadedTorch.buffer_values``: exact)."""
     optimizer = tm.check_optimizer(config.optimizer)
     values = make_values or (lambda batch: None)
     module, first = _prepare(module, make_inputs(batch_size), config)
     values1 = values(batch_size)
-    run = count_step(module, first, config, values1)
+    run = count_step(module, first, config, values1, buffers)
     _, second = _prepare(module, make_inputs(2 * batch_size), config)
     values2 = values(2 * batch_size)
     module.zero_grad(set_to_none=True)
-    run2 = count_step(module, second, config, values2) if not run.problems else run
+    run2 = count_step(module, second, config, values2, buffers) if not run.problems else run
     module.zero_grad(set_to_none=True)
     sims = None
     if not run.problems:
-        sim = simulate_step(module, first, config, optimizer, values1)
-        sims = (sim, simulate_step(module, second, config, optimizer, values2) if not sim.problems else sim)
+        sim = simulate_step(module, first, config, optimizer, values1, buffers)
+        sims = (sim, simulate_step(module, second, config, optimizer, values2, buffers) if not sim.problems else sim)
     module.eval()
     return _report(module, run, run2, sims, batch_size, config, name, tokens_per_sample)
 
@@ -404,6 +407,7 @@ def analyze_training(loaded: Any, batch_size: int, config: TrainConfig) -> Train
 
     tm.check_optimizer(config.optimizer)
     report = train_module(loaded.module, meta_inputs, batch_size, config, name=loaded.name,
-                          tokens_per_sample=tokens_per_sample(loaded.input_specs(batch_size)), make_values=values)
+                          tokens_per_sample=tokens_per_sample(loaded.input_specs(batch_size)), make_values=values,
+                          buffers=loaded.buffer_values)
     report.notes = list(loaded.notes) + report.notes
     return report

@@ -122,11 +122,13 @@ def _states(opt: torch.optim.Optimizer) -> tuple[list[torch.Tensor], list[torch.
 
 
 def simulate_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapping[str, torch.Tensor],
-                  config: TrainConfig, optimizer: str, values: Any = None) -> StepPeak:
+                  config: TrainConfig, optimizer: str, values: Any = None,
+                  buffers: dict[str, torch.Tensor] | None = None) -> StepPeak:
     """Run one steady-state step of ``module`` on ``inputs`` (a sequence binds positionally, a mapping by
     keyword: ``loaders.binding``) under ``LiveBytes``; the module's gradients are ``None`` again afterwards.
     ``optimizer`` is a checked name (``training_memory.check_optimizer``). A value the model asks of a meta
-    tensor is answered from ``values`` (real inputs bound alike; None: made up): ``data_oracle``."""
+    tensor is answered from ``values`` (real inputs bound alike; None: made up) and its small buffers' from
+    ``buffers`` (``LoadedTorch.buffer_values``): ``data_oracle``."""
     params = _trainable(module)
     tensors = tensors_of(inputs)
     device = (params[0] if params else tensors[0]).device.type
@@ -143,7 +145,7 @@ def simulate_step(module: torch.nn.Module, inputs: Sequence[torch.Tensor] | Mapp
                masters.masters if masters else [])
     result = StepPeak()
     module.train()
-    oracle = DataOracle().seed_bound(inputs, values, forward_names(module))
+    oracle = DataOracle().seed_buffers(module, buffers or {}).seed_bound(inputs, values, forward_names(module))
     with _checkpointed(module, config), oracle, live:
         try:
             live.mark("forward")
