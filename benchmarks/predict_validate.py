@@ -313,9 +313,8 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict]:
                                  bench=config, predict=True, screen="off", batch_search="off")
         run = api.run(source, options)
         unstable = {(r.backend, r.precision, r.batch_size): list(r.unstable) for r in run.benchmarks}
-        cpu = {(r.backend, r.precision, r.batch_size): r.extra.cpu_nodes for r in run.benchmarks}
         rows += [case_row(name, pred, unstable.get((pred.backend, pred.precision, pred.batch_size), []),
-                          conv_macs_pct(run.cost), cpu.get((pred.backend, pred.precision, pred.batch_size)))
+                          conv_macs_pct(run.cost))
                  for pred in run.predictions
                  if f"{pred.backend}:{pred.precision}" in wanted and pred.measured_ms is not None]
         rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
@@ -355,13 +354,13 @@ def conv_macs_pct(cost: Any) -> float | None:
         if total else 0.0
 
 
-def case_row(name: str, pred: Any, unstable: list[str] | None = None, conv_pct: float | None = None,
-             cpu_nodes: dict[str, int] | None = None) -> dict:
+def case_row(name: str, pred: Any, unstable: list[str] | None = None, conv_pct: float | None = None) -> dict:
     """One line of cases.jsonl: a LatencyPrediction with its measurement beside it, why the run called that
     measurement unstable (BenchResult.unstable; [] when it did not: the sixth set's MPNet read 269 ms in eager
     with "end-to-end p50 5.3 ms is below the latency p50 it contains", a timing bug, and the case did not say so),
     the model's share of MACs in convs (``conv_macs_pct``), and the nodes the measurement ran on the CPU
-    (BenchResult.extra.cpu_nodes: ort-cuda without a CUDA kernel for them, FNet's DFTs; absent when none)."""
+    (LatencyPrediction.measured_cpu_nodes: ort-cuda without a CUDA kernel for them, FNet's DFTs; absent when
+    none)."""
     return {"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on, "backend": pred.backend,
             "precision": pred.precision, "batch": pred.batch_size, "predicted_ms": pred.latency_ms,
             "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels,
@@ -369,7 +368,7 @@ def case_row(name: str, pred: Any, unstable: list[str] | None = None, conv_pct: 
             "model_ms": pred.latency_ms / pred.residual_factor, "compute_ms": pred.compute_ms,
             "overhead_ms": pred.overhead_ms, "bound": pred.bound, "residual_factor": pred.residual_factor,
             "residual": pred.residual_fit, "unstable": list(unstable or []), "conv_macs_pct": conv_pct} \
-        | ({"cpu_nodes": cpu_nodes} if cpu_nodes else {})
+        | ({"cpu_nodes": pred.measured_cpu_nodes} if pred.measured_cpu_nodes else {})
 
 
 def repredict_model(name: str, batch: int, cases: list[dict], calibrations: list) -> list[dict]:
@@ -380,6 +379,7 @@ def repredict_model(name: str, batch: int, cases: list[dict], calibrations: list
     from modelcost.analysis.predict import with_measurement
     from modelcost.analysis.predict_transfer import predict_run
     from modelcost.bench.stats import latency_stats
+    from modelcost.core.measurement import MeasurementInfo
     from modelcost.core.types import BenchResult
     from modelcost.hardware.specs import spec_from_table
 
@@ -389,12 +389,13 @@ def repredict_model(name: str, batch: int, cases: list[dict], calibrations: list
     for cal in calibrations:
         for gpu in dict.fromkeys(c["gpu"] for c in cases):
             measured = [BenchResult(c["backend"], c["precision"], batch, "ok",
-                                    latency_ms=latency_stats([c["measured_ms"]])) for c in cases if c["gpu"] == gpu]
+                                    latency_ms=latency_stats([c["measured_ms"]]),
+                                    extra=MeasurementInfo(cpu_nodes=c.get("cpu_nodes")))
+                        for c in cases if c["gpu"] == gpu]
             preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], [cal])
             unstable = {(c["backend"], c["precision"]): c.get("unstable", []) for c in cases if c["gpu"] == gpu}
-            cpu = {(c["backend"], c["precision"]): c.get("cpu_nodes") for c in cases if c["gpu"] == gpu}
             rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)),
-                              conv_macs_pct(cost), cpu.get((p.backend, p.precision))) | {"calibration": cal.created}
+                              conv_macs_pct(cost)) | {"calibration": cal.created}
                      for p in preds]
             rows += [{"model": name, "batch": batch, "note": n} for n in notes]
     return rows

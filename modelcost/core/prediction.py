@@ -40,4 +40,7 @@ class LatencyPrediction:
     residual_fit: str = ""  # the id of the residual's fit (its validation rows name it)
     measured_ms: float | None = None  # the run's median latency of the same config, when it was measured
     error_pct: float | None = None  # (predicted - measured) / measured x 100, when measured
+    # the nodes the measurement ran on the CPU, by op type (BenchResult.extra.cpu_nodes: ort-cuda without a CUDA
+    # kernel for them): the measured figure holds CPU time that no prediction prices; None: none
+    measured_cpu_nodes: dict[str, int] | None = None
     notes: list[str] = field(default_factory=list)

@@ -23,9 +23,23 @@ def _expected(p: LatencyPrediction) -> str:
     return f"{p.expected_error_pct:.0f}% (p90 {p.expected_error_p90_pct:.0f}%{low})"
 
 
+CPU_NODES_CAPTION = ("; * the measurement ran nodes on the CPU that its backend has no kernel for ({nodes}): CPU "
+                     "time no prediction prices")
+
+
 def _measured(p: LatencyPrediction) -> tuple[str, str]:
-    return ("" if p.measured_ms is None else f"{p.measured_ms:.3f}",
+    mark = "*" if p.measured_cpu_nodes else ""
+    return ("" if p.measured_ms is None else f"{p.measured_ms:.3f}{mark}",
             "" if p.error_pct is None else f"{p.error_pct:+.0f}%")
+
+
+def _cpu_nodes(preds: list[LatencyPrediction]) -> str:
+    """The caption's line for measurements that ran nodes on the CPU (``measured_cpu_nodes``), once."""
+    nodes: dict[str, int] = {}
+    for p in preds:
+        for op, n in (p.measured_cpu_nodes or {}).items():
+            nodes[op] = max(nodes.get(op, 0), n)
+    return CPU_NODES_CAPTION.format(nodes=", ".join(f"{op} x{n}" for op, n in nodes.items())) if nodes else ""
 
 
 def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
@@ -61,7 +75,7 @@ def predictions_table(preds: list[LatencyPrediction]) -> Any:
                       for p in preds if p.residual_fit})
     residual = RESIDUAL_CAPTION.format(factors=", x".join(factors)) if factors else ""
     table = Table(title="predicted latency (--predict)", show_lines=False,
-                  caption=EXPECTED_CAPTION + _why_unknown(preds) + OUTSIDE_CAPTION + residual)
+                  caption=EXPECTED_CAPTION + _why_unknown(preds) + OUTSIDE_CAPTION + residual + _cpu_nodes(preds))
     for col in ("GPU", "backend", "precision", "batch", "predicted ms", "measured ms", "error", "expected error",
                 "outside calibration"):
         table.add_column(col, justify="right" if col.endswith(("ms", "batch", "error", "calibration")) else "left")

@@ -445,8 +445,9 @@ def test_the_validation_cases_carry_the_share_of_macs_in_convs() -> None:
 def test_a_validation_case_carries_the_nodes_its_measurement_ran_on_the_cpu() -> None:
     script = validation_script()
     pred = predict(cost_of(GEMM), synthetic(), "torch-eager", "fp16", 1)
-    assert script.case_row("fnet", pred, [], None, {"DFT": 24})["cpu_nodes"] == {"DFT": 24}
-    assert "cpu_nodes" not in script.case_row("fnet", pred, [], None, None)
+    assert "cpu_nodes" not in script.case_row("fnet", pred, [], None)
+    pred.measured_cpu_nodes = {"DFT": 24}
+    assert script.case_row("fnet", pred, [], None)["cpu_nodes"] == {"DFT": 24}
 
 
 def test_the_validation_script_notes_a_config_it_did_not_measure() -> None:
@@ -1084,7 +1085,13 @@ def test_a_measurement_with_cpu_nodes_says_the_prediction_does_not_price_them() 
     measured = BenchResult("ort-cuda", "fp16", 1, "ok", latency_ms=latency_stats([40.0]),
                            extra=MeasurementInfo(cpu_nodes={"DFT": 24}))
     out = predict_module.with_measurement(pred, [measured])
-    assert out.measured_ms == 40.0
-    assert out.notes == ["the measurement ran 24 nodes on the CPU (DFT x24: no ort-cuda kernel), which the prediction "
-                         "does not price"]
+    assert out.measured_ms == 40.0 and out.measured_cpu_nodes == {"DFT": 24}
+    # the terminal's table marks the measurement and says why in its caption
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(console_predict.predictions_table([out]))
+    text = console.export_text()
+    assert "40.000*" in text and "the measurement ran nodes on the CPU that its backend has no kernel for (DFT x24)" \
+        in " ".join(text.split())
     assert MeasurementInfo.from_json(MeasurementInfo(cpu_nodes={"DFT": 24}).to_json()).cpu_nodes == {"DFT": 24}
