@@ -104,12 +104,38 @@ def _index_put(a: dict, out: Any) -> OpCost:
 @register(
     _packets(
         "sum nansum mean nanmean prod amax amin aminmax argmax argmin any all norm linalg_vector_norm "
-        "std var std_mean var_mean logsumexp cumsum cumprod cummax cummin count_nonzero",
+        "std var std_mean var_mean logsumexp cumsum cumprod cummax cummin count_nonzero _is_all_true _is_any_true",
         inplace=True,
     )
 )
 def _reduction(a: dict, out: Any) -> OpCost:
     return OpCost(0, _numel(a.get("self", a.get("input"))))
+
+
+@register(_packets("mse_loss", inplace=False))
+def _mse_loss(a: dict, out: Any) -> OpCost:
+    """A squared error per element (subtract, square: 2) and, reduced (mean or sum, ATen's reduction 1 or 2), one
+    more per element (DAC's commitment loss, computed in its forward)."""
+    n = _numel(a["self"])
+    return OpCost(0, 2 * n + (n if int(a.get("reduction", 1)) else 0))
+
+
+@register(_packets("_cdist_forward", inplace=False))
+def _cdist_direct(a: dict, out: Any) -> OpCost:
+    """cdist computed directly (its small sizes, or a p other than 2): per distance over M features, a subtract, a
+    power (a multiply at p = 2) and an add each, 3 x M; no MACs (the matmul route is ``_euclidean_dist``)."""
+    return OpCost(0, 3 * _first_tensor(out).numel() * int(a["x1"].shape[-1]))
+
+
+@register(_packets("linalg_solve_triangular", inplace=False))
+def _solve_triangular(a: dict, out: Any) -> OpCost:
+    """A triangular solve, A (..., n, n) against B: by substitution each of B's n-long columns (rows, left=False)
+    takes n (n - 1) / 2 multiply-subtracts and, unless unitriangular, n divides; FLOPs only (2 per
+    multiply-subtract), no MACs: it is no matmul the MAC convention names (the gated delta net's chunked linear
+    attention: Qwen3-Next's 64 x 64 per chunk)."""
+    y = _first_tensor(out)
+    n = int(a["self"].shape[-1])
+    return OpCost(0, y.numel() * (n - 1) + (0 if a.get("unitriangular") else y.numel()))
 
 
 @register(_packets("max min", inplace=False))

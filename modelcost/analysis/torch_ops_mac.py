@@ -32,6 +32,18 @@ def _matmul(a: dict, out: Any) -> OpCost:
     return _mm_cost(x, y, out, bias=False)
 
 
+@register(_packets("_euclidean_dist", inplace=False))
+def _euclidean_dist(a: dict, out: Any) -> OpCost:
+    """cdist's Euclidean distances as ATen computes them, through a matmul: x1 (..., P, M) and x2 (..., R, M)
+    -> (..., P, R), P x R x M MACs per batch for x1 x2^T; + the squared norms of both, 2 per element, and per
+    distance the norms added, the product subtracted and the square root, 3 (Mimi's quantizer, cdist of its
+    codebook)."""
+    x1, x2, y = a["x1"], a["x2"], _first_tensor(out)
+    m = int(x1.shape[-1])
+    macs = y.numel() * m
+    return OpCost(macs, 2 * macs + 2 * (x1.numel() + x2.numel()) + 3 * y.numel(), _dtype(x1))
+
+
 @register(_packets("addmm baddbmm addmv", inplace=True))
 def _addmm(a: dict, out: Any) -> OpCost:
     x = a.get("mat1", a.get("batch1", a.get("mat")))

@@ -145,3 +145,25 @@ def test_a_write_the_oracle_cannot_follow_drops_the_twin() -> None:
         assert float(view.sum()) == 4.0
         x.mul_(weights.detach())  # floats from the weights, kept floats: not made up, so the twins are stale
     assert x not in oracle.twins and view not in oracle.twins
+
+
+class _ChecksItsScores(torch.nn.Module):
+    """A check on values made from the weights (transformers' torch_compilable_check reduces to
+    torch._check_tensor_all -> aten._is_all_true): VITS's spline flow checks its discriminant so."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.score = torch.nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = self.score(x)
+        torch._check_tensor_all(s > 10.0, lambda: "scores must exceed 10")  # made-up normal scores never do
+        return s * 2
+
+
+def test_a_check_on_made_up_values_is_assumed_to_hold_and_said_so() -> None:
+    # x 2 x 4 through a 4 -> 3 linear: 24 MACs; the check and the doubling: 6 comparisons + 6 checked + 6 products
+    report = analyze_module(_ChecksItsScores().to("meta"), [torch.empty(2, 4, device="meta")])
+    assert report.compute.complete and report.compute.macs == 24
+    [check] = [a for a in report.assumptions if a.answer == "True"]
+    assert check.basis == MADE_UP and any(v.startswith("assumed to hold: the check at") for v in check.values_from)

@@ -829,3 +829,30 @@ def test_eager_calls_keep_their_bytes_in_the_dtypes_they_ran_in():
     # 32 fp32 + 32 bf16 = 192 B. 7 calls, 64 + 64 + 36 + 8 + 8 + 68 + 64 = 312 elements, 1,120 bytes: 3.59 B each,
     # where pricing every element at the model's 2 bytes would say 624.
     assert (layer.eager_kernels, layer.eager_elements, layer.eager_bytes) == (7, 312, 1120)
+
+
+def test_the_ops_a_scan_of_transformers_found_uncounted():
+    """A scan of 599 transformers architectures (2026-11-27) found four aten ops left uncounted; each now has its
+    cost, derived by hand here."""
+    # the gated delta net's triangular solves (Qwen3-Next): A 2 x 4 x 4 against B 2 x 4 x 3, 6 columns of 4: each
+    # 4 x 3 / 2 = 6 multiply-subtracts (12 FLOPs) and 4 divides -> 6 x 16 = 96; unitriangular: no divides, 72
+    a, b = meta(2, 4, 4), meta(2, 4, 3)
+    c = count(lambda a, b: torch.linalg.solve_triangular(a, b, upper=False), a, b)
+    assert (c.macs, c.flops, c.uncounted_ops) == (0, 96, {})
+    c = count(lambda a, b: torch.linalg.solve_triangular(a, b, upper=True, unitriangular=True), a, b)
+    assert c.flops == 72
+    # cdist by its matmul (Mimi's codebook): x1 1 x 5 x 3, x2 1 x 4 x 3 -> 20 distances x 3 = 60 MACs; FLOPs 120 +
+    # the squared norms 2 x (15 + 12) = 54 + 3 per distance 60 = 234. Directly (small sizes): 3 x 3 per distance
+    x1, x2 = meta(1, 5, 3), meta(1, 4, 3)
+    c = count(lambda x, y: torch.cdist(x, y, compute_mode="use_mm_for_euclid_dist"), x1, x2)
+    assert (c.macs, c.flops, c.uncounted_ops) == (60, 234, {})
+    c = count(lambda x, y: torch.cdist(x, y, compute_mode="donot_use_mm_for_euclid_dist"), x1, x2)
+    assert (c.macs, c.flops, c.uncounted_ops) == (0, 180, {})
+    # DAC's commitment loss: 2 x 3 elements, subtract and square (2) + the mean (1) = 18; unreduced 12
+    x, y = meta(2, 3), meta(2, 3)
+    assert count(lambda x, y: F.mse_loss(x, y), x, y).flops == 18
+    assert count(lambda x, y: F.mse_loss(x, y, reduction="none"), x, y).flops == 12
+    # RT-DETRv2's and D-FINE's checks (torch._assert_async on a reduction): one per input element, as `all`:
+    # the comparison 3 + the check of its 3 booleans 3 = 6
+    c = count(lambda x: torch.ops.aten._is_all_true(x > 0), meta(3))
+    assert (c.uncounted_ops, c.flops) == ({}, 6)
