@@ -92,6 +92,14 @@ class _ConstantTensors(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        if func is torch.Tensor.__format__ and args and _is_meta(args[0]) and args[0].dim() == 0:
+            # f"expert_{idx[0]}" formats a meta scalar as its repr where a real one formats its value
+            # (SwitchTransformers names its experts so): the twin's value, a question like .item()
+            twin = self.oracle.twins.get(args[0])
+            if twin is not None:
+                value = twin.value.item()
+                self.oracle._record("Tensor.__format__", [args[0]], value)
+                return value.__format__(args[1] if len(args) > 1 else "")
         out = func(*args, **kwargs)
         if func is torch.Tensor.new_tensor and len(args) > 1:
             self.oracle.constant(out, args[1])

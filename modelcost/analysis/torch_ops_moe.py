@@ -73,6 +73,20 @@ def _sort(a: dict, out: Any) -> OpCost:
     return OpCost(0, F.sort_flops(x.numel(), axis_len))
 
 
+@register(_packets("_unique _unique2 unique_dim", inplace=False))
+def _unique(a: dict, out: Any) -> OpCost:
+    """torch.unique (the experts a router chose, looped over in eager MoE code): a sort of the n values
+    (``formulas.sort_flops``) and one comparison of each with its neighbour; unique_consecutive, below, only
+    the comparisons."""
+    n = _numel(a["self"])
+    return OpCost(0, F.sort_flops(n, n) + n)
+
+
+@register(_packets("unique_consecutive", inplace=False))
+def _unique_consecutive(a: dict, out: Any) -> OpCost:
+    return OpCost(0, _numel(a["self"]))
+
+
 @register(_packets("histc bincount nonzero nonzero_static", inplace=False))
 def _histogram(a: dict, out: Any) -> OpCost:
     return OpCost(0, _numel(_first_tensor(a["self"])))

@@ -167,3 +167,30 @@ def test_a_check_on_made_up_values_is_assumed_to_hold_and_said_so() -> None:
     assert report.compute.complete and report.compute.macs == 24
     [check] = [a for a in report.assumptions if a.answer == "True"]
     assert check.basis == MADE_UP and any(v.startswith("assumed to hold: the check at") for v in check.values_from)
+
+
+class _NamedExperts(torch.nn.Module):
+    """SwitchTransformers' way: the experts a router chose are looked up by a name formatted from a meta scalar,
+    f"expert_{idx[0]}": on meta that formatted the tensor's repr, and the lookup failed (KeyError)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.router = torch.nn.Linear(4, 2)
+        self.experts = torch.nn.ModuleDict({f"expert_{i}": torch.nn.Linear(4, 4) for i in range(2)})
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        choice = self.router(x).argmax(-1)
+        out = torch.zeros_like(x)
+        for idx in torch.unique(choice):
+            rows = choice == idx
+            out[rows] = self.experts[f"expert_{idx}"](x[rows])
+        return out
+
+
+def test_a_scalar_formatted_into_a_name_gives_its_value() -> None:
+    # 6 tokens of 4: the router 6 x 4 x 2 = 48 MACs; each token through one 4 -> 4 expert: 6 x 16 = 96; the
+    # unique of the 6 choices a sort (6 x ceil(log2 6) = 18) and 6 neighbour comparisons: 24 FLOPs
+    report = analyze_module(_NamedExperts().to("meta"), [torch.empty(6, 4, device="meta")])
+    assert report.compute.complete and report.compute.macs == 48 + 96
+    assert report.compute.flops_by_op.get("_unique2") == 24
+    assert any(a.op == "Tensor.__format__" and a.basis == MADE_UP for a in report.assumptions)
