@@ -141,9 +141,19 @@ def _ops(opset: int) -> dict[str, Callable[..., Any]]:
         "Abs": lambda a, x: np.abs(x),
         "Min": lambda a, *xs: np.minimum.reduce(np.broadcast_arrays(*xs)),
         "Max": lambda a, *xs: np.maximum.reduce(np.broadcast_arrays(*xs)),
+        # window padding (Swin: Mod(56, 7)), pads rounded up (MobileViT, EnCodec: Ceil), sqrt(positions) of a
+        # ViT's resized position embeddings (DINOv2: Pow / Sqrt): the shape arithmetic the exporters write
+        "Mod": lambda a, x, y: np.fmod(x, y) if a.get("fmod", 0) else np.mod(x, y),
+        "Ceil": lambda a, x: np.ceil(x),
+        "Floor": lambda a, x: np.floor(x),
+        "Sqrt": lambda a, x: np.sqrt(x),
+        "Pow": lambda a, x, y: np.power(x, y).astype(np.asarray(x).dtype),
+        "Transpose": lambda a, x: np.transpose(x, a.get("perm")),
         "Equal": lambda a, x, y: np.equal(x, y),
         "Less": lambda a, x, y: np.less(x, y),
         "Greater": lambda a, x, y: np.greater(x, y),
+        "LessOrEqual": lambda a, x, y: np.less_equal(x, y),
+        "GreaterOrEqual": lambda a, x, y: np.greater_equal(x, y),
         "Not": lambda a, x: np.logical_not(x),
         "And": lambda a, x, y: np.logical_and(x, y),
         "Or": lambda a, x, y: np.logical_or(x, y),
@@ -270,3 +280,48 @@ def expanded_shape(in_shape: tuple[int, ...] | None, target: Any | None) -> tupl
         return tuple(int(d) for d in np.broadcast_shapes(tuple(in_shape), tuple(int(d) for d in target.reshape(-1))))
     except ValueError:
         return None
+
+
+def padded_shape(in_shape: tuple[int, ...] | None, pads: Any | None) -> tuple[int, ...] | None:
+    """Output shape of a Pad (opset 11+) whose pads are a folded value but whose data is not: each axis grows by
+    its begin and end pads (ONNX's shape inference gives up on computed pads: Swin's window padding)."""
+    if in_shape is None or pads is None:
+        return None
+    p = [int(v) for v in pads.reshape(-1)]
+    if len(p) != 2 * len(in_shape):
+        return None
+    out = tuple(d + p[i] + p[i + len(in_shape)] for i, d in enumerate(in_shape))
+    return out if all(d >= 0 for d in out) else None
+
+
+def reshaped_shape(in_shape: tuple[int, ...] | None, target: Any | None, allowzero: int = 0) -> tuple[int, ...] | None:
+    """Output shape of a Reshape of an unfolded tensor to a folded target (0 keeps the input's dim unless
+    ``allowzero``; one -1 takes the rest)."""
+    if in_shape is None or target is None:
+        return None
+    np = _np()
+    t = [int(v) for v in target.reshape(-1)]
+    if not allowzero:
+        t = [in_shape[i] if d == 0 and i < len(in_shape) else d for i, d in enumerate(t)]
+    if t.count(-1) > 1:
+        return None
+    total = int(np.prod(in_shape)) if in_shape else 1
+    if -1 in t:
+        rest = int(np.prod([d for d in t if d != -1])) if len(t) > 1 else 1
+        if rest <= 0 or total % rest:
+            return None
+        t[t.index(-1)] = total // rest
+    return tuple(t) if int(np.prod(t)) == total else None
+
+
+def resized_shape(in_shape: tuple[int, ...] | None, scales: Any | None, sizes: Any | None) -> tuple[int, ...] | None:
+    """Output shape of a Resize (opset 11+) from its folded sizes, else its folded scales (floor of dim x scale,
+    the spec's rule without an axes attribute)."""
+    if in_shape is None:
+        return None
+    np = _np()
+    if sizes is not None and sizes.size == len(in_shape):
+        return tuple(int(v) for v in sizes.reshape(-1))
+    if scales is not None and scales.size == len(in_shape):
+        return tuple(int(np.floor(d * float(f))) for d, f in zip(in_shape, scales.reshape(-1), strict=True))
+    return None
