@@ -149,6 +149,8 @@ def _ops(opset: int) -> dict[str, Callable[..., Any]]:
         "Sqrt": lambda a, x: np.sqrt(x),
         "Pow": lambda a, x, y: np.power(x, y).astype(np.asarray(x).dtype),
         "Transpose": lambda a, x: np.transpose(x, a.get("perm")),
+        "Tile": lambda a, x, repeats: np.tile(x, [int(r) for r in repeats.reshape(-1)]),
+        "OneHot": lambda a, indices, depth, values: _one_hot(indices, depth, values, int(a.get("axis", -1))),
         "Equal": lambda a, x, y: np.equal(x, y),
         "Less": lambda a, x, y: np.less(x, y),
         "Greater": lambda a, x, y: np.greater(x, y),
@@ -166,6 +168,28 @@ def _ops(opset: int) -> dict[str, Callable[..., Any]]:
         "ConstantOfShape": lambda a, s: _constant_of_shape(s, a),
         "Expand": lambda a, x, s: np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(int(d) for d in s))),
     }
+
+
+def _one_hot(indices: Any, depth: Any, values: Any, axis: int) -> Any | None:
+    """ONNX OneHot: ``values`` (off, on) at ``depth`` positions along ``axis``, negative indices counted from the
+    end (CANINE's hash buckets to a computed pad vector)."""
+    np = _np()
+    d = int(np.asarray(depth).reshape(-1)[0])
+    if d <= 0 or indices.size * d > FOLD_MAX_ELEMENTS:
+        return None
+    idx = np.asarray(indices).astype(np.int64)
+    idx = np.where(idx < 0, idx + d, idx)
+    hot = np.arange(d) == idx[..., None]
+    off, on = np.asarray(values).reshape(-1)[:2]
+    return np.moveaxis(np.where(hot, on, off), -1, axis if axis >= 0 else idx.ndim + 1 + axis)
+
+
+def tiled_shape(in_shape: tuple[int, ...] | None, repeats: Any | None) -> tuple[int, ...] | None:
+    """Output shape of a Tile of an unfolded tensor by folded ``repeats``: each dim times its repeat."""
+    if in_shape is None or repeats is None:
+        return None
+    r = [int(v) for v in repeats.reshape(-1)]
+    return tuple(d * k for d, k in zip(in_shape, r, strict=True)) if len(r) == len(in_shape) else None
 
 
 def _slice_op(a: dict[str, Any], x: Any, starts: Any, ends: Any, axes: Any = None, steps: Any = None) -> Any:

@@ -35,6 +35,7 @@ from modelcost.analysis.onnx_fold import (
     resized_shape,
     scalar_int,
     sliced_shape,
+    tiled_shape,
 )
 from modelcost.analysis.onnx_skeleton import skeleton, topological_sort
 from modelcost.core.errors import ModelcostError
@@ -222,6 +223,7 @@ _FOLDED_SHAPE_RULES: dict[str, Callable[[Any, Callable[[str], Any], dict[str, An
         next((int(a.i) for a in node.attribute if a.name == "allowzero"), 0)),
     "Resize": lambda node, static, values: resized_shape(static(node.input[0]), _input(node, 2, values),
                                                          _input(node, 3, values)),
+    "Tile": lambda node, static, values: tiled_shape(static(node.input[0]), _input(node, 1, values)),
     "ConstantOfShape": lambda node, static, values: (
         tuple(int(d) for d in values[node.input[0]].reshape(-1)) if node.input[0] in values else None),
 }

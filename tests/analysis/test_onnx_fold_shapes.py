@@ -11,7 +11,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from modelcost import api
-from modelcost.analysis.onnx_fold import padded_shape, reshaped_shape, resized_shape
+from modelcost.analysis.onnx_fold import _ops, padded_shape, reshaped_shape, resized_shape, tiled_shape
 
 
 def test_the_shape_rules() -> None:
@@ -27,6 +27,23 @@ def test_the_shape_rules() -> None:
     # a 1 x 8 x 5 x 5 map resized to sizes (1, 8, 10, 10), or by scales (1, 1, 2, 1.5): floor(5 x 1.5) = 7
     assert resized_shape((1, 8, 5, 5), None, np.array([1, 8, 10, 10])) == (1, 8, 10, 10)
     assert resized_shape((1, 8, 5, 5), np.array([1, 1, 2, 1.5], np.float32), None) == (1, 8, 10, 7)
+    # a 1 x 1 x 1 x 768 row tiled (1, 1, 4, 1) -> 1 x 1 x 4 x 768
+    assert tiled_shape((1, 1, 1, 768), np.array([1, 1, 4, 1])) == (1, 1, 4, 768)
+    assert tiled_shape((1, 768), np.array([2])) is None
+
+
+def test_the_folded_ops_compute_as_onnx_defines_them() -> None:
+    ops = _ops(17)
+    assert ops["Mod"]({}, np.array([15, -7]), np.array(4)).tolist() == [3, 1]  # the sign of the divisor
+    assert ops["Mod"]({"fmod": 1}, np.array([15.0, -7.0]), np.array(4.0)).tolist() == [3.0, -3.0]
+    assert ops["Ceil"]({}, np.array([2.25])).tolist() == [3.0]
+    assert ops["Pow"]({}, np.array([1369]), np.array(0.5)).tolist() == [37]  # DINOv2's sqrt(37 x 37), int kept
+    assert ops["Transpose"]({"perm": [1, 0]}, np.array([[1, 2], [3, 4]])).tolist() == [[1, 3], [2, 4]]
+    # OneHot of indices [1, -1] at depth 3, values (0, 9): -1 counts from the end
+    assert ops["OneHot"]({}, np.array([1, -1]), np.array(3), np.array([0, 9])).tolist() == [[0, 9, 0], [0, 0, 9]]
+    assert ops["OneHot"]({"axis": 0}, np.array([1, -1]), np.array(3), np.array([0, 9])).tolist() == \
+        [[0, 0], [9, 0], [0, 9]]
+    assert ops["Tile"]({}, np.array([[1, 2]]), np.array([2, 1])).tolist() == [[1, 2], [1, 2]]
 
 
 def test_computed_pads_and_targets_give_the_shapes_their_convs_need(tmp_path: Path) -> None:
