@@ -48,6 +48,7 @@ from torch.utils.weak import WeakTensorKeyDictionary
 
 from modelcost.core.assumptions import FROM_INPUTS, MADE_UP, DataAssumption, merge_assumptions
 from modelcost.loaders.binding import args_kwargs, tensors_of
+from modelcost.loaders.buffer_values import data_value
 
 LIMIT_ELEMENTS = 1 << 22  # twins only for tensors this small: masks, positions, a router's one-hot choices
 INPUT_BUDGET_ELEMENTS = 1 << 22  # the example inputs are built for real only up to this many elements in all
@@ -251,13 +252,9 @@ class DataOracle(TorchDispatchMode):
         exact, so no assumption is recorded."""
         if not _is_meta(out) or out.numel() > self.limit:
             return
-        if any(isinstance(v, torch.Tensor) for v in tree_flatten(data)[0]):
-            return  # a tensor inside: its copy reaches __torch_dispatch__, which follows it
-        try:
-            value = torch.tensor(data, dtype=out.dtype, device="cpu").reshape(out.shape)
-        except (TypeError, ValueError, RuntimeError):
-            return
-        self.twins[out] = _Twin(value, frozenset())
+        value = data_value(out, data)  # None with a tensor inside: its copy reaches __torch_dispatch__, followed there
+        if value is not None:
+            self.twins[out] = _Twin(value, frozenset())
 
     # dispatch ---------------------------------------------------------------------------------------
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
@@ -292,7 +289,7 @@ class DataOracle(TorchDispatchMode):
             self._forget_writes(func, args, kwargs)
             return
         origins = frozenset().union(*(self.twins[t].origins for t in inputs))
-        if func._overloadpacket.__name__ in CHECKS and any(o.startswith("made up") or "(made up" in o for o in origins):
+        if func._overloadpacket.__name__ in CHECKS and self._rests_on_made_up(origins):
             real, origins = torch.ones_like(real), origins | {f"assumed to hold: the check at {asked_at()}"}
         for m, r in zip(tree_flatten(out)[0], tree_flatten(real)[0], strict=False):
             if _is_meta(m) and isinstance(r, torch.Tensor) and tuple(r.shape) == tuple(m.shape):
@@ -376,11 +373,16 @@ class DataOracle(TorchDispatchMode):
             if t not in self.twins:
                 self.twins[t] = self._made_up(t, op)
 
+    def _rests_on_made_up(self, origins: frozenset[str]) -> bool:
+        """Whether values with these origins rest on made-up ones: not constants alone (no origin) and not the
+        example inputs alone."""
+        return bool(origins) and not origins <= self._example_origins
+
     def _record(self, op: str, inputs: list[torch.Tensor], answer: Any) -> frozenset[str]:
         """Write down an answer that rests on values (not one computed from constants); its origins."""
         origins = frozenset().union(*(self.twins[t].origins for t in inputs))
         if origins:
-            basis = FROM_INPUTS if origins <= self._example_origins else MADE_UP
+            basis = MADE_UP if self._rests_on_made_up(origins) else FROM_INPUTS
             merge_assumptions(self.assumptions, [DataAssumption(op, asked_at(), basis, sorted(origins),
                                                                 _answer_text(answer))])
         return origins

@@ -18,7 +18,23 @@ from typing import Any
 LIMIT_ELEMENTS = 1 << 16  # only small buffers: sizes, strides, positions, masks; never a weight-sized one
 
 
-def _recorder() -> Any:
+def data_value(out: Any, data: Any) -> Any | None:
+    """The Python data ``data`` that the meta tensor ``out`` was made from (``torch.tensor(data)``), as a CPU
+    tensor of ``out``'s dtype and shape; None where a tensor is inside it (its copy is an op of its own) or it does
+    not convert. Shared with the data oracle's constants (analysis/data_oracle.py)."""
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    if any(isinstance(v, torch.Tensor) for v in tree_flatten(data)[0]):
+        return None
+    try:
+        return torch.tensor(data, dtype=out.dtype, device="cpu").reshape(out.shape)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
+def record_while_building() -> Any:
+    """A mode to enter while a factory runs (``loaders.torch_loader.build_on``); ``of_buffers`` reads it after."""
     import torch
     from torch.overrides import TorchFunctionMode
     from torch.utils._pytree import tree_flatten, tree_map
@@ -56,12 +72,7 @@ def _recorder() -> Any:
             if not (isinstance(out, torch.Tensor) and out.is_meta and out.numel() <= LIMIT_ELEMENTS):
                 return out
             if func in (torch.tensor, torch.as_tensor) and (args or "data" in kwargs):
-                data = args[0] if args else kwargs["data"]
-                if not any(isinstance(v, torch.Tensor) for v in tree_flatten(data)[0]):
-                    try:
-                        self._keep(out, torch.tensor(data, dtype=out.dtype, device="cpu").reshape(out.shape))
-                    except (TypeError, ValueError, RuntimeError):
-                        pass
+                self._keep(out, data_value(out, args[0] if args else kwargs["data"]))
                 return out
             inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
             if inputs and all(self.value(t) is not None for t in inputs):
@@ -70,15 +81,10 @@ def _recorder() -> Any:
                 try:
                     self._keep(out, func(*real[0], **real_kwargs))
                 except Exception:  # noqa: BLE001 - a function that does not run on the values: no value kept
-                    pass
+                    return out
             return out
 
     return MadeFromData()
-
-
-def record_while_building() -> Any:
-    """A mode to enter while a factory runs (``loaders.torch_loader.build_on``); ``of_buffers`` reads it after."""
-    return _recorder()
 
 
 def of_buffers(module: Any, recorder: Any) -> dict[str, Any]:

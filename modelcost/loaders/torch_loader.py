@@ -29,7 +29,6 @@ Sources (``load_torch(source, options)``):
 from __future__ import annotations
 
 import contextlib
-
 import hashlib
 import importlib
 import importlib.util
