@@ -215,8 +215,13 @@ def _input(node: Any, i: int, values: dict[str, Any]) -> Any | None:
 
 # shape rules for ops whose shape input is a folded value that ONNX's inference cannot read (computed by the
 # exporter's shape arithmetic): swin's and Mask2Former's window padding, MobileViT's and EnCodec's pads rounded up,
-# DINOv2's resized position embeddings (a transformers export scan, 2026-11-27: their counts stopped there)
+# DINOv2's resized position embeddings (a transformers export scan, 2026-11-27: their counts stopped there). Expand
+# is a hand rule although ORT's symbolic inference finds its shape too: every TorchScript export of a BERT-style
+# embedding needs it, and this one broadcast saves importing sympy (BENCHMARKS.md, 'Figures that used to live in
+# docstrings').
 _FOLDED_SHAPE_RULES: dict[str, Callable[[Any, Callable[[str], Any], dict[str, Any]], Any]] = {
+    "Slice": lambda node, static, values: sliced_shape(node, static(node.input[0]), values),
+    "Expand": lambda node, static, values: expanded_shape(static(node.input[0]), _input(node, 1, values)),
     "Pad": lambda node, static, values: padded_shape(static(node.input[0]), _input(node, 1, values)),
     "Reshape": lambda node, static, values: reshaped_shape(
         static(node.input[0]), _input(node, 1, values),
@@ -249,13 +254,6 @@ def _refine(graph: Any, table: ShapeTable, opset: int, opsets: Any) -> tuple[dic
                 shape = tuple(int(d) for d in values[name].shape)
             elif name in lengths:
                 shape = lengths[name]
-            elif node.op_type == "Slice" and node.domain in ("", "ai.onnx"):
-                shape = sliced_shape(node, static(node.input[0]), values)
-            elif node.op_type == "Expand" and node.domain in ("", "ai.onnx"):
-                # A hand rule although ORT's symbolic inference finds this shape too: every TorchScript export
-                # of a BERT-style embedding needs it, and this one broadcast saves importing sympy (BENCHMARKS.md,
-                # 'Figures that used to live in docstrings').
-                shape = expanded_shape(static(node.input[0]), values.get(node.input[1]))
             elif node.op_type in _FOLDED_SHAPE_RULES and node.domain in ("", "ai.onnx") and i == 0:
                 shape = _FOLDED_SHAPE_RULES[node.op_type](node, static, values)
             elif node.op_type in ("Loop", "Scan"):
