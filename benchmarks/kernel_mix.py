@@ -55,6 +55,9 @@ def parse() -> argparse.Namespace:
     p.add_argument("--configs", default="torch-half:fp16,torch-eager:fp32,ort-cuda:fp16")
     p.add_argument("--skip", default="", help="model:backend pairs to leave out, comma-separated")
     p.add_argument("--calls", type=int, default=5, help="profiled forwards per config")
+    p.add_argument("--no-channels-last", action="store_true",
+                   help="run the cast backends' conv nets in the contiguous layout (is channels_last what makes "
+                        "torch-half slower than eager fp32 at batch 1?)")
     p.add_argument("--out", type=Path, required=True)
     return p.parse_args()
 
@@ -66,14 +69,26 @@ def profile_session(torch, session, calls: int) -> dict:
 
     forward_ms = median_call_ms(session.run, CudaEventClock(torch).time_ms, 20, warmups=10,
                                 settle=torch.cuda.synchronize)
+    # the host's issue time: calls returned back to back, one synchronize at the end (a host-bound forward's GPU
+    # waits for the host, so this is the host's time per forward; a device-bound one's is the queue's)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(20):
+        session.run()
+    host_ms = (time.perf_counter() - t0) * 1e3 / 20
+    torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(calls):
             session.run()
         torch.cuda.synchronize()
     by_class: dict[str, float] = {}
     by_name: dict[str, list[float]] = {}
-    kernels = 0
+    kernels = aten_calls = 0
     for evt in prof.events():
+        parent = evt.cpu_parent
+        if str(evt.device_type).rsplit(".", 1)[-1] == "CPU" and evt.name.startswith("aten::") \
+                and (parent is None or not parent.name.startswith("aten::")):
+            aten_calls += 1  # an aten call the host made, not one inside another's dispatch
         if str(evt.device_type).rsplit(".", 1)[-1] != "CUDA" or "Memcpy" in evt.name or "Memset" in evt.name:
             continue
         us = float(getattr(evt, "device_time", 0.0) or getattr(evt, "cuda_time", 0.0) or 0.0)
@@ -84,8 +99,8 @@ def profile_session(torch, session, calls: int) -> dict:
         by_name[evt.name][0] += us / calls / 1e3
         by_name[evt.name][1] += 1
     top = sorted(by_name.items(), key=lambda kv: -kv[1][0])[:25]
-    return {"forward_ms": forward_ms, "kernel_ms": round(sum(by_class.values()), 4),
-            "kernels_per_forward": kernels / calls,
+    return {"forward_ms": forward_ms, "host_ms": round(host_ms, 4), "kernel_ms": round(sum(by_class.values()), 4),
+            "kernels_per_forward": kernels / calls, "aten_calls_per_forward": aten_calls / calls,
             "by_class_ms": {k: round(v, 4) for k, v in sorted(by_class.items(), key=lambda kv: -kv[1])},
             "top": [{"name": n[:160], "class": kernel_class(n), "ms": round(v[0], 4), "calls": v[1] // calls}
                     for n, v in top]}
@@ -102,6 +117,9 @@ def main() -> None:
     from modelcost.bench.base import BenchConfig
     from modelcost.runs.model import bench_model
 
+    if args.no_channels_last:
+        from modelcost.bench.model import BenchModel
+        BenchModel.is_conv_net = lambda self: False
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, "
           f"{torch.cuda.get_device_name(0)}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -118,7 +136,8 @@ def main() -> None:
                     if f"{name}:{backend}" in skip:
                         continue
                     t0 = time.perf_counter()
-                    row = {"model": name, "backend": backend, "precision": precision, "batch": batch}
+                    row = {"model": name, "backend": backend, "precision": precision, "batch": batch,
+                           "channels_last_off": args.no_channels_last}
                     try:
                         runner = registry.get_backend(backend).prepare(model, precision, BenchConfig(device="cuda"))
                         with lifecycle.session(runner, batch, arrays) as session:
@@ -130,7 +149,8 @@ def main() -> None:
                     out.write(json.dumps(row) + "\n")
                     out.flush()
                     print(json.dumps({k: row.get(k) for k in ("model", "backend", "precision", "batch", "forward_ms",
-                                                              "kernel_ms", "kernels_per_forward", "by_class_ms",
+                                                              "host_ms", "kernel_ms", "aten_calls_per_forward",
+                                                              "kernels_per_forward", "by_class_ms",
                                                               "error", "wall_s")}), flush=True)
                     torch.cuda.empty_cache()
 
