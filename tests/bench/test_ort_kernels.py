@@ -81,6 +81,19 @@ def test_the_nodes_without_a_kernel_are_named_by_op() -> None:
     assert missing_kernels(model, ranges) == {}
 
 
+def test_a_listing_that_crashes_costs_the_check_not_the_run(monkeypatch) -> None:
+    # onnxruntime-gpu 1.31.1's get_all_opkernel_def died of a segmentation fault on the H100 (device_2026-12-03),
+    # taking predict_validate with it; the listing runs in a child process, and a crash there reads as "not listed"
+    from modelcost.bench.backends import ort_kernels
+
+    monkeypatch.setattr(ort_kernels, "_LIST_KERNELS", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+    kernel_ranges.cache_clear()
+    try:
+        assert kernel_ranges("CUDAExecutionProvider") is None
+    finally:
+        kernel_ranges.cache_clear()
+
+
 def test_the_installed_cpu_provider_has_a_kernel_for_every_node(tmp_path) -> None:
     ranges = kernel_ranges("CPUExecutionProvider")
     if ranges is None:

@@ -13,6 +13,7 @@ other types only is not caught."""
 from __future__ import annotations
 
 import functools
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -23,22 +24,40 @@ _ONNX_DOMAINS = ("", "ai.onnx")
 _LOADED_AS_DATA = {"Constant"}
 
 
+# Run in a child process: onnxruntime-gpu 1.31.1's listing crashed the process (a segmentation fault inside
+# ``get_all_opkernel_def``, H100, device_2026-12-03) where the CPU build's did not; a crash there must cost the
+# check, not the run.
+_LIST_KERNELS = """
+import json, sys
+from onnxruntime.capi import _pybind_state
+listing = getattr(_pybind_state, "get_all_opkernel_def", None)
+if listing is None:
+    sys.exit(3)
+rows = [[k.domain, k.op_name, list(k.version_range)] for k in listing() if k.provider == sys.argv[1]]
+print(json.dumps(rows))
+"""
+LIST_TIMEOUT_S = 120
+
+
 @functools.lru_cache(maxsize=4)
 def kernel_ranges(provider: str) -> dict[tuple[str, str], tuple[tuple[int, int], ...]] | None:
     """(domain, op type) -> the opset ranges of the installed ONNX Runtime's kernels for ``provider``; None where
-    this build does not list its kernels."""
+    this build does not list its kernels, or its listing fails (``_LIST_KERNELS``)."""
+    import subprocess
+    import sys
+
     try:
-        from onnxruntime.capi import _pybind_state
-    except ImportError:
-        return None
-    listing = getattr(_pybind_state, "get_all_opkernel_def", None)
-    if listing is None:
+        done = subprocess.run([sys.executable, "-c", _LIST_KERNELS, provider], capture_output=True, text=True,
+                              timeout=LIST_TIMEOUT_S, check=False)
+        rows = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
+        rows = None
+    if rows is None:
         return None
     ranges: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    for kernel in listing():
-        if kernel.provider == provider:
-            domain = "" if kernel.domain in _ONNX_DOMAINS else kernel.domain
-            ranges.setdefault((domain, kernel.op_name), []).append(tuple(kernel.version_range))
+    for domain, op, (start, end) in rows:
+        key = ("" if domain in _ONNX_DOMAINS else domain, op)
+        ranges.setdefault(key, []).append((start, end))
     return {key: tuple(value) for key, value in ranges.items()}
 
 
