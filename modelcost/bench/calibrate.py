@@ -417,7 +417,7 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
         here, host_notes = measure_process(torch, say)
         say("host cost per aten call, in fresh processes")
         host, spread_notes = across_processes(here)
-        cal.host_us = host.cost
+        cal.host_us, cal.host_processes = host.cost, list(host.processes)
         cal.fusion, cal.launch_us, notes = learn_fusion(torch, say, tiny_us=host.tiny_us)
         cal.notes += notes + host_notes + spread_notes
         if "ort-cuda" in cal.fusion:  # onnxruntime-gpu is here

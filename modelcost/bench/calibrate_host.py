@@ -28,6 +28,10 @@ calibrate's own process alone, ONNX Runtime's price per kernel read 7.8-19.3 us 
 calibration whose own process was slow (eager 18.7 us per call against 11.6 and 11.8 in its children) priced it
 at 12.1 us where the H100's read 8.1: the H200's eleventh set predicted ort-cuda at batch 1 40% slow, the H100's
 transferred to the same cases 3% (benchmarks/results/device_2026-11-29).
+
+Each process also takes its host's pace (bench.timing.host_pace_us, the loop the benchmarks time before and after
+every GPU loop), once before and once after its measurements, and calibrate keeps every process's pace beside its
+eager price (``Calibration.host_processes``): the pairs that can tell whether a process's price follows its pace.
 """
 
 from __future__ import annotations
@@ -50,8 +54,8 @@ from modelcost.bench.calibrate_fusion import (
     time_tiny_nets,
     tiny_linear_net,
 )
-from modelcost.bench.timing import CudaEventClock, median_call_ms
-from modelcost.core.calibration import HostCost
+from modelcost.bench.timing import CudaEventClock, host_pace_us, median_call_ms
+from modelcost.core.calibration import HostCost, HostProcess
 from modelcost.core.eager_ops import launches_kernel
 from modelcost.core.text import first_line
 
@@ -164,11 +168,22 @@ def learn_host_cost(torch: Any, progress: Callable[[str], None]) -> tuple[dict[s
 
 @dataclass
 class ProcessHost:
-    """What one process measured of its host: the price per aten call by family (``learn_host_cost``) and one
-    forward of the host-bound net by family, in us (``tiny_net_times``)."""
+    """What one process measured of its host: the price per aten call by family (``learn_host_cost``), one
+    forward of the host-bound net by family, in us (``tiny_net_times``), and its host's pace (``pace_us``: the mean
+    of ``host_pace_us`` before and after). From ``across_processes``: the medians, and ``processes`` each measuring
+    process's pace and eager price."""
 
     cost: dict[str, HostCost] = field(default_factory=dict)
     tiny_us: dict[str, float] = field(default_factory=dict)
+    pace_us: float | None = None
+    processes: tuple[HostProcess, ...] = ()
+
+    def as_process(self) -> HostProcess | None:
+        """This process's pace and eager price; None without a pace."""
+        if self.pace_us is None:
+            return None
+        eager = self.cost.get("eager")
+        return HostProcess(self.pace_us, eager.kernel_op_us if eager else None)
 
 
 def tiny_net_times(torch: Any) -> dict[str, float]:
@@ -180,8 +195,10 @@ def tiny_net_times(torch: Any) -> dict[str, float]:
 
 def measure_process(torch: Any, progress: Callable[[str], None]) -> tuple[ProcessHost, list[str]]:
     """(this process's ``ProcessHost``, notes on what it could not measure)."""
+    before = host_pace_us()
     cost, notes = learn_host_cost(torch, progress)
-    return ProcessHost(cost, tiny_net_times(torch)), notes
+    tiny = tiny_net_times(torch)
+    return ProcessHost(cost, tiny, round((before + host_pace_us()) / 2, 1)), notes
 
 
 def median_host_cost(measured: Sequence[dict[str, HostCost]]) -> dict[str, HostCost]:
@@ -200,7 +217,8 @@ def run_child() -> ProcessHost:
                           timeout=CHILD_TIMEOUT_S, check=True)
     doc = json.loads(done.stdout.strip().splitlines()[-1])
     cost = {f: HostCost(float(v["kernel_op_us"]), float(v["view_op_us"]), HOST_NETS) for f, v in doc["cost"].items()}
-    return ProcessHost(cost, {f: float(us) for f, us in doc["tiny_us"].items()})
+    pace = doc.get("pace_us")
+    return ProcessHost(cost, {f: float(us) for f, us in doc["tiny_us"].items()}, None if pace is None else float(pace))
 
 
 def across_processes(here: ProcessHost, child: Callable[[], ProcessHost] = run_child,
@@ -223,7 +241,13 @@ def across_processes(here: ProcessHost, child: Callable[[], ProcessHost] = run_c
     if ort:
         notes.append(f"host-bound net under ort-cuda: {' / '.join(ort)} us in {len(ort)} processes, the median "
                      "kept")
-    return ProcessHost(median_host_cost(costs), median_times([m.tiny_us for m in measured])), notes
+    processes = tuple(p for p in (m.as_process() for m in measured) if p is not None)
+    if processes:
+        notes.append(f"host pace: {' / '.join(f'{p.pace_us:,.0f}' for p in processes)} us in {len(processes)} "
+                     "processes (bench.timing.host_pace_us's loop)")
+    paces = [p.pace_us for p in processes]
+    return ProcessHost(median_host_cost(costs), median_times([m.tiny_us for m in measured]),
+                       statistics.median(paces) if paces else None, processes), notes
 
 
 def median_times(measured: Sequence[dict[str, float]]) -> dict[str, float]:
@@ -244,7 +268,7 @@ def main() -> int:
         print("; ".join(notes) or "calibrate_host: nothing measured", file=sys.stderr)
         return 1
     print(json.dumps({"cost": {f: {"kernel_op_us": c.kernel_op_us, "view_op_us": c.view_op_us}
-                               for f, c in found.cost.items()}, "tiny_us": found.tiny_us}))
+                               for f, c in found.cost.items()}, "tiny_us": found.tiny_us, "pace_us": found.pace_us}))
     return 0
 
 

@@ -72,6 +72,12 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   A dense dilated conv takes the factor of a dilated net (``conv-dilated``, ``ort_conv_kind``): ONNX Runtime's
   fp16 convs run on CUDA-core kernels, the dilated ones 12x torch-half's time on an H100 where the 3 x 3 net's
   read 4x. A file without it gives every conv the 3 x 3 net's ``conv``.
+* each host process's pace beside its eager price (``host_processes``: ``HostProcess``, one per process
+  ``host_us`` was measured in): the pure-Python loop the benchmarks time before and after every GPU loop
+  (bench.timing.host_pace_us) and that process's eager cost per aten call. A process's host on the lent VMs runs
+  at a pace of its own (BENCHMARKS.md, issue 27; calibrate's four processes read 14.7-23.3 us per eager call in
+  one lease), so whether the price follows the pace is what these pairs and the measurements' own paces
+  (``BenchResult.extra.host_pace_us``) can tell. Added within schema 2; not a prediction feature.
 
 The file: JSON, ``schema`` = ``SCHEMA``; one per GPU in ``<cache>/calibration/<gpu>.json``, written atomically
 and recorded in the cache's manifest (core.owned), so ``modelcost cache --clear`` removes it. A file of another
@@ -326,6 +332,16 @@ class HostCost:
     learned_from: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class HostProcess:
+    """One process ``host_us`` was measured in: its host's pace (microseconds of bench.timing.host_pace_us's
+    loop, the mean of one run before and one after its measurements) and its eager price per kernel-launching aten
+    call (None where it measured no eager price)."""
+
+    pace_us: float
+    eager_kernel_op_us: float | None = None
+
+
 @dataclass
 class Calibration:
     gpu: GpuFingerprint
@@ -345,6 +361,7 @@ class Calibration:
     graph_replay_us: float = 0.0
     fusion: dict[str, Fusion] = field(default_factory=dict)
     host_us: dict[str, HostCost] = field(default_factory=dict)  # family -> host cost per aten call (eager ones)
+    host_processes: list[HostProcess] = field(default_factory=list)  # each host_us process's pace and eager price
     ort_factor: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> kind -> ORT / torch time
     strided_curve: dict[str, list[TimePoint]] = field(default_factory=dict)  # element bytes ("2", "4") -> curve
     # memory_curve with the data in DRAM (a ring of tensors twice the L2): KV-cache reads; its calibrate also timed
@@ -431,6 +448,8 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             gemv=[GemmPoint(**p) for p in doc["gemv"]], matmul_modes=dict(doc["matmul_modes"]),
             launch_us={k: float(v) for k, v in doc["launch_us"].items()}, kernel_gap_us=float(doc["kernel_gap_us"]),
             graph_replay_us=float(doc["graph_replay_us"]), fusion=fusion, host_us=host,
+            host_processes=[HostProcess(float(h["pace_us"]), None if h.get("eager_kernel_op_us") is None
+                                        else float(h["eager_kernel_op_us"])) for h in doc.get("host_processes", [])],
             ort_factor={p: {k: float(v) for k, v in t.items()} for p, t in doc.get("ort_factor", {}).items()},
             strided_curve={e: [TimePoint(**p) for p in c] for e, c in doc.get("strided_curve", {}).items()},
             unaligned_factor={p: float(v) for p, v in doc.get("unaligned_factor", {}).items()},

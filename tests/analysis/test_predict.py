@@ -565,6 +565,17 @@ def test_host_cost_round_trips_and_a_file_without_it_still_reads() -> None:
     assert calib.from_dict(doc).host_us == {}
 
 
+def test_host_processes_round_trip_through_json_and_an_older_file_has_none() -> None:
+    from modelcost.core.calibration import HostProcess
+
+    pairs = [HostProcess(3100.0, 19.4), HostProcess(2600.5, None)]
+    doc = json.loads(json.dumps(calib.to_dict(dataclasses.replace(synthetic(), host_processes=pairs))))
+    assert doc["host_processes"][0] == {"pace_us": 3100.0, "eager_kernel_op_us": 19.4}
+    assert calib.from_dict(doc).host_processes == pairs
+    doc.pop("host_processes")  # C1-C5, written before the pairs
+    assert calib.from_dict(doc).host_processes == []
+
+
 def test_ort_layers_take_their_kind_s_calibrated_factor() -> None:
     # ort_factor fp16: GEMMs 1.5x torch's time, norms 2x. A GEMM layer of 0.1 ms and a norm of 0.01 ms become
     # 0.15 and 0.02 ms under ort-cuda; a conv (no factor) stays; torch-eager never takes the factor, nor fp32.

@@ -141,3 +141,36 @@ def test_the_childs_line_is_what_the_parent_reads(monkeypatch: pytest.MonkeyPatc
     line = capsys.readouterr().out
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=line))
     assert ch.run_child() == measured
+
+
+def test_each_process_keeps_its_pace_beside_its_eager_price() -> None:
+    from modelcost.bench.calibrate_host import ProcessHost, across_processes
+    from modelcost.core.calibration import HostProcess
+
+    # C5's four processes (H100, device_2026-12-03) read 19.4 / 23.3 / 20.3 / 14.7 us per eager call; the paces
+    # here are made up. The median pace of 3,100 / 4,200 / 3,300 / 2,600 is (3,100 + 3,300) / 2 = 3,200; a child
+    # that printed no pace (an older modelcost) keeps its price and has no pair.
+    here = ProcessHost({"eager": HostCost(19.4, 2.6)}, {}, 3100.0)
+    children = iter([ProcessHost({"eager": HostCost(23.3, 2.6)}, {}, 4200.0),
+                     ProcessHost({"eager": HostCost(20.3, 2.6)}, {}, 3300.0),
+                     ProcessHost({"eager": HostCost(14.7, 2.6)}, {}, 2600.0),
+                     ProcessHost({"eager": HostCost(30.0, 2.6)})])
+    found, notes = across_processes(here, lambda: next(children), processes=5)
+    assert found.processes == (HostProcess(3100.0, 19.4), HostProcess(4200.0, 23.3), HostProcess(3300.0, 20.3),
+                               HostProcess(2600.0, 14.7))
+    assert found.pace_us == 3200.0 and found.cost["eager"].kernel_op_us == 20.3
+    assert notes[-1] == "host pace: 3,100 / 4,200 / 3,300 / 2,600 us in 4 processes (bench.timing.host_pace_us's loop)"
+
+
+def test_a_child_reports_its_pace_and_an_older_child_none(monkeypatch) -> None:
+    import json
+    import subprocess
+
+    from modelcost.bench import calibrate_host
+
+    line = {"cost": {"eager": {"kernel_op_us": 12.5, "view_op_us": 2.0}}, "tiny_us": {"eager": 480.0}}
+    for doc, pace in ((dict(line, pace_us=2950.5), 2950.5), (line, None)):
+        done = subprocess.CompletedProcess([], 0, stdout="loading\n" + json.dumps(doc) + "\n", stderr="")
+        monkeypatch.setattr(subprocess, "run", lambda *a, d=done, **k: d)
+        child = calibrate_host.run_child()
+        assert (child.cost["eager"].kernel_op_us, child.tiny_us, child.pace_us) == (12.5, {"eager": 480.0}, pace)
