@@ -278,6 +278,16 @@ def strided_us(cal: Calibration, size_bytes: float, elem: float) -> float:
     return max(_curve_us(cal.strided_curve[near], size_bytes), memory_us(cal, size_bytes))
 
 
+def unvectorized_us(cal: Calibration, size_bytes: float, elem: float) -> float:
+    """Time of a non-vectorized elementwise kernel (an operand broadcast, of another layout or dtype:
+    ``LayerCost.eager_unvectorized_kernels``) moving ``size_bytes``, from the calibrated curve of the nearest element
+    size (``Calibration.unvectorized_curve``), or as a vectorized one where the calibration has none."""
+    if not cal.unvectorized_curve:
+        return memory_us(cal, size_bytes)
+    near = min(cal.unvectorized_curve, key=lambda e: abs(float(e) - elem))
+    return max(_curve_us(cal.unvectorized_curve[near], size_bytes), memory_us(cal, size_bytes))
+
+
 def _curve_us(pts: Sequence[TimePoint], size_bytes: float) -> float:
     sizes = [p.size_bytes for p in pts]
     if size_bytes <= sizes[0]:
@@ -470,6 +480,8 @@ def per_call(layer: LayerCost, kind: str | None) -> list[LayerCost]:
                                 eager_elements=part(layer.eager_elements, m),
                                 eager_strided_kernels=part(layer.eager_strided_kernels, m),
                                 eager_strided_elements=part(layer.eager_strided_elements, m),
+                                eager_unvectorized_kernels=part(layer.eager_unvectorized_kernels, m),
+                                eager_unvectorized_elements=part(layer.eager_unvectorized_elements, m),
                                 eager_bytes=part(layer.eager_bytes, m),
                                 gemm_shapes=layer.gemm_shapes[i:i + 1] if len(layer.gemm_shapes) == calls else [])
             for i, m in enumerate(macs) if m]
@@ -523,17 +535,25 @@ def _eager_memory_ms(layer: LayerCost, kind: str, cal: Calibration, elem: float,
     own rate (``_strided_ms``). The bytes: ``LayerCost.eager_bytes`` (each tensor in the dtype the count ran it in:
     transformers' RMSNorm makes 8 calls with an fp32 round trip inside a bf16 model) x ``run_bytes`` (the run's
     element size over the count's), scaled to the batch; a count without them, ``eager_elements`` at ``elem``
-    bytes. None without the tally (an ONNX model)."""
+    bytes. The non-vectorized calls (an operand broadcast, of another layout or dtype) take their share of the bytes
+    at their own calibrated rate (``unvectorized_us``). None without the tally (an ONNX model)."""
     if kind not in ("norm", "elementwise") or not layer.eager_kernels or layer.eager_elements is None:
         return None
-    calls = layer.eager_kernels - (layer.eager_strided_kernels or 0)
-    elements = layer.eager_elements - (layer.eager_strided_elements or 0)
-    if layer.eager_bytes and layer.eager_elements:
-        size = layer.eager_bytes * elements / layer.eager_elements * run_bytes * scale
-    else:
-        size = elements * scale * elem
-    plain = calls * memory_us(cal, size / calls) / 1e3 if calls > 0 and elements > 0 else 0.0
-    return plain + _strided_ms(layer, cal, elem, scale)
+    # apart only where the calibration timed them: else they share the vectorized calls' bytes, as before the tally
+    slow_calls, slow_elements = (layer.eager_unvectorized_kernels or 0, layer.eager_unvectorized_elements or 0) \
+        if cal.unvectorized_curve else (0, 0)
+    calls = layer.eager_kernels - (layer.eager_strided_kernels or 0) - slow_calls
+    elements = layer.eager_elements - (layer.eager_strided_elements or 0) - slow_elements
+
+    def size_of(n: float) -> float:  # the run's bytes of ``n`` of the layer's counted elements
+        if layer.eager_bytes and layer.eager_elements:
+            return layer.eager_bytes * n / layer.eager_elements * run_bytes * scale
+        return n * scale * elem
+
+    plain = calls * memory_us(cal, size_of(elements) / calls) / 1e3 if calls > 0 and elements > 0 else 0.0
+    slow = slow_calls * unvectorized_us(cal, size_of(slow_elements) / slow_calls, elem) / 1e3 \
+        if slow_calls > 0 and slow_elements > 0 else 0.0
+    return plain + slow + _strided_ms(layer, cal, elem, scale)
 
 
 def count_element_bytes(cost: CostReport) -> float:

@@ -100,6 +100,7 @@ def transfer(cal: Calibration, target: GpuSpec) -> Calibration:
             f"{1 / bw:.3f} (bandwidth), L2-resident x {1 / on_chip:.3f} (SMs x clock), launch costs kept")
     return dataclasses.replace(cal, gpu=gpu, memory_curve=curve, gemv=gemv, notes=[*cal.notes, note],
                                strided_curve={e: moved(c) for e, c in cal.strided_curve.items()},
+                               unvectorized_curve={e: moved(c) for e, c in cal.unvectorized_curve.items()},
                                cold_curve=moved(cal.cold_curve, dram=True),
                                gemm_grid=moved_grid(cal, target, peak_ratio))
 

@@ -54,6 +54,8 @@ class _Layer:
     eager_strided_kernels: int = 0
     eager_strided_elements: int = 0
     eager_bytes: int = 0
+    eager_unvectorized_kernels: int = 0
+    eager_unvectorized_elements: int = 0
     calls: int = 0  # module calls (a leaf module) or aten calls (a layer of one aten op) in the forward
     call_macs: list[int] = field(default_factory=list)  # each call's MACs
     gemms: list[tuple[int, int, int] | None] = field(default_factory=list)  # a layer of one aten op: each call's
@@ -66,7 +68,9 @@ class _Layer:
                          self.eager_strided_elements, self.eager_bytes, max(self.calls, 1),
                          list(self.call_macs) if self.calls > 1 else [],
                          *(self.window or (None, None, None)),
-                         gemm_shapes=list(self.gemms) if self.gemms and None not in self.gemms else [])
+                         gemm_shapes=list(self.gemms) if self.gemms and None not in self.gemms else [],
+                         eager_unvectorized_kernels=self.eager_unvectorized_kernels,
+                         eager_unvectorized_elements=self.eager_unvectorized_elements)
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -97,6 +101,45 @@ def reads_across(ins: list[torch.Tensor], outs: list[torch.Tensor]) -> bool:
     if not fast:
         return False
     return any(t.shape == out.shape and t.stride(fast[0]) not in (0, 1) for t in ins)
+
+
+# dtype casts TensorIterator runs by a vectorized kernel of their own (aten/src/ATen/native/cuda/Copy.cu): float32
+# to half / bfloat16; every other cast runs its unrolled kernel with the cast in it
+_VECTORIZED_CASTS = {(torch.float32, torch.float16), (torch.float32, torch.bfloat16)}
+COPY_OPS = ("aten.copy_", "aten._to_copy")  # copies judged as pointwise calls (``unvectorized``)
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """Whether ``t`` covers its memory without gaps in some order of its dimensions (contiguous, channels_last,
+    any permutation): TensorIterator collapses such operands to one flat, vectorizable run."""
+    span = 1
+    for stride, size in sorted((t.stride(d), t.shape[d]) for d in range(t.dim()) if t.shape[d] > 1):
+        if stride != span:
+            return False
+        span *= size
+    return True
+
+
+def unvectorized(ins: list[torch.Tensor], outs: list[torch.Tensor]) -> bool:
+    """True when a pointwise call or copy is run by TensorIterator's non-vectorized kernel: its output is not
+    dense (a slice written in place), or an input is broadcast (another shape, or stride 0: RMSNorm's weight, a
+    rotary embedding's cos over the heads), laid out otherwise than the output (a transposed-then-viewed operand
+    beside a contiguous one) or of another dtype (bf16 x fp32, a widening cast; float32 to half is a vectorized
+    cast of its own). Only a fully contiguous, same-dtype call is vectorized (``vectorized_elementwise_kernel``);
+    0-d inputs count as the scalars they usually are. Transposed inputs (``reads_across``) are judged apart."""
+    if not outs or outs[0].numel() < 2:
+        return False
+    out = outs[0]
+    if not _dense(out):
+        return True
+    for t in ins:
+        if t.dim() == 0 or t is out:
+            continue
+        if t.shape != out.shape or t.stride() != out.stride():
+            return True
+        if t.dtype != out.dtype and (t.dtype, out.dtype) not in _VECTORIZED_CASTS:
+            return True
+    return False
 
 
 def _nbytes(t: torch.Tensor) -> int:
@@ -162,8 +205,9 @@ class _Recorder:
 
     # ops ---------------------------------------------------------------------------------------------
     def record(self, op: str, status: str, cost: torch_ops.OpCost | None, inputs: Any, outputs: Any,
-               mutable: bool | None = None) -> None:
-        """One aten call (``mutable``: its schema writes an argument) or, with ``mutable`` None, one composite."""
+               mutable: bool | None = None, pointwise: bool = False) -> None:
+        """One aten call (``mutable``: its schema writes an argument; ``pointwise``: TensorIterator runs it, a
+        pointwise op or a copy) or, with ``mutable`` None, one composite."""
         outs = _op_tensors(outputs)
         ins = _op_tensors(inputs)
         in_keys = [k for k in map(_storage_key, ins) if k is not None]
@@ -197,6 +241,9 @@ class _Recorder:
             if mutable is not None and not (cost is not None and cost.macs) and reads_across(ins, outs):
                 layer.eager_strided_kernels += 1
                 layer.eager_strided_elements += elements
+            elif pointwise and unvectorized(ins, outs):
+                layer.eager_unvectorized_kernels += 1
+                layer.eager_unvectorized_elements += elements
         if not leaf:  # a layer of one aten op: each call its own MACs (a leaf module's are summed at leave)
             layer.call_macs.append(cost.macs if status == "counted" and cost is not None else 0)
             layer.gemms.append(cost.gemm if status == "counted" and cost is not None else None)
@@ -266,7 +313,8 @@ class _CountingMode(TorchDispatchMode):
         cost = None
         if status == "counted":
             cost, status = self.rec.cost_of(name, lambda: torch_ops.op_cost(func, args, kwargs, out))
-        self.rec.record(name, status, cost, (args, kwargs), out, func._schema.is_mutable)
+        self.rec.record(name, status, cost, (args, kwargs), out, func._schema.is_mutable,
+                        torch.Tag.pointwise in func.tags or name in COPY_OPS)
         return out
 
 

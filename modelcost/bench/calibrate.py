@@ -24,8 +24,9 @@ call, in bench/calibrate_host.py).
   weight copies twice the L2 in all (``ring_size``), so the weight comes from DRAM as a model's does.
 * memory-bound: an in-place elementwise op (read + write) from 4 KiB to 1 GiB (``memory_curve``: one tensor,
   so up to the L2's size it stays there, as a layer's fresh activations may); the same on a ring of tensors
-  twice the L2 (``cold_curve``, 256 KiB to 64 MiB: data from DRAM, as a KV cache's); and a copy from a
-  transposed source (``strided_curve``), fp16 and fp32, over the same sizes.
+  twice the L2 (``cold_curve``, 256 KiB to 64 MiB: data from DRAM, as a KV cache's); a copy from a
+  transposed source (``strided_curve``) and a matrix times a broadcast row (``unvectorized_curve``: TensorIterator's
+  non-vectorized kernel), fp16 and fp32, over the same sizes.
 * attention: SDPA (fp16, bf16, fp32) at query = key length 32 ... 4096, head size 32, 64 and 128; 64 heads x
   batch from 128 tokens up, and below 128 as many more as keep the FLOPs those of 128 (``attention_shape``):
   a short sequence is one CTA per (batch, head), so windowed and per-frame attention (Swin's 49-token windows)
@@ -302,6 +303,25 @@ def strided_curve(torch: Any, progress: Progress) -> dict[str, list[TimePoint]]:
     return curves
 
 
+def unvectorized_curve(torch: Any, progress: Progress) -> dict[str, list[TimePoint]]:
+    """Time of a matrix times a broadcast row (``torch.mul(x, w, out=o)``, w of one row: RMSNorm's weight), which
+    TensorIterator runs by its non-vectorized kernel, by bytes moved (x read, o written), per element size."""
+    progress("broadcast products by size")
+    curves: dict[str, list[TimePoint]] = {}
+    for dtype in (torch.float16, torch.float32):
+        elem = torch.finfo(dtype).bits // 8
+        points = curves.setdefault(str(elem), [])
+        for size in MEMORY_SIZES:
+            n = size // 2 // elem
+            cols = min(2048, max(n // 4, 1))  # at least 4 rows: a one-row product is collapsed and vectorized
+            x = torch.empty(n // cols, cols, device="cuda", dtype=dtype)
+            w, out = torch.empty(cols, device="cuda", dtype=dtype), torch.empty_like(x)
+            points.append(TimePoint(2 * x.numel() * elem,
+                                    graph_time_us(torch, lambda a=x, b=w, o=out: torch.mul(a, b, out=o))))
+            del x, w, out
+    return curves
+
+
 def unaligned_factors(torch: Any, gpu: GpuSpec, progress: Progress) -> dict[str, float]:
     """precision -> median over ``UNALIGNED_GEMMS`` of (the GEMM's time) / (the same GEMM with N and K padded to a
     multiple of 8): what missing 16-byte alignment costs (core/calibration.GEMM_ALIGN)."""
@@ -404,6 +424,7 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
         cal.memory_curve = memory_curve(torch, say)
         cal.cold_curve = cold_curve(torch, say, l2)
         cal.strided_curve = strided_curve(torch, say)
+        cal.unvectorized_curve = unvectorized_curve(torch, say)
         cal.unaligned_factor = unaligned_factors(torch, gpu, say)
         cal.attention = attention_points(torch, gpu, cal.attention_tile, say)
         cal.kernel_gap_us, cal.graph_replay_us = graph_costs(torch, say)

@@ -53,6 +53,13 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   uncoalesced reads, measured at 4-5x the contiguous time per byte on an H100 (benchmarks/kernel_mix.py). The
   static count tallies such calls per layer (``LayerCost.eager_strided_kernels`` / ``eager_strided_elements``).
   Added within schema 2: a file without it prices them as contiguous.
+* non-vectorized elementwise kernels (``unvectorized_curve``, element bytes -> a time curve): a pointwise call or
+  copy with an operand broadcast, laid out otherwise or of another dtype runs TensorIterator's non-vectorized kernel
+  (``LayerCost.eager_unvectorized_kernels``, analysis/torch_counter.unvectorized), timed as a product of a matrix
+  and a broadcast row (RMSNorm's weight). In the H100's eager Llama-3.2-1B prefill at batch 8 such calls (RMSNorm's
+  products and widening casts, the rotary embedding's) moved 1.5-2.3 TB/s where vectorized ones moved 3.0-3.5, and
+  the predictor priced them at the vectorized rate (benchmarks/results/device_2026-11-26g/llm). Added within schema
+  2: a file without it prices them as vectorized.
 * unaligned GEMMs (``unaligned_factor``, precision -> time of a GEMM whose N or K is not a multiple of 8
   elements over the same GEMM padded to one): cuBLAS's tensor-core kernels need 16-byte-aligned rows, and
   fall back to 2-byte-aligned ones (MLP-Mixer's 196 tokens, GPT-2's 50,257-word head). Added within schema 2.
@@ -364,6 +371,7 @@ class Calibration:
     host_processes: list[HostProcess] = field(default_factory=list)  # each host_us process's pace and eager price
     ort_factor: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> kind -> ORT / torch time
     strided_curve: dict[str, list[TimePoint]] = field(default_factory=dict)  # element bytes ("2", "4") -> curve
+    unvectorized_curve: dict[str, list[TimePoint]] = field(default_factory=dict)  # element bytes -> curve
     # memory_curve with the data in DRAM (a ring of tensors twice the L2): KV-cache reads; its calibrate also timed
     # the gemv points on a ring of weights (feature "cold_weights")
     cold_curve: list[TimePoint] = field(default_factory=list)
@@ -379,7 +387,7 @@ class Calibration:
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
             "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3", "ort_conv_kinds",
-            "conv_windows")
+            "conv_windows", "unvectorized_elementwise")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -391,9 +399,9 @@ def features(cal: Calibration) -> tuple[str, ...]:
     DRAM, "gemm_grid": ``gemm_grid``, "large_m_convs": dense conv classes of M above 8,192 with N and K above 128
     (bench/calibrate.LARGE_M_CONVS), "conv_3x3": classes of dense 3 x 3 stride-1 convs kept apart,
     ``THREE_BY_THREE``), "ort_conv_kinds": ``ort_factor`` of each of ``ORT_CONV_KINDS``, not the 3 x 3 net's
-    alone), "conv_windows": classes of 3-D and of non-square 2-D convs kept apart, ``VOLUMETRIC``, ``NON_SQUARE``).
-    A prediction made with other ones is another model, so the validation table keeps them
-    with each row (analysis/predict_table.validated_row)."""
+    alone), "conv_windows": classes of 3-D and of non-square 2-D convs kept apart, ``VOLUMETRIC``, ``NON_SQUARE``,
+    "unvectorized_elementwise": ``unvectorized_curve``). A prediction made with other ones is another model, so
+    the validation table keeps them with each row (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
@@ -403,7 +411,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
             "large_m_convs": any(_large_m(key) for table in cal.conv_efficiency.values() for key in table),
             "conv_3x3": THREE_BY_THREE in sorts,
             "ort_conv_kinds": any(k in f for f in cal.ort_factor.values() for k in ORT_CONV_KINDS[1:]),
-            "conv_windows": bool({VOLUMETRIC, NON_SQUARE} & sorts)}
+            "conv_windows": bool({VOLUMETRIC, NON_SQUARE} & sorts),
+            "unvectorized_elementwise": bool(cal.unvectorized_curve)}
     return tuple(name for name in FEATURES if held[name])
 
 
@@ -452,6 +461,8 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
                                         else float(h["eager_kernel_op_us"])) for h in doc.get("host_processes", [])],
             ort_factor={p: {k: float(v) for k, v in t.items()} for p, t in doc.get("ort_factor", {}).items()},
             strided_curve={e: [TimePoint(**p) for p in c] for e, c in doc.get("strided_curve", {}).items()},
+            unvectorized_curve={e: [TimePoint(**p) for p in c]
+                                for e, c in doc.get("unvectorized_curve", {}).items()},
             unaligned_factor={p: float(v) for p, v in doc.get("unaligned_factor", {}).items()},
             cold_curve=[TimePoint(**p) for p in doc.get("cold_curve", [])],
             gemm_grid=[GemmPoint(**p) for p in doc.get("gemm_grid", [])],

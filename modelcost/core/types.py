@@ -80,6 +80,12 @@ class LayerCost:
     # each call's (M, N, K) as one matmul where the output's shape does not tell them (an einsum: formulas.einsum_gemm),
     # one per call when every call has one, else empty: the predictor's GEMM class and bytes (predict.gemm_dims)
     gemm_shapes: list[tuple[int, int, int]] = field(default_factory=list)
+    # PyTorch only: of eager_kernels, the pointwise calls and copies TensorIterator runs by its non-vectorized kernel
+    # (an operand broadcast, of another layout or dtype, or a strided output: analysis/torch_counter.unvectorized;
+    # not the transposed ones above), and their elements. RMSNorm's weight and rsqrt products and a rotary
+    # embedding's ran at half the bandwidth of vectorized calls (H100, benchmarks/results/device_2026-11-26g/llm)
+    eager_unvectorized_kernels: int | None = None
+    eager_unvectorized_elements: int | None = None
 
 
 @dataclass

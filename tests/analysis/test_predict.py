@@ -811,6 +811,29 @@ def test_an_uncoalesced_call_is_priced_at_the_transposed_copy_rate() -> None:
     assert eager == pytest.approx(compiled + 12e-3)
 
 
+def test_a_non_vectorized_call_is_priced_at_the_broadcast_product_rate() -> None:
+    # An RMSNorm whose 3 counted calls move 3,000,000 fp16 elements, one of them (1,000,000 elements: the weight's
+    # broadcast product) non-vectorized. synthetic()'s memory curve is 2 us + 1 us per MB: the two vectorized calls
+    # share 4 MB, 2 x (2 + 2) = 8 us; the broadcast one moves 2 MB on a curve of 4 us + 2 us per MB past 1 MB:
+    # 6 + 2 = 8 us. Eager: 16 us. A calibration without the curve prices it as vectorized: 3 x 4 = 12 us, as before.
+    norm = LayerCost("norm", "LlamaRMSNorm", output_shapes=[(1000, 1000)], status="counted", eager_kernels=3,
+                     eager_elements=3_000_000, eager_unvectorized_kernels=1, eager_unvectorized_elements=1_000_000)
+    cal = dataclasses.replace(synthetic(), unvectorized_curve={"2": [
+        TimePoint(0, 4.0), TimePoint(1_000_000, 6.0), TimePoint(1_000_000_000, 2004.0)]})
+    [est] = estimate_layers(cost_of(norm), cal, "fp16", 1)
+    assert est.eager_memory_ms == pytest.approx(16e-3)
+    [old] = estimate_layers(cost_of(norm), synthetic(), "fp16", 1)
+    assert old.eager_memory_ms == pytest.approx(12e-3)
+    assert "unvectorized_elementwise" in calib.features(cal)
+    assert "unvectorized_elementwise" not in calib.features(synthetic())
+    assert calib.from_dict(json.loads(json.dumps(calib.to_dict(cal)))).unvectorized_curve == cal.unvectorized_curve
+    # moved to an H200 as the memory curve moves: the DRAM-bound 1 GB point past the floor x 3350 / 4800
+    h100 = dataclasses.replace(cal, gpu=dataclasses.replace(
+        synthetic("H100 SXM", **spec_from_table("H100 SXM").peak_tflops).gpu, l2_cache_bytes=50 * 2**20))
+    moved = transfer(h100, spec_from_table("H200"))
+    assert [p.time_us for p in moved.unvectorized_curve["2"]] == pytest.approx([4.0, 6.0, 4 + 2000 * 3350 / 4800])
+
+
 def test_a_cast_conv_net_runs_channels_last_so_the_count_s_layout_is_not_its_own() -> None:
     # torch-half casts a net of 2-D convs and runs it channels_last: the count's (contiguous) transposed operands
     # are not the run's, so its calls are priced as contiguous. fp32 eager and autocast keep the traced layout,

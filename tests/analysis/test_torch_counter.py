@@ -785,6 +785,63 @@ def test_reads_across_judges_layouts_not_shapes() -> None:
     assert not reads_across([at], [torch.empty(1, device="meta")])  # a scalar output
 
 
+def test_unvectorized_judges_what_tensoriterator_can_run_as_one_flat_vector() -> None:
+    from modelcost.analysis.torch_counter import unvectorized
+
+    a, b = torch.empty(4, 6, device="meta"), torch.empty(4, 6, device="meta")
+    row = torch.empty(6, device="meta")
+    assert not unvectorized([a, b], [a.new_empty(4, 6)])  # same shape, layout and dtype: vectorized
+    assert unvectorized([a, row], [a.new_empty(4, 6)])  # a broadcast row (RMSNorm's weight)
+    assert unvectorized([a, torch.empty(1, 6, device="meta").expand(4, 6)], [a.new_empty(4, 6)])  # stride 0
+    assert not unvectorized([a, torch.empty((), device="meta")], [a.new_empty(4, 6)])  # a 0-d scalar
+    # [2, 3, 4, 5] permuted from [2, 4, 3, 5] (attention's q after view and transpose) beside a contiguous operand
+    q = torch.empty(2, 4, 3, 5, device="meta").transpose(1, 2)
+    assert unvectorized([q, torch.empty(2, 3, 4, 5, device="meta")], [torch.empty(2, 3, 4, 5, device="meta")])
+    assert not unvectorized([q, q], [torch.empty(2, 4, 3, 5, device="meta").transpose(1, 2)])  # one layout: dense
+    half = torch.empty(4, 6, device="meta", dtype=torch.bfloat16)
+    assert unvectorized([half], [a.new_empty(4, 6)])  # a widening cast (bf16 -> fp32): the unrolled kernel
+    assert not unvectorized([a], [half.new_empty(4, 6)])  # fp32 -> bf16: a vectorized cast kernel of its own
+    assert unvectorized([a[:, 3:]], [torch.empty(4, 6, device="meta")[:, 3:]])  # a slice written: not dense
+
+
+class _RmsNormRope(nn.Module):
+    """transformers' LlamaRMSNorm and rotary embedding (apply_rotary_pos_emb with rotate_half), in bf16."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(64))
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        h = x.to(torch.float32)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        h = self.weight * h.to(x.dtype)
+        q = h.view(2, 8, 4, 16).transpose(1, 2)  # (2, 4 heads, 8 positions, 16)
+        half = torch.cat((-q[..., 8:], q[..., :8]), dim=-1)
+        return q * cos.unsqueeze(1) + half * sin.unsqueeze(1)
+
+
+def test_rmsnorm_and_rope_count_their_unvectorized_calls() -> None:
+    # The kernel calls, as eager issues them on (2, 8, 64) bf16 activations:
+    #   RMSNorm: to(fp32) widening (unvectorized), pow, mean (a reduction), add eps (a scalar), rsqrt,
+    #   h * rsqrt (a (2, 8, 1) operand broadcast: unvectorized), to(bf16) (vectorized cast), weight * h (a (64,)
+    #   weight broadcast: unvectorized) -> 8 calls, 3 unvectorized;
+    #   rotary: neg of a slice (its input is not dense in the output's layout: unvectorized), cat (not pointwise),
+    #   q * cos (q transposed from the view, cos broadcast over the heads: unvectorized), half * sin (sin
+    #   broadcast: unvectorized), the sum (q * cos keeps q's permuted layout, half * sin is contiguous:
+    #   unvectorized) -> 5 calls, 4 unvectorized.
+    net = _RmsNormRope().to(device="meta", dtype=torch.bfloat16)
+    x = torch.empty(2, 8, 64, dtype=torch.bfloat16, device="meta")
+    cos = sin = torch.empty(2, 8, 16, dtype=torch.bfloat16, device="meta")
+    cost = analyze_module(net, [x, cos, sin])
+    kernels = sum(layer.eager_kernels or 0 for layer in cost.layers)
+    slow = sum(layer.eager_unvectorized_kernels or 0 for layer in cost.layers)
+    assert (kernels, slow) == (13, 7)
+    # their elements: to(fp32) 1,024 + 1,024; h * rsqrt 1,024 + 16 + 1,024; weight * h 64 + 1,024 + 1,024;
+    # neg 512 + 512; q * cos 1,024 + 256 + 1,024; half * sin the same; the sum 3 x 1,024
+    assert sum(layer.eager_unvectorized_elements or 0 for layer in cost.layers) == (
+        2048 + 2064 + 2112 + 1024 + 2304 + 2304 + 3072)
+
+
 class _SharedLayers(nn.Module):
     """ALBERT's way: one Linear applied three times, one ReLU module twice, and attention's two bmm in one scope."""
 
