@@ -285,41 +285,47 @@ def cold_curve(torch: Any, progress: Progress, l2: int) -> list[TimePoint]:
     return points
 
 
-def strided_curve(torch: Any, progress: Progress) -> dict[str, list[TimePoint]]:
-    """Time of a copy from a transposed source (``dst.copy_(src.mT)``: TensorIterator's non-vectorized kernel,
-    reads across the fastest dimension) by bytes moved, per element size (2: fp16, 4: fp32)."""
-    progress("transposed copies by size")
+def _curves_by_size(torch: Any, timed: Callable[[Any, int], tuple[int, Callable[[], Any]]]) -> dict[str,
+                                                                                           list[TimePoint]]:
+    """Per element size ("2": fp16, "4": fp32), a point per ``MEMORY_SIZES`` size: ``timed(dtype, n)`` makes the
+    tensors of one kernel over ``n`` elements (half the size's bytes) and gives (the bytes it moves, the call)."""
     curves: dict[str, list[TimePoint]] = {}
     for dtype in (torch.float16, torch.float32):
         elem = torch.finfo(dtype).bits // 8
         points = curves.setdefault(str(elem), [])
         for size in MEMORY_SIZES:
-            n = size // 2 // elem
-            rows = 2 ** (int(math.log2(n)) // 2)
-            src = torch.empty(n // rows, rows, device="cuda", dtype=dtype)
-            dst = torch.empty(rows, n // rows, device="cuda", dtype=dtype)
-            points.append(TimePoint(2 * n * elem, graph_time_us(torch, lambda d=dst, s=src: d.copy_(s.mT))))
-            del src, dst
+            moved, call = timed(dtype, size // 2 // elem)
+            points.append(TimePoint(moved, graph_time_us(torch, call)))
+            del call  # its tensors, before the next size's
     return curves
+
+
+def strided_curve(torch: Any, progress: Progress) -> dict[str, list[TimePoint]]:
+    """Time of a copy from a transposed source (``dst.copy_(src.mT)``: TensorIterator's non-vectorized kernel,
+    reads across the fastest dimension) by bytes moved, per element size (2: fp16, 4: fp32)."""
+    progress("transposed copies by size")
+
+    def copy(dtype: Any, n: int) -> tuple[int, Callable[[], Any]]:
+        rows = 2 ** (int(math.log2(n)) // 2)
+        src = torch.empty(n // rows, rows, device="cuda", dtype=dtype)
+        dst = torch.empty(rows, n // rows, device="cuda", dtype=dtype)
+        return 2 * dst.numel() * dst.element_size(), lambda: dst.copy_(src.mT)
+
+    return _curves_by_size(torch, copy)
 
 
 def unvectorized_curve(torch: Any, progress: Progress) -> dict[str, list[TimePoint]]:
     """Time of a matrix times a broadcast row (``torch.mul(x, w, out=o)``, w of one row: RMSNorm's weight), which
     TensorIterator runs by its non-vectorized kernel, by bytes moved (x read, o written), per element size."""
     progress("broadcast products by size")
-    curves: dict[str, list[TimePoint]] = {}
-    for dtype in (torch.float16, torch.float32):
-        elem = torch.finfo(dtype).bits // 8
-        points = curves.setdefault(str(elem), [])
-        for size in MEMORY_SIZES:
-            n = size // 2 // elem
-            cols = min(2048, max(n // 4, 1))  # at least 4 rows: a one-row product is collapsed and vectorized
-            x = torch.empty(n // cols, cols, device="cuda", dtype=dtype)
-            w, out = torch.empty(cols, device="cuda", dtype=dtype), torch.empty_like(x)
-            points.append(TimePoint(2 * x.numel() * elem,
-                                    graph_time_us(torch, lambda a=x, b=w, o=out: torch.mul(a, b, out=o))))
-            del x, w, out
-    return curves
+
+    def product(dtype: Any, n: int) -> tuple[int, Callable[[], Any]]:
+        cols = min(2048, max(n // 4, 1))  # at least 4 rows: a one-row product is collapsed and vectorized
+        x = torch.empty(n // cols, cols, device="cuda", dtype=dtype)
+        w, out = torch.empty(cols, device="cuda", dtype=dtype), torch.empty_like(x)
+        return 2 * x.numel() * x.element_size(), lambda: torch.mul(x, w, out=out)
+
+    return _curves_by_size(torch, product)
 
 
 def unaligned_factors(torch: Any, gpu: GpuSpec, progress: Progress) -> dict[str, float]:

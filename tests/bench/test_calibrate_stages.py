@@ -29,3 +29,37 @@ def test_stage_seconds_round_trip_and_an_older_file_has_none() -> None:
     assert calib.from_dict(doc).stage_s == {"GEMM efficiency, fp16": 21.5}
     del doc["stage_s"]
     assert calib.from_dict(doc).stage_s == {}
+
+
+def test_the_size_curves_move_the_bytes_they_say_through_the_kernels_they_mean(monkeypatch) -> None:
+    # strided_curve and unvectorized_curve run on the CPU with 'cuda' read as 'cpu' and each call run once (no CUDA
+    # graph). For sizes of 4 KiB and 64 KiB, fp16 and fp32: every point is at its size's bytes (half read, half
+    # written); the copy's source is read across the destination's fastest dimension
+    # (analysis.torch_counter.reads_across), and the product of at least 4 rows by a broadcast row is a
+    # non-vectorized call (torch_counter.unvectorized), as the calls they stand for are counted.
+    from types import SimpleNamespace
+
+    import torch
+
+    from modelcost.analysis.torch_counter import reads_across, unvectorized
+    from modelcost.bench import calibrate
+
+    made: list[torch.Tensor] = []
+
+    def empty(*shape, device=None, **kwargs):
+        made.append(torch.empty(*shape, **kwargs))
+        return made[-1]
+
+    fake = SimpleNamespace(empty=empty, empty_like=torch.empty_like, mul=torch.mul, float16=torch.float16,
+                           float32=torch.float32, finfo=torch.finfo)
+    monkeypatch.setattr(calibrate, "graph_time_us", lambda torch_, fn, **_: (fn(), 1.0)[1])
+    monkeypatch.setattr(calibrate, "MEMORY_SIZES", (4096, 65536))
+    strided = calibrate.strided_curve(fake, lambda _: None)
+    copies, made[:] = list(made), []
+    broadcast = calibrate.unvectorized_curve(fake, lambda _: None)
+    for curve in (strided, broadcast):
+        assert {e: [p.size_bytes for p in c] for e, c in curve.items()} == {"2": [4096, 65536], "4": [4096, 65536]}
+    for src, dst in zip(copies[::2], copies[1::2], strict=True):  # each size: the source, then the destination
+        assert reads_across([src.mT], [dst]) and 2 * dst.numel() * dst.element_size() in (4096, 65536)
+    for x, w in zip(made[::2], made[1::2], strict=True):  # each size: the matrix, then the row
+        assert x.shape[0] >= 4 and unvectorized([x, w], [torch.empty_like(x)])
