@@ -2,16 +2,16 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
-mobilenet_v2, bert-base, gpt2; then fourteen more sets of 8, each written and committed before it was first
+mobilenet_v2, bert-base, gpt2; then fifteen more sets of 8, each written and committed before it was first
 measured: --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
 thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
 (predict_models_fresh5.py, sixteenth), fresh6 (predict_models_fresh6.py, seventeenth), fresh7
 (predict_models_fresh7.py, eighteenth), fresh8 (predict_models_fresh8.py, nineteenth), fresh9
 (predict_models_fresh9.py, twentieth), fresh10 (predict_models_fresh10.py, twenty-first), fresh11
 (predict_models_fresh11.py, twenty-second), fresh12 (predict_models_fresh12.py, twenty-third), fresh13
-(predict_models_fresh13.py, twenty-fourth) and fresh14 (predict_models_fresh14.py, twenty-fifth)) it runs
-modelcost's own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
-torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
+(predict_models_fresh13.py, twenty-fourth), fresh14 (predict_models_fresh14.py, twenty-fifth) and fresh15
+(predict_models_fresh15.py, twenty-sixth)) it runs modelcost's own pipeline with --predict: the same benchmark a
+user gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
 onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is appended
 to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go on), and the
 tables are rewritten after every model, so a run cut short keeps what it measured.
@@ -73,6 +73,7 @@ FRESH11_FILE = "benchmarks/predict_models_fresh11.py"
 FRESH12_FILE = "benchmarks/predict_models_fresh12.py"
 FRESH13_FILE = "benchmarks/predict_models_fresh13.py"
 FRESH14_FILE = "benchmarks/predict_models_fresh14.py"
+FRESH15_FILE = "benchmarks/predict_models_fresh15.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -208,6 +209,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "nystromformer_512": (f"{FRESH14_FILE}:nystromformer_512", "input_ids=Bx128:int64"),
     "moonshine_tiny_encoder": (f"{FRESH14_FILE}:moonshine_tiny_encoder", "input_values=Bx160000"),
     "imagegpt_small": (f"{FRESH14_FILE}:imagegpt_small", "input_ids=Bx128:int64"),
+    # the sixteenth set: written and frozen before any of it was measured
+    "tresnet_m_ish": (f"{FRESH15_FILE}:tresnet_m_ish", "input=Bx3x224x224"),
+    "hardnet68_ish": (f"{FRESH15_FILE}:hardnet68_ish", "input=Bx3x224x224"),
+    "mixnet_l_ish": (f"{FRESH15_FILE}:mixnet_l_ish", "input=Bx3x224x224"),
+    "siglip_base_vision": (f"{FRESH15_FILE}:siglip_base_vision", "pixel_values=Bx3x224x224"),
+    "speech2text_small_encoder": (f"{FRESH15_FILE}:speech2text_small_encoder", "input_features=Bx1000x80"),
+    "granite4_350m": (f"{FRESH15_FILE}:granite4_350m", "input_ids=Bx128:int64"),
+    "lilt_roberta_base": (f"{FRESH15_FILE}:lilt_roberta_base", "input_ids=Bx128:int64"),
+    "videomae_small": (f"{FRESH15_FILE}:videomae_small", "pixel_values=Bx16x3x224x224"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -238,7 +248,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh13": ["resnest50_ish", "hrnet_w18_small_v2_ish", "nfnet_f0_ish", "groupvit_gcc_yfcc", "fnet_base",
                       "canine_s", "openai_gpt", "speecht5_hifigan"],
           "fresh14": ["dpn68_ish", "fasternet_t2_ish", "inceptionnext_tiny_ish", "deit_small_distilled",
-                      "clip_vit_b32_vision", "nystromformer_512", "moonshine_tiny_encoder", "imagegpt_small"]}
+                      "clip_vit_b32_vision", "nystromformer_512", "moonshine_tiny_encoder", "imagegpt_small"],
+          "fresh15": ["tresnet_m_ish", "hardnet68_ish", "mixnet_l_ish", "siglip_base_vision",
+                      "speech2text_small_encoder", "granite4_350m", "lilt_roberta_base", "videomae_small"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
