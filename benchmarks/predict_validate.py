@@ -325,8 +325,9 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict]:
                                  bench=config, predict=True, screen="off", batch_search="off")
         run = api.run(source, options)
         unstable = {(r.backend, r.precision, r.batch_size): list(r.unstable) for r in run.benchmarks}
+        paces = {(r.backend, r.precision, r.batch_size): r.extra.host_pace_us for r in run.benchmarks}
         rows += [case_row(name, pred, unstable.get((pred.backend, pred.precision, pred.batch_size), []),
-                          conv_macs_pct(run.cost))
+                          conv_macs_pct(run.cost), paces.get((pred.backend, pred.precision, pred.batch_size)))
                  for pred in run.predictions
                  if f"{pred.backend}:{pred.precision}" in wanted and pred.measured_ms is not None]
         rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
@@ -366,13 +367,15 @@ def conv_macs_pct(cost: Any) -> float | None:
         if total else 0.0
 
 
-def case_row(name: str, pred: Any, unstable: list[str] | None = None, conv_pct: float | None = None) -> dict:
+def case_row(name: str, pred: Any, unstable: list[str] | None = None, conv_pct: float | None = None,
+             host_pace_us: list[float] | None = None) -> dict:
     """One line of cases.jsonl: a LatencyPrediction with its measurement beside it, why the run called that
     measurement unstable (BenchResult.unstable; [] when it did not: the sixth set's MPNet read 269 ms in eager
     with "end-to-end p50 5.3 ms is below the latency p50 it contains", a timing bug, and the case did not say so),
-    the model's share of MACs in convs (``conv_macs_pct``), and the nodes the measurement ran on the CPU
+    the model's share of MACs in convs (``conv_macs_pct``), the nodes the measurement ran on the CPU
     (LatencyPrediction.measured_cpu_nodes: ort-cuda without a CUDA kernel for them, FNet's DFTs; absent when
-    none)."""
+    none), and the host's pace before and after its timed loop (BenchResult.extra.host_pace_us, to set beside the
+    calibration's ``host_processes``; absent when not recorded)."""
     return {"model": name, "gpu": pred.gpu, "calibrated_on": pred.calibrated_on, "backend": pred.backend,
             "precision": pred.precision, "batch": pred.batch_size, "predicted_ms": pred.latency_ms,
             "measured_ms": pred.measured_ms, "error_pct": pred.error_pct, "kernels": pred.kernels,
@@ -380,7 +383,8 @@ def case_row(name: str, pred: Any, unstable: list[str] | None = None, conv_pct: 
             "model_ms": pred.latency_ms / pred.residual_factor, "compute_ms": pred.compute_ms,
             "overhead_ms": pred.overhead_ms, "bound": pred.bound, "residual_factor": pred.residual_factor,
             "residual": pred.residual_fit, "unstable": list(unstable or []), "conv_macs_pct": conv_pct} \
-        | ({"cpu_nodes": pred.measured_cpu_nodes} if pred.measured_cpu_nodes else {})
+        | ({"cpu_nodes": pred.measured_cpu_nodes} if pred.measured_cpu_nodes else {}) \
+        | ({"host_pace_us": list(host_pace_us)} if host_pace_us else {})
 
 
 def repredict_model(name: str, batch: int, cases: list[dict], calibrations: list) -> list[dict]:
@@ -406,8 +410,9 @@ def repredict_model(name: str, batch: int, cases: list[dict], calibrations: list
                         for c in cases if c["gpu"] == gpu]
             preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], [cal])
             unstable = {(c["backend"], c["precision"]): c.get("unstable", []) for c in cases if c["gpu"] == gpu}
+            paces = {(c["backend"], c["precision"]): c.get("host_pace_us") for c in cases if c["gpu"] == gpu}
             rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)),
-                              conv_macs_pct(cost)) | {"calibration": cal.created}
+                              conv_macs_pct(cost), paces.get((p.backend, p.precision))) | {"calibration": cal.created}
                      for p in preds]
             rows += [{"model": name, "batch": batch, "note": n} for n in notes]
     return rows

@@ -450,6 +450,15 @@ def test_a_validation_case_carries_the_nodes_its_measurement_ran_on_the_cpu() ->
     assert script.case_row("fnet", pred, [], None)["cpu_nodes"] == {"DFT": 24}
 
 
+def test_a_validation_case_carries_its_host_s_pace() -> None:
+    # the pinned CPU's pace before the warm-up and after the timed loop (BenchResult.extra.host_pace_us), beside
+    # the calibration's host_processes; a case measured before it was kept has none
+    script = validation_script()
+    pred = predict(cost_of(GEMM), synthetic(), "torch-eager", "fp16", 1)
+    assert script.case_row("m", pred, [], None, [3012.4, 3188.0])["host_pace_us"] == [3012.4, 3188.0]
+    assert "host_pace_us" not in script.case_row("m", pred, [], None)
+
+
 def test_the_validation_script_notes_a_config_it_did_not_measure() -> None:
     from modelcost.bench.stats import latency_stats
     from modelcost.core.types import BenchResult
