@@ -221,6 +221,7 @@ class Sweep:
                              if status == "oom" else first_line(exc))
             result.latency_ms = result.e2e_latency_ms = None
             result.throughput_ips = None
+        result.extra.cpu_nodes = getattr(runner, "cpu_nodes", None)  # as the first run found them (ort-cuda)
         if result.status == "screened":  # its memory goes back before the next config, as a failed one's does
             free_device_memory()
         return result

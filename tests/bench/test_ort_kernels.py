@@ -25,6 +25,8 @@ from modelcost.bench.backends.ort_kernels import (  # noqa: E402
     cpu_fallback_note,
     kernel_ranges,
     missing_kernels,
+    placed_off,
+    placed_off_note,
 )
 from modelcost.bench.base import BenchConfig  # noqa: E402
 from modelcost.core.errors import ModelcostError  # noqa: E402
@@ -134,15 +136,74 @@ def test_a_first_run_past_the_time_budget_is_stopped_and_says_why(monkeypatch: p
     # the limit is the config's budget, and at least a floor (a first run holds cuDNN's algorithm search)
     monkeypatch.setattr(ort_backend, "FIRST_RUN_FLOOR_S", full_s / 20)
     budget = BenchConfig(min_time_s=0, max_time_s=full_s / 10)
-    runner = SimpleNamespace(config=budget, cpu_fallback="24 nodes have no kernel", backend=ORT_CUDA)
+    runner = SimpleNamespace(config=budget, cpu_fallback="24 nodes have no kernel", backend=ORT_CUDA,
+                             read_placement=lambda: None)
     t0 = time.perf_counter()
     with pytest.raises(ModelcostError, match=r"took over .* s \(the config's time budget, --max-time-s, and at "
                                              r"least .* s\) and was stopped: not timed; 24 nodes have no kernel"):
         guarded_run(runner, lambda run_options: sess.run(None, feed, run_options))
     assert time.perf_counter() - t0 < full_s / 2  # stopped between nodes, long before the end
-    runner = SimpleNamespace(config=BenchConfig(max_time_s=60.0), cpu_fallback=None, backend=ORT_CUDA)
+    # where the kernel registry said nothing (onnxruntime-gpu's listing crashes), the stopped run's own profile
+    # names the nodes (OrtRunner.read_placement), before the message is made
+    runner = SimpleNamespace(config=budget, cpu_fallback=None, backend=ORT_CUDA)
+    runner.read_placement = lambda: setattr(runner, "cpu_fallback", "24 nodes ran off CUDAExecutionProvider")
+    with pytest.raises(ModelcostError, match=r"stopped: not timed; 24 nodes ran off CUDAExecutionProvider"):
+        guarded_run(runner, lambda run_options: sess.run(None, feed, run_options))
+    runner = SimpleNamespace(config=BenchConfig(max_time_s=60.0), cpu_fallback=None, backend=ORT_CUDA,
+                             read_placement=lambda: None)
     [y] = guarded_run(runner, lambda run_options: sess.run(None, feed, run_options))
     assert y.shape == (384, 384)
     # ort-tensorrt's first run builds its engine: never stopped (no run options at all)
     runner = SimpleNamespace(config=budget, cpu_fallback=None, backend=SimpleNamespace(name="ort-tensorrt"))
     assert guarded_run(runner, lambda run_options: run_options) is None
+
+
+def _node(name: str, op: str, provider: str, dur_us: float) -> dict:
+    return {"cat": "Node", "name": f"{name}_kernel_time", "dur": dur_us, "args": {"op_name": op, "provider": provider}}
+
+
+def test_the_first_run_s_profile_names_the_nodes_that_took_time_off_the_gpu() -> None:
+    # FNet's way, in one profiled run: two DFT nodes on the CPU, 900 and 1,100 ms; ONNX Runtime's own shape
+    # arithmetic on the CPU (Shape, Gather: 5 us each, 0.01 ms in all, under the 1 ms a type needs); a MatMul on
+    # the CUDA provider; a fence event and a session event, not nodes
+    events = [_node("dft1", "DFT", "CPUExecutionProvider", 900_000), _node("dft2", "DFT", "CPUExecutionProvider",
+                                                                           1_100_000),
+              _node("shape", "Shape", "CPUExecutionProvider", 5), _node("gather", "Gather", "CPUExecutionProvider", 5),
+              _node("mm", "MatMul", "CUDAExecutionProvider", 40),
+              {"cat": "Node", "name": "dft1_fence_before", "dur": 1, "args": {"op_name": "DFT"}},
+              {"cat": "Session", "name": "model_run", "dur": 2_000_100}]
+    nodes, ms = placed_off(events, "CUDAExecutionProvider")
+    assert (nodes, ms) == ({"DFT": 2}, 2000.0)
+    assert placed_off_note(nodes, ms, "CUDAExecutionProvider") == (
+        "2 nodes ran off CUDAExecutionProvider in the first run (DFT x2: 2,000.0 ms there, ONNX Runtime's profile): "
+        "on the CPU, their tensors copied across, inside the timed figure")
+    assert placed_off(events, "CUDAExecutionProvider", min_ms=0.0)[0] == {"DFT": 2, "Shape": 1, "Gather": 1}
+
+
+def test_a_real_profile_reads_and_ends_after_the_first_run(tmp_path) -> None:
+    # ONNX Runtime's own profile of one run, on this (CPU) build: every node ran on the CPU provider, so asked for
+    # the CUDA provider each is "off" it (no time floor), and for the CPU provider none is. OrtRunner.read_placement
+    # ends the profile (a second end_profiling has nothing left), deletes its folder, and sets the runner's nodes
+    # and note once.
+    from modelcost.bench.backends.ort import OrtRunner, session_options
+
+    path = tmp_path / "m.onnx"
+    onnx.save(_matmul_chain(3, 16), str(path))
+    folder = tmp_path / "profile"
+    folder.mkdir()
+    options = session_options(ort, "cpu", BenchConfig(), folder)
+    sess = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    sess.run(None, {"x": np.ones((16, 16), np.float32)})
+    runner = SimpleNamespace(_profile_dir=folder, ort_session=sess, cpu_nodes=None, cpu_fallback=None, notes=[],
+                             backend=SimpleNamespace(provider="CUDAExecutionProvider"))
+    runner._drop_profile = lambda: OrtRunner._drop_profile(runner)
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr("modelcost.bench.backends.ort.placed_off",
+                   lambda events, provider: placed_off(events, provider, min_ms=0.0))
+    try:
+        note = OrtRunner.read_placement(runner)
+    finally:
+        monkey.undo()
+    assert runner.cpu_nodes == {"MatMul": 3} and note == runner.cpu_fallback == runner.notes[0]
+    assert not folder.exists() and runner._profile_dir is None and sess.end_profiling() == ""
+    assert OrtRunner.read_placement(runner) is None  # once

@@ -9,13 +9,17 @@ model (``onnxruntime.transformers.float16``, I/O kept fp32, ops without fp16 ker
 
 from __future__ import annotations
 
+import contextlib
+import json
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from modelcost.bench.backends.ort_kernels import cpu_fallback, cpu_fallback_note
+from modelcost.bench.backends.ort_kernels import cpu_fallback, cpu_fallback_note, placed_off, placed_off_note
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.model import BenchModel
 from modelcost.core.errors import ModelcostError, is_out_of_memory_text
@@ -210,16 +214,20 @@ def _shapes_inferred(path: Path) -> Any:
     return model
 
 
-def session_options(ort: Any, device: str, config: BenchConfig) -> Any:
+def session_options(ort: Any, device: str, config: BenchConfig, profile_dir: Path | None = None) -> Any:
     """The SessionOptions of a timed session: every graph optimization, quiet logs, and for a CUDA session timed
     pinned to one CPU (``config.pin_cpu``, bench.timing.pinned_to_one_cpu) one intra-op thread: a pool of
     spinning workers on that one CPU would take it from the thread that issues the kernels (the CPU nodes of a
-    CUDA-EP graph, shape arithmetic and the like, then wait on them as torch's CPU ops did)."""
+    CUDA-EP graph, shape arithmetic and the like, then wait on them as torch's CPU ops did). ``profile_dir``:
+    ONNX Runtime profiles the session into it until ``OrtRunner.read_placement`` ends that after its first run."""
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     if device == "cuda" and config.pin_cpu:
         options.intra_op_num_threads = 1
+    if profile_dir is not None:
+        options.enable_profiling = True
+        options.profile_file_prefix = str(profile_dir / "placement")
     return options
 
 
@@ -247,6 +255,7 @@ def guarded_run(runner: OrtRunner, call: Callable[[Any], Any]) -> Any:
         return call(options)
     except Exception as exc:
         if options.terminate:
+            runner.read_placement()
             cause = f"; {runner.cpu_fallback}" if runner.cpu_fallback else ""
             raise ModelcostError(f"one ONNX Runtime run took over {limit_s:g} s (the config's time budget, "
                                  f"{{max_time_s}}, and at least {FIRST_RUN_FLOOR_S:g} s) and was stopped: not "
@@ -254,6 +263,7 @@ def guarded_run(runner: OrtRunner, call: Callable[[Any], Any]) -> Any:
         raise
     finally:
         timer.cancel()
+        runner.read_placement()
 
 
 class OrtRunner:
@@ -301,10 +311,13 @@ class OrtRunner:
                 }
                 providers.insert(0, ("TensorrtExecutionProvider", trt_opts))
         quiet_ort_logs(ort)
-        options = session_options(ort, self.device, config)
+        # ort-cuda's first run is profiled, for where its nodes ran (``read_placement``)
+        self._profile_dir = Path(tempfile.mkdtemp(prefix="modelcost-ort-")) if backend.name == "ort-cuda" else None
+        options = session_options(ort, self.device, config, self._profile_dir)
         try:
             self.ort_session = ort.InferenceSession(str(path), sess_options=options, providers=providers)
         except Exception as exc:
+            self._drop_profile()
             if is_out_of_memory_text(str(exc)):
                 raise OutOfMemory(first_line(exc, with_type=False)) from exc
             raise
@@ -325,7 +338,40 @@ class OrtRunner:
     def session(self, batch_size: int, host_inputs: Sequence[Any]) -> OrtSession:
         return OrtSession(self, host_inputs)
 
+    def read_placement(self) -> str | None:
+        """After the session's first run (``guarded_run``), once: end ONNX Runtime's profile of it and read where its
+        nodes ran (``ort_kernels.placed_off``). Nodes that took time off the CUDA provider become this runner's
+        ``cpu_nodes`` and a note, where the kernel registry named none (onnxruntime-gpu's listing crashes its process:
+        ``ort_kernels.kernel_ranges``). Returns the new note, for the session that ran; None otherwise. A profile that
+        cannot be read costs the note, not the run."""
+        if self._profile_dir is None:
+            return None
+        found = None
+        try:
+            events = json.loads(Path(self.ort_session.end_profiling()).read_text(encoding="utf-8"))
+            found = placed_off(events, self.backend.provider)
+        except Exception:  # noqa: BLE001 - the placement is a note; the timed runs do not depend on it
+            found = None
+        finally:
+            self._drop_profile()
+        if found is None or not found[0] or self.cpu_nodes:
+            return None
+        nodes, ms = found
+        self.cpu_nodes = dict(nodes.most_common())
+        self.cpu_fallback = placed_off_note(nodes, ms, self.backend.provider)
+        self.notes.append(self.cpu_fallback)
+        return self.cpu_fallback
+
+    def _drop_profile(self) -> None:
+        if self._profile_dir is not None:
+            shutil.rmtree(self._profile_dir, ignore_errors=True)
+            self._profile_dir = None
+
     def close(self) -> None:
+        if self._profile_dir is not None and getattr(self, "ort_session", None) is not None:
+            with contextlib.suppress(Exception):  # a session closed before its first run: end its profile here,
+                self.ort_session.end_profiling()  # not in a folder already gone when the session is freed
+        self._drop_profile()
         self.ort_session = None
 
 
@@ -347,6 +393,7 @@ class OrtSession:
         self._outputs: list[Any] | None = None
         self._io: Any = None
         t0 = time.perf_counter()
+        said = runner.cpu_fallback
         try:
             if self.device == "cuda":
                 self.bind_io("cuda")
@@ -357,6 +404,8 @@ class OrtSession:
                 raise OutOfMemory(first_line(exc, with_type=False)) from exc
             raise
         self.build_s = time.perf_counter() - t0  # ort-tensorrt: the engine for this shape is built here
+        if runner.cpu_fallback != said and runner.cpu_fallback:  # found in this session's first run
+            self.notes.append(runner.cpu_fallback)
         if self.device == "cuda":
             self.timing = ("GPU time between CUDA events on ONNX Runtime's compute stream around run_with_iobinding "
                            "(inputs and outputs bound on the GPU; no host<->device copies)")

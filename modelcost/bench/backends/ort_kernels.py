@@ -8,7 +8,11 @@ length that is no power of two (768), and one pinned CPU thread ran one batch-64
 fourteenth held-out set lost its whole 585 s device call to it (H100, device_2026-12-02). The registry is
 ``onnxruntime.capi._pybind_state.get_all_opkernel_def``, a debugging entry point of ONNX Runtime's Python
 bindings; where a build lacks it, nothing is said. Type constraints are not read: an op with a CUDA kernel for
-other types only is not caught."""
+other types only is not caught.
+
+onnxruntime-gpu 1.31.1's listing crashes its process (H100, device_2026-12-03), so on the GPU the placement is
+also read after the fact, from ONNX Runtime's own profile of a session's first run (``placed_off``): every node's
+event names the provider that ran it."""
 
 from __future__ import annotations
 
@@ -114,6 +118,37 @@ def cpu_fallback(path: Path, provider: str) -> Counter[str] | None:
     if ranges is None:
         return None
     return missing_kernels(onnx.load(str(path), load_external_data=False), ranges)
+
+
+# an op type is named when its nodes ran this long off the provider in the profiled first run: ONNX Runtime puts
+# shape arithmetic on the CPU on purpose (microseconds a node); a float op without a kernel takes far longer
+PLACED_OFF_MIN_MS = 1.0
+
+
+def placed_off(events: Iterable[dict], provider: str, min_ms: float = PLACED_OFF_MIN_MS) -> tuple[Counter[str], float]:
+    """(op type -> nodes that ran on another provider than ``provider``, for the op types whose nodes took at least
+    ``min_ms`` there; their milliseconds) from the events of ONNX Runtime's profile of one run (``enable_profiling``:
+    a node's "<name>_kernel_time" event, category "Node", with its op and provider in ``args``)."""
+    ran: dict[str, list[str | float]] = {}
+    for event in events:
+        args = event.get("args") or {}
+        name = str(event.get("name", ""))
+        if event.get("cat") != "Node" or not name.endswith("_kernel_time") or args.get("provider") in (None, provider):
+            continue
+        node = ran.setdefault(name, [str(args.get("op_name", "?")), 0.0])
+        node[1] = float(node[1]) + float(event.get("dur", 0)) / 1e3
+    per_op: dict[str, list[float]] = {}
+    for op, ms in ran.values():
+        per_op.setdefault(str(op), []).append(float(ms))
+    named = {op: times for op, times in per_op.items() if sum(times) >= min_ms}
+    return Counter({op: len(times) for op, times in named.items()}), sum(map(sum, named.values()))
+
+
+def placed_off_note(nodes: Counter[str], ms: float, provider: str) -> str:
+    """One line naming the nodes ``placed_off`` found."""
+    ops = ", ".join(f"{op} x{n}" for op, n in nodes.most_common())
+    return (f"{sum(nodes.values())} nodes ran off {provider} in the first run ({ops}: {ms:,.1f} ms there, ONNX "
+            "Runtime's profile): on the CPU, their tensors copied across, inside the timed figure")
 
 
 def cpu_fallback_note(missing: Counter[str], provider: str, version: str) -> str | None:
