@@ -109,6 +109,10 @@ _VECTORIZED_CASTS = {(torch.float32, torch.float16), (torch.float32, torch.bfloa
 COPY_OPS = ("aten.copy_", "aten._to_copy")  # copies judged as pointwise calls (``unvectorized``)
 
 
+def _strided(t: torch.Tensor) -> bool:
+    return t.layout == torch.strided and not t.is_nested
+
+
 def _dense(t: torch.Tensor) -> bool:
     """Whether ``t`` covers its memory without gaps in some order of its dimensions (contiguous, channels_last,
     any permutation): TensorIterator collapses such operands to one flat, vectorizable run."""
@@ -127,12 +131,14 @@ def unvectorized(ins: list[torch.Tensor], outs: list[torch.Tensor]) -> bool:
     beside a contiguous one) or of another dtype (bf16 x fp32, a widening cast; float32 to half is a vectorized
     cast of its own). Only a fully contiguous, same-dtype call is vectorized (``vectorized_elementwise_kernel``);
     0-d inputs count as the scalars they usually are. Transposed inputs (``reads_across``) are judged apart."""
-    if not outs or outs[0].numel() < 2:
-        return False
+    if not outs or not _strided(outs[0]) or outs[0].numel() < 2:
+        return False  # a sparse or nested output has no strides to judge
     out = outs[0]
     if not _dense(out):
         return True
     for t in ins:
+        if not _strided(t):
+            continue
         if t.dim() == 0 or t is out:
             continue
         if t.shape != out.shape or t.stride() != out.stride():

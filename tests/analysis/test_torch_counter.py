@@ -802,6 +802,9 @@ def test_unvectorized_judges_what_tensoriterator_can_run_as_one_flat_vector() ->
     assert unvectorized([half], [a.new_empty(4, 6)])  # a widening cast (bf16 -> fp32): the unrolled kernel
     assert not unvectorized([a], [half.new_empty(4, 6)])  # fp32 -> bf16: a vectorized cast kernel of its own
     assert unvectorized([a[:, 3:]], [torch.empty(4, 6, device="meta")[:, 3:]])  # a slice written: not dense
+    # a sparse operand or output has no strides: not judged (the count must not fail on it)
+    dense, sparse = torch.randn(4, 6), torch.randn(4, 6).to_sparse()
+    assert not unvectorized([sparse, dense], [dense]) and not unvectorized([dense], [sparse])
 
 
 class _RmsNormRope(nn.Module):
