@@ -411,9 +411,10 @@ def repredict_model(name: str, batch: int, cases: list[dict], calibrations: list
             preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], [cal])
             unstable = {(c["backend"], c["precision"]): c.get("unstable", []) for c in cases if c["gpu"] == gpu}
             paces = {(c["backend"], c["precision"]): c.get("host_pace_us") for c in cases if c["gpu"] == gpu}
+            paced = {"calibration_pace_us": calibration_pace_us(cal)} if cal.host_processes else {}
             rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)),
-                              conv_macs_pct(cost), paces.get((p.backend, p.precision))) | {"calibration": cal.created}
-                     for p in preds]
+                              conv_macs_pct(cost), paces.get((p.backend, p.precision)))
+                     | {"calibration": cal.created} | paced for p in preds]
             rows += [{"model": name, "batch": batch, "note": n} for n in notes]
     return rows
 
@@ -451,6 +452,39 @@ def repredict(args: argparse.Namespace) -> dict:
         except ModelcostError as exc:
             sys.exit(f"predict_validate: {exc}")
     return write_tables(args.out, read_cases(cases_file))
+
+
+def calibration_pace_us(cal: Any) -> float:
+    """The median pace of the processes a calibration priced the host in (``Calibration.host_processes``)."""
+    return statistics.median(p.pace_us for p in cal.host_processes)
+
+
+def pace_scaled_pct(case: dict) -> float | None:
+    """A host-bound case's error had its host time been priced at the pace of the process that measured it: the
+    issue time (``compute_ms`` + ``overhead_ms``) x the measurement's pace (the mean of before and after) over the
+    calibration's (``calibration_pace_us``), never below the kernel time, x the residual. None for a device-bound
+    case or one without both paces (measured or calibrated before they were kept)."""
+    measured_pace, cal_pace = case.get("host_pace_us"), case.get("calibration_pace_us")
+    if case.get("bound") != "host" or not measured_pace or not cal_pace or not case.get("measured_ms"):
+        return None
+    ratio = statistics.mean(measured_pace) / cal_pace
+    issue_ms = case["compute_ms"] + case["overhead_ms"]
+    scaled_ms = max(case["compute_ms"], issue_ms * ratio) * (case.get("residual_factor") or 1.0)
+    return (scaled_ms - case["measured_ms"]) / case["measured_ms"] * 100
+
+
+def pace_lines(cases: list[dict]) -> list[str]:
+    """The tables' section on the host's pace: the host-bound cases' |error| as predicted and as priced at the
+    measuring process's pace (``pace_scaled_pct``); none where no case has both paces."""
+    pairs = [(abs(c["error_pct"]), abs(scaled)) for c in cases
+             if c.get("error_pct") is not None and (scaled := pace_scaled_pct(c)) is not None]
+    if not pairs:
+        return []
+    before, after = [b for b, _ in pairs], [a for _, a in pairs]
+    return ["", "## Host-bound cases at the measuring process's pace", "",
+            f"{len(pairs)} cases: median / p90 |error| {statistics.median(before):.1f}% / {p90(before):.1f}% as "
+            f"predicted, {statistics.median(after):.1f}% / {p90(after):.1f}% with the host time x the measuring "
+            "process's pace over the calibration's (bench.timing.host_pace_us)"]
 
 
 def p90(values: list[float]) -> float:
@@ -535,6 +569,7 @@ def write_tables(out: Path, cases: list[dict]) -> dict:
               "| model | backend | precision | batch | predicted ms | measured ms | error % |", "|---" * 7 + "|"]
     lines += [f"| {c['model']} | {c['backend']} | {c['precision']} | {c['batch']} | {c['predicted_ms']:.3f} | "
               f"{c['measured_ms']:.3f} | {c['error_pct']:+.1f} |" for c in summary["worst"]]
+    lines += pace_lines(cases)
     lines += ["", "## Failures and notes", ""] + [f"- {json.dumps(f)}" for f in summary["failures"]]
     (out / "predict_validation.md").write_text("\n".join(lines) + "\n")
     return summary

@@ -450,6 +450,24 @@ def test_a_validation_case_carries_the_nodes_its_measurement_ran_on_the_cpu() ->
     assert script.case_row("fnet", pred, [], None)["cpu_nodes"] == {"DFT": 24}
 
 
+def test_a_host_bound_case_is_priced_again_at_its_measuring_process_s_pace() -> None:
+    # Issue time 2 + 4 = 6 ms (kernels 2 ms), residual x1.25, measured 9 ms. The measuring process's pace
+    # (3,300 + 3,500) / 2 = 3,400 us against the calibration's 2,000: x1.7, so 10.2 ms x 1.25 = 12.75 ms, +41.7%.
+    # At half the calibration's pace the issue time 3 ms stays above the kernels: 3.75 ms, -58.3%. At a tenth the
+    # kernels (2 ms) set it: 2.5 ms. A device-bound case, or one without both paces, has none.
+    script = validation_script()
+    case = {"bound": "host", "compute_ms": 2.0, "overhead_ms": 4.0, "residual_factor": 1.25, "measured_ms": 9.0,
+            "host_pace_us": [3300.0, 3500.0], "calibration_pace_us": 2000.0, "error_pct": 0.0}
+    assert script.pace_scaled_pct(case) == pytest.approx((12.75 - 9) / 9 * 100)
+    assert script.pace_scaled_pct(case | {"host_pace_us": [1000.0, 1000.0]}) == pytest.approx((3.75 - 9) / 9 * 100)
+    assert script.pace_scaled_pct(case | {"host_pace_us": [200.0, 200.0]}) == pytest.approx((2.5 - 9) / 9 * 100)
+    assert script.pace_scaled_pct(case | {"bound": "device"}) is None
+    assert script.pace_scaled_pct({k: v for k, v in case.items() if k != "calibration_pace_us"}) is None
+    lines = script.pace_lines([case, case | {"host_pace_us": [1000.0, 1000.0], "error_pct": -20.0}])
+    assert lines[-1].startswith("2 cases: median / p90 |error| 10.0% / 20.0% as predicted, 50.0% / 58.3%")
+    assert script.pace_lines([case | {"bound": "device"}]) == []
+
+
 def test_a_validation_case_carries_its_host_s_pace() -> None:
     # the pinned CPU's pace before the warm-up and after the timed loop (BenchResult.extra.host_pace_us), beside
     # the calibration's host_processes; a case measured before it was kept has none
