@@ -96,17 +96,27 @@ def host_us(torch: Any, call: Callable[[], Any], device: str) -> tuple[float, fl
     return round(statistics.median(done), 2), round(statistics.median(issued), 2)
 
 
-def kernels_per_call(torch: Any, call: Callable[[], Any], calls: int = 10) -> float:
-    from torch.profiler import ProfilerActivity, profile
+def kernels_per_call(torch: Any, calls: dict[str, Callable[[], Any]], reps: int = 10) -> dict[str, float]:
+    """op -> kernels one call launches, from one profiler session for all of ``calls`` (a session per op would
+    cost the profiler's start-up each time): each op runs ``reps`` times in a range of its own and the GPU is
+    synchronized before the next op starts, so its kernels run in the window from its range's start to the next's."""
+    from torch.profiler import ProfilerActivity, profile, record_function
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            call()
-        if torch.cuda.is_available():
+        for op, call in calls.items():
+            with record_function(f"op::{op}"):
+                for _ in range(reps):
+                    call()
             torch.cuda.synchronize()
-    kernels = sum(1 for e in prof.events() if str(e.device_type).rsplit(".", 1)[-1] == "CUDA"
-                  and "Memcpy" not in e.name and "Memset" not in e.name)
-    return kernels / calls
+    events = prof.events()
+    starts = sorted((e.time_range.start, e.name.removeprefix("op::")) for e in events if e.name.startswith("op::"))
+    kernels = [e.time_range.start for e in events if str(e.device_type).rsplit(".", 1)[-1] == "CUDA"
+               and "Memcpy" not in e.name and "Memset" not in e.name]
+    out = {}
+    for i, (start, op) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else float("inf")
+        out[op] = sum(start <= k < end for k in kernels) / reps
+    return out
 
 
 def measure(device: str) -> dict:
@@ -125,16 +135,20 @@ def measure(device: str) -> dict:
             if device == "cpu" and dtype == torch.float16:
                 continue  # the smoke run: CPU fp16 convs are not what this measures
             rows = out.setdefault("ops", {}).setdefault(name, {})
+            timed: dict[str, Callable[[], Any]] = {}
             for op, call in ops(torch, device, dtype, channels_last).items():
                 if channels_last and op in ("linear", "layer_norm", "gelu", "softmax", "sdpa", "matmul",
                                             "transpose_copy", "view", "permute"):
                     continue  # no 4-D activation: the same calls as fp16
                 try:
                     per_call, issue = host_us(torch, call, device)
-                    rows[op] = {"host_us": per_call, "issue_us": issue,
-                                "kernels": kernels_per_call(torch, call) if device == "cuda" else None}
+                    rows[op] = {"host_us": per_call, "issue_us": issue, "kernels": None}
+                    timed[op] = call
                 except Exception as exc:  # noqa: BLE001 - one op that fails is said, the rest measured
                     rows[op] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
+            if device == "cuda" and timed:
+                for op, kernels in kernels_per_call(torch, timed).items():
+                    rows[op]["kernels"] = kernels
     out["pace_us"].append(host_pace_us())
     return out
 
