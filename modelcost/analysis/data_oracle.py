@@ -18,6 +18,16 @@ counting modes, that answers them:
   ``argmax``, a comparison) whose inputs lack twins - a router's scores come from the weights - gets made-up
   inputs: standard normal floats, zero integers and booleans. So a router spreads tokens over experts as
   random scores would (about evenly), instead of failing;
+* **lineage replay**: a small tensor without a twin that a pointwise op, a simple reduction (``sum``, ``mean``,
+  ``amax``, ``amin``, ``max``, ``min``, ``cumsum``, ``prod``) or a view made from small tensors keeps how it was
+  made (``_Recipe``, on a ``_Node`` that holds no meta tensor: a count's peak memory follows their lifetimes).
+  When values are made up for it (at the frontier or for a question), they are made up where the weights'
+  outputs are - the recipe's inputs that have no recipe of their own, the roots - and the model's own recipes run
+  on them, at most ``REPLAY_DEPTH`` recipes deep (values are made up there). VITS and FastSpeech2-conformer count
+  their output frames as ``clamp_min(sum(ceil(exp(log_duration) * mask)), 1).long()``: normal values made up for
+  the ``clamp_min``'s output cast to 0 or a negative length and the forward failed ("Calculated padded input
+  size per channel: (0)"); made up for the duration predictor's output, the model's own ``ceil(exp(.))`` makes
+  every token last at least a frame, as on real data;
 * **questions**: an op of ``QUESTIONS`` whose meta kernel raises is answered by running it on the twins (a
   question about a tensor without a twin is asked of made-up values: zeros, ``False``, normal floats). Its
   tensor results come back as meta tensors of the real shapes (a copy to a real device stays real), with
@@ -36,6 +46,7 @@ import math
 import os
 import sys
 import sysconfig
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +62,10 @@ from modelcost.loaders.binding import args_kwargs, tensors_of
 from modelcost.loaders.buffer_values import data_value
 
 LIMIT_ELEMENTS = 1 << 22  # twins only for tensors this small: masks, positions, a router's one-hot choices
+REPLAY_DEPTH = 64  # recipes replayed at most this deep below the tensor whose values are asked (lineage replay)
+# the reductions whose recipes are kept (besides pointwise ops and views): a duration's sum, a mean, a cumulative
+# sum, a longest length (max and min of values only: their indices are integers, made up at once at the frontier)
+REPLAYED_REDUCTIONS = frozenset({"sum", "mean", "amax", "amin", "max", "min", "cumsum", "prod"})
 INPUT_BUDGET_ELEMENTS = 1 << 22  # the example inputs are built for real only up to this many elements in all
 # a model's checks on its own values (torch._assert_async's and transformers' torch_compilable_check reduce to
 # these): on made-up values a check may fail where real data passes it (VITS's spline flow: "Discriminant has
@@ -115,6 +130,36 @@ class _Twin:
     origins: frozenset[str]  # the seeded or made-up values it was computed from
 
 
+@dataclass(frozen=True)
+class _Recipe:
+    """How a small meta tensor without a twin was made, to compute its values once its inputs have some: the op,
+    its arguments with every meta tensor replaced by its ``_Node``."""
+
+    func: Any
+    args: tuple
+    kwargs: dict
+    index: int  # its place among the op's flattened results
+    at: str  # the model's line that made it
+
+
+class _Node:
+    """A small meta tensor as the lineage replay knows it, without keeping it alive (the training-peak simulation
+    frees a meta tensor's bytes when the model drops it): its shape and dtype, its recipe (None for a root) and
+    its twin - the tensor's own while it lives, else the one it had when a recipe read it or the replay gave it."""
+
+    __slots__ = ("dtype", "recipe", "ref", "shape", "twin")
+
+    def __init__(self, t: torch.Tensor, twin: _Twin | None) -> None:
+        self.ref: Any = weakref.ref(t)
+        self.shape, self.dtype = t.shape, t.dtype
+        self.recipe: _Recipe | None = None
+        self.twin = twin
+
+
+def _dead() -> None:
+    return None
+
+
 def _is_meta(t: Any) -> bool:
     return isinstance(t, torch.Tensor) and t.is_meta
 
@@ -134,6 +179,17 @@ def _storage_key(t: torch.Tensor) -> int | None:
         return t.untyped_storage()._cdata
     except Exception:  # noqa: BLE001 - tensors without a plain storage
         return None
+
+
+@functools.cache
+def _replayable(func: Any) -> bool:
+    """Ops whose values the lineage replay recomputes: pointwise ones, simple reductions, views and copies - never
+    one that writes into its arguments (the values it read are gone)."""
+    if _written_args(func):
+        return False
+    name = func._overloadpacket.__name__
+    return (torch.Tag.pointwise in func.tags or name in REPLAYED_REDUCTIONS or getattr(func, "is_view", False)
+            or name in ("_unsafe_view", "_to_copy"))
 
 
 @functools.cache
@@ -174,10 +230,12 @@ def _answer_text(value: Any) -> str:
 class DataOracle(TorchDispatchMode):
     """Enter it below the counting modes (first), ``seed`` the inputs, read ``assumptions`` afterwards."""
 
-    def __init__(self, limit_elements: int = LIMIT_ELEMENTS) -> None:
+    def __init__(self, limit_elements: int = LIMIT_ELEMENTS, replay_depth: int = REPLAY_DEPTH) -> None:
         super().__init__()
         self.limit = limit_elements
+        self.replay_depth = replay_depth
         self.twins = WeakTensorKeyDictionary()
+        self.nodes = WeakTensorKeyDictionary()  # small tensors a recipe made or read -> _Node (lineage replay)
         self.assumptions: list[DataAssumption] = []
         self._example_origins: set[str] = set()  # origins that are the example inputs' real values
         self._gen = torch.Generator().manual_seed(0)
@@ -209,15 +267,65 @@ class DataOracle(TorchDispatchMode):
             self.seed(label, t, v)
         return self
 
-    def _made_up(self, t: torch.Tensor, op: str) -> _Twin:
-        """Values for a tensor the model derived from its weights: standard normal floats, zero ints / bools."""
+    def _made_up(self, t: torch.Tensor | _Node, op: str, at: str | None = None) -> _Twin:
+        """Values for a tensor (or a replay's node) the model derived from its weights: standard normal floats, zero
+        ints / bools; ``op`` (at the model's line ``at``, default: the line now running) is the op that reads them."""
         if t.dtype.is_floating_point or t.dtype.is_complex:
             value, how = torch.randn(t.shape, generator=self._gen).to(t.dtype), "standard normal"
         else:
             value, how = torch.zeros(t.shape, dtype=t.dtype), "zeros"
         dims = "x".join(map(str, t.shape)) or "scalar"
         return _Twin(value, frozenset({f"made up ({how}): the {dims} {str(t.dtype).removeprefix('torch.')} "
-                                       f"input of {op} at {asked_at()}"}))
+                                       f"input of {op} at {at or asked_at()}"}))
+
+    def _values_for(self, t: torch.Tensor, op: str) -> _Twin:
+        """A twin for ``t``, which has none, read by ``op``: its recipe replayed (lineage replay), else made up."""
+        node = self.nodes.get(t)
+        return self._node_values(node, op, None, 0) if node is not None else self._made_up(t, op)
+
+    def _node_values(self, node: _Node, op: str, at: str | None, depth: int) -> _Twin:
+        """``node``'s twin: the one it has, else its recipe replayed on its inputs' (those without one get theirs so
+        first, ``replay_depth`` recipes deep at most), else values made up for ``op`` at ``at``. Each twin so computed
+        is kept (on the node and its tensor, if alive), so later ops and questions see the same values."""
+        t = node.ref()
+        if t is not None and t in self.twins:
+            return self.twins[t]
+        twin = node.twin
+        recipe = node.recipe
+        if twin is None and recipe is not None and depth < self.replay_depth:
+            name = str(recipe.func._overloadpacket)
+            inputs = [a for a in aten_leaves((recipe.args, recipe.kwargs)) if isinstance(a, _Node)]
+            values = {id(a): self._node_values(a, name, recipe.at, depth + 1) for a in inputs}
+            real = self._on_twins(recipe.func, recipe.args, recipe.kwargs, lambda a: values[id(a)].value, _Node)
+            leaves = tree_flatten(real)[0] if real is not None else []
+            r = leaves[recipe.index] if recipe.index < len(leaves) else None
+            if isinstance(r, torch.Tensor) and tuple(r.shape) == tuple(node.shape) and r.dtype == node.dtype:
+                twin = _Twin(r, frozenset().union(*(v.origins for v in values.values())))
+        if twin is None:
+            twin = self._made_up(node, op, at)
+        node.twin, node.recipe = twin, None
+        if t is not None:
+            self.twins[t] = twin
+        return twin
+
+    def _node(self, t: torch.Tensor) -> _Node:
+        node = self.nodes.get(t)
+        if node is None:
+            node = self.nodes[t] = _Node(t, self.twins.get(t))
+        return node
+
+    def _remember(self, func: Any, args: tuple, kwargs: dict, out: Any, inputs: list[torch.Tensor]) -> None:
+        """Keep the recipe of ``out``'s small meta tensors, made by a replayable op from small inputs (some without
+        twins), for the lineage replay."""
+        if not _replayable(func) or any(t.numel() > self.limit for t in inputs):
+            return
+        nodes = {id(t): self._node(t) for t in inputs}
+        args, kwargs = tree_map(lambda v: nodes[id(v)] if _is_meta(v) else v, (args, kwargs))
+        at = asked_at()
+        for i, m in enumerate(tree_flatten(out)[0]):
+            if _is_meta(m):
+                self.nodes[m] = node = _Node(m, None)
+                node.recipe = _Recipe(func, args, kwargs, i, at)
 
     # tensors made from Python data ----------------------------------------------------------------
     def __enter__(self) -> DataOracle:
@@ -282,11 +390,14 @@ class DataOracle(TorchDispatchMode):
         if missing and self._frontier(inputs, outs):
             name = str(func._overloadpacket)
             for t in missing:
-                self.twins[t] = self._made_up(t, name)
+                if t not in self.twins:  # (a replay for an earlier one may have given it one)
+                    self.twins[t] = self._values_for(t, name)
             missing = []
         real = self._on_twins(func, args, kwargs) if not missing else None
         if real is None:
             self._forget_writes(func, args, kwargs)
+            if missing:
+                self._remember(func, args, kwargs, out, inputs)
             return
         origins = frozenset().union(*(self.twins[t].origins for t in inputs))
         if func._overloadpacket.__name__ in CHECKS and self._rests_on_made_up(origins):
@@ -300,9 +411,12 @@ class DataOracle(TorchDispatchMode):
         return (all(t.numel() <= self.limit for t in inputs)
                 and any(not (t.dtype.is_floating_point or t.dtype.is_complex) for t in outs))
 
-    def _on_twins(self, func: Any, args: tuple, kwargs: dict) -> Any:
-        """``func`` on the twins (meta -> CPU, ``device=meta`` -> cpu); None when it cannot run there."""
+    def _on_twins(self, func: Any, args: tuple, kwargs: dict, value_of: Any = None, kind: Any = None) -> Any:
+        """``func`` on the twins (meta -> CPU, ``device=meta`` -> cpu); None when it cannot run there. With
+        ``value_of``, the arguments of type ``kind`` (a recipe's ``_Node``) are replaced by ``value_of`` of them."""
         def real(v: Any) -> Any:
+            if value_of is not None and isinstance(v, kind):
+                return value_of(v)
             if _is_meta(v):
                 return self.twins[v].value
             if isinstance(v, torch.device) and v.type == "meta":
@@ -317,7 +431,7 @@ class DataOracle(TorchDispatchMode):
     def _forget_writes(self, func: Any, args: tuple, kwargs: dict) -> None:
         """An op wrote into tensors whose twins it could not update: their twins (and their views') are stale."""
         written = _written_args(func)
-        if not written or not len(self.twins):
+        if not written or not (len(self.twins) or len(self.nodes)):
             return
         keys = set()
         for i, arg in written:
@@ -325,6 +439,10 @@ class DataOracle(TorchDispatchMode):
             keys |= {_storage_key(t) for t in tree_flatten(value)[0] if _is_meta(t)}
         for t in [t for t in self.twins.keys() if _storage_key(t) in keys]:
             del self.twins[t]
+        for t in [t for t in self.nodes.keys() if _storage_key(t) in keys]:
+            # the recipes that read it read the values before the write: its node keeps them, apart from the tensor
+            self.nodes[t].ref = _dead
+            del self.nodes[t]
 
     # questions --------------------------------------------------------------------------------------
     def _answer(self, func: Any, args: tuple, kwargs: dict, exc: BaseException) -> Any:
@@ -371,7 +489,7 @@ class DataOracle(TorchDispatchMode):
                                      f"meta, more than the data oracle makes up ({self.limit:,} elements)") from exc
         for t in inputs:
             if t not in self.twins:
-                self.twins[t] = self._made_up(t, op)
+                self.twins[t] = self._values_for(t, op)
 
     def _rests_on_made_up(self, origins: frozenset[str]) -> bool:
         """Whether values with these origins rest on made-up ones: not constants alone (no origin) and not the
