@@ -194,3 +194,106 @@ def test_a_scalar_formatted_into_a_name_gives_its_value() -> None:
     assert report.compute.complete and report.compute.macs == 48 + 96
     assert report.compute.flops_by_op.get("_unique2") == 24
     assert any(a.op == "Tensor.__format__" and a.basis == MADE_UP for a in report.assumptions)
+
+
+class _Durations(torch.nn.Module):
+    """VITS's and FastSpeech2-conformer's way to their output length: a duration per token from a conv (the weights:
+    no values on meta), ``clamp_min(sum(ceil(exp(log_duration))), 1).long()`` frames. Made up for the ``clamp_min``'s
+    output, normal values cast to 0 or a negative length, and VITS's forward failed ("Calculated padded input size
+    per channel: (0)")."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Conv1d(4, 1, 1)
+        self.out = torch.nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        log_duration = self.proj(x)  # 1 x 1 x T
+        duration = torch.ceil(torch.exp(log_duration))
+        length = torch.clamp_min(torch.sum(duration, [1, 2]), 1).long()
+        frames = torch.zeros(int(length.max()), 4, device=x.device)
+        return self.out(frames)
+
+
+def test_a_length_from_durations_is_made_up_where_the_weights_output_is() -> None:
+    # T = 8 tokens: the conv 8 x 4 x 1 = 32 MACs; then n frames through Linear(4 -> 2): 8n. The values are made up
+    # for the conv's output (the exp's input) and the model's own ceil(exp(.)) runs on them: every token lasts at
+    # least a frame, so n >= 8.
+    report = analyze_module(_Durations().to("meta"), [torch.empty(1, 4, 8, device="meta")])
+    assert not report.problems and report.compute.complete
+    frames, rest = divmod(report.compute.macs - 32, 8)
+    assert rest == 0 and frames >= 8
+    [length] = [a for a in report.assumptions if a.op == "aten._local_scalar_dense"]
+    assert length.basis == MADE_UP and length.answer == str(frames)
+    [root] = length.values_from
+    assert root.startswith("made up (standard normal): the 1x1x8 float32 input of aten.exp at ") and "forward" in root
+
+
+def test_the_replay_keeps_the_values_it_has_and_starts_from_the_made_up_ones() -> None:
+    log_duration = torch.empty(1, 1, 4, device="meta")  # a conv's output: no values
+    mask = torch.empty(1, 1, 4, device="meta")
+    oracle = DataOracle()
+    oracle.seed("mask", mask, torch.tensor([[[1.0, 1.0, 0.0, 0.0]]]))
+    with oracle:
+        duration = torch.ceil(torch.exp(log_duration) * mask)
+        n = int(torch.clamp_min(torch.sum(duration, [1, 2]), 1).long().max())
+    # the mask's values are the input's: the padded tokens last 0 frames, the other two ceil(exp(.)) >= 1 each, from
+    # the values made up for log_duration (kept as its twin)
+    made_up = oracle.twins[log_duration].value
+    assert n == int(torch.ceil(torch.exp(made_up[0, 0, :2])).sum()) >= 2
+    [a] = oracle.assumptions
+    assert a.basis == MADE_UP and a.values_from[0] == "input mask" and len(a.values_from) == 2
+
+
+def test_a_tensor_with_values_is_not_replayed_and_a_write_drops_the_recipe() -> None:
+    x = torch.empty(4, device="meta")  # no values, as a weight's output
+    weights = torch.nn.Parameter(torch.empty(4, device="meta"))
+    oracle = DataOracle()
+    with oracle:
+        e = x.exp()  # no values yet: its recipe is kept
+        first = int(x.argmax())  # x asked first: made-up normals, its twin from then on
+        total = float(e.sum())  # exp replayed on x's twin: no other values made up
+        overwritten = x.exp()
+        overwritten.mul_(weights.detach())  # a write the oracle cannot follow: the exp no longer says its values
+        bool(overwritten.gt(0).all())
+    made_up = oracle.twins[x].value
+    assert first == int(made_up.argmax()) and total == pytest.approx(float(made_up.exp().sum()))
+    [asked_sum] = [a for a in oracle.assumptions if a.answer == repr(total)]
+    [root] = asked_sum.values_from
+    assert "input of aten.argmax" in root  # the one made up for x
+    assert any("input of aten.gt" in v for a in oracle.assumptions for v in a.values_from)  # not exp(x): made up
+
+
+def test_the_replay_stops_replay_depth_recipes_deep() -> None:
+    x = torch.empty(4, device="meta")  # no values
+    deep, shallow = DataOracle(), DataOracle(replay_depth=3)
+    totals = []
+    for oracle in (deep, shallow):
+        with oracle:
+            y = x.abs()
+            for _ in range(5):
+                y = y + 1
+            totals.append(float(y.sum()))
+    # all replayed: sum(|x| + 5) from x's made-up values; x is the root, read by the abs
+    assert totals[0] == pytest.approx(float((deep.twins[x].value.abs() + 5).sum())) and totals[0] >= 20
+    assert "input of aten.abs" in deep.assumptions[0].values_from[0]
+    # 3 deep: the sum, the fifth and the fourth add are replayed; the third add's result is made up (read by an add)
+    assert x not in shallow.twins
+    assert "input of aten.add" in shallow.assumptions[0].values_from[0]
+
+
+def test_the_replay_keeps_no_meta_tensor_alive() -> None:
+    # the training-peak simulation frees a meta tensor's bytes when the model drops it: a recipe that held its
+    # inputs kept every small activation alive to the end of the step (test_training_peak's peaks grew)
+    import weakref
+
+    x = torch.empty(4, device="meta")  # no values
+    oracle = DataOracle()
+    with oracle:
+        e = x.exp()
+        doubled = e * 2
+        dropped = weakref.ref(e)
+        del e
+        assert dropped() is None
+        smallest = float(doubled.min())  # exp, then * 2, replayed all the same: 2 exp(x) > 0
+    assert smallest > 0 and "input of aten.exp" in oracle.assumptions[0].values_from[0]
