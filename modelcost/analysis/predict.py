@@ -272,20 +272,23 @@ def strided_us(cal: Calibration, size_bytes: float, elem: float) -> float:
     """Time of an uncoalesced (transposed-operand) kernel moving ``size_bytes`` of ``elem``-byte elements, from
     the calibrated curve of that element size (``Calibration.strided_curve``; the nearest size's where there is
     none of it), or as a contiguous kernel where the calibration has no such curve."""
-    if not cal.strided_curve:
-        return memory_us(cal, size_bytes)
-    near = min(cal.strided_curve, key=lambda e: abs(float(e) - elem))
-    return max(_curve_us(cal.strided_curve[near], size_bytes), memory_us(cal, size_bytes))
+    return _element_curve_us(cal, cal.strided_curve, size_bytes, elem)
 
 
 def unvectorized_us(cal: Calibration, size_bytes: float, elem: float) -> float:
     """Time of a non-vectorized elementwise kernel (an operand broadcast, of another layout or dtype:
     ``LayerCost.eager_unvectorized_kernels``) moving ``size_bytes``, from the calibrated curve of the nearest element
     size (``Calibration.unvectorized_curve``), or as a vectorized one where the calibration has none."""
-    if not cal.unvectorized_curve:
+    return _element_curve_us(cal, cal.unvectorized_curve, size_bytes, elem)
+
+
+def _element_curve_us(cal: Calibration, curves: dict[str, list[TimePoint]], size_bytes: float, elem: float) -> float:
+    """``size_bytes`` on the curve of the element size nearest ``elem`` among ``curves`` (element bytes -> curve),
+    never faster than a contiguous kernel (``memory_us``), which stands in where there is no curve."""
+    if not curves:
         return memory_us(cal, size_bytes)
-    near = min(cal.unvectorized_curve, key=lambda e: abs(float(e) - elem))
-    return max(_curve_us(cal.unvectorized_curve[near], size_bytes), memory_us(cal, size_bytes))
+    near = min(curves, key=lambda e: abs(float(e) - elem))
+    return max(_curve_us(curves[near], size_bytes), memory_us(cal, size_bytes))
 
 
 def _curve_us(pts: Sequence[TimePoint], size_bytes: float) -> float:
