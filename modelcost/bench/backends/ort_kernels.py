@@ -129,32 +129,37 @@ def placed_off(events: Iterable[dict], provider: str, min_ms: float = PLACED_OFF
     """(op type -> nodes that ran on another provider than ``provider``, for the op types whose nodes took at least
     ``min_ms`` there; their milliseconds) from the events of ONNX Runtime's profile of one run (``enable_profiling``:
     a node's "<name>_kernel_time" event, category "Node", with its op and provider in ``args``)."""
-    ran: dict[str, list[str | float]] = {}
+    op_of: dict[str, str] = {}  # node -> its op type
+    ms_of: Counter[str] = Counter()  # node -> its milliseconds
     for event in events:
         args = event.get("args") or {}
         name = str(event.get("name", ""))
         if event.get("cat") != "Node" or not name.endswith("_kernel_time") or args.get("provider") in (None, provider):
             continue
-        node = ran.setdefault(name, [str(args.get("op_name", "?")), 0.0])
-        node[1] = float(node[1]) + float(event.get("dur", 0)) / 1e3
-    per_op: dict[str, list[float]] = {}
-    for op, ms in ran.values():
-        per_op.setdefault(str(op), []).append(float(ms))
-    named = {op: times for op, times in per_op.items() if sum(times) >= min_ms}
-    return Counter({op: len(times) for op, times in named.items()}), sum(map(sum, named.values()))
+        op_of[name] = str(args.get("op_name", "?"))
+        ms_of[name] += float(event.get("dur", 0)) / 1e3
+    nodes: Counter[str] = Counter(op_of.values())
+    ms: Counter[str] = Counter()
+    for name, op in op_of.items():
+        ms[op] += ms_of[name]
+    named = [op for op in nodes if ms[op] >= min_ms]
+    return Counter({op: nodes[op] for op in named}), sum(ms[op] for op in named)
+
+
+def _op_list(nodes: Counter[str]) -> str:
+    """"DFT x24, Exp x1": op types by their count of nodes, the largest first."""
+    return ", ".join(f"{op} x{n}" for op, n in nodes.most_common())
 
 
 def placed_off_note(nodes: Counter[str], ms: float, provider: str) -> str:
     """One line naming the nodes ``placed_off`` found."""
-    ops = ", ".join(f"{op} x{n}" for op, n in nodes.most_common())
-    return (f"{sum(nodes.values())} nodes ran off {provider} in the first run ({ops}: {ms:,.1f} ms there, ONNX "
-            "Runtime's profile): on the CPU, their tensors copied across, inside the timed figure")
+    return (f"{sum(nodes.values())} nodes ran off {provider} in the first run ({_op_list(nodes)}: {ms:,.1f} ms there, "
+            "ONNX Runtime's profile): on the CPU, their tensors copied across, inside the timed figure")
 
 
 def cpu_fallback_note(missing: Counter[str], provider: str, version: str) -> str | None:
     """One line naming ``missing`` (``cpu_fallback``); None where there is none."""
     if not missing:
         return None
-    ops = ", ".join(f"{op} x{n}" for op, n in missing.most_common())
-    return (f"{sum(missing.values())} nodes have no {provider} kernel in onnxruntime {version} ({ops}): ONNX Runtime "
-            "runs them on the CPU and copies their tensors across, inside the timed figure")
+    return (f"{sum(missing.values())} nodes have no {provider} kernel in onnxruntime {version} ({_op_list(missing)}): "
+            "ONNX Runtime runs them on the CPU and copies their tensors across, inside the timed figure")
