@@ -137,9 +137,7 @@ def unvectorized(ins: list[torch.Tensor], outs: list[torch.Tensor]) -> bool:
     if not _dense(out):
         return True
     for t in ins:
-        if not _strided(t):
-            continue
-        if t.dim() == 0 or t is out:
+        if not _strided(t) or t.dim() == 0 or t is out:
             continue
         if t.shape != out.shape or t.stride() != out.stride():
             return True

@@ -198,7 +198,6 @@ class Sweep:
             return result
         arrays, input_notes = self.model.host_inputs(batch)
         result.notes.extend(list(getattr(runner, "notes", [])) + input_notes)
-        result.extra.cpu_nodes = getattr(runner, "cpu_nodes", None)
         session = None
         ahead = self.model.compile_ahead
         if ahead is not None and registry.info(backend).compile:
