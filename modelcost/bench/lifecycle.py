@@ -38,12 +38,13 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 def failure(exc: BaseException) -> tuple[Status, str]:
     """The status and reason of a config that raised ``exc``: ``oom``, ``unavailable`` (the backend's plain
-    reason, whole) or ``failed`` (the error's first line)."""
+    reason, whole) or ``failed`` (the error's first line, with the exception's type unless it is a
+    ``ModelcostError``, whose message is written for the user)."""
     if is_out_of_memory(exc):
         return "oom", first_line(exc)
     if isinstance(exc, Unavailable):
         return "unavailable", str(exc)
-    return "failed", first_line(exc)
+    return "failed", first_line(exc, with_type=not isinstance(exc, errors.ModelcostError))
 
 
 def why_not(backend: str, kinds: Sequence[str], precisions: Sequence[str]) -> str | None:

@@ -366,3 +366,30 @@ def test_a_weight_standardizing_batch_norm_stays_fp32_in_the_fp16_copy(tmp_path:
     assert "BatchNormalization" not in {n.op_type for n in onnx.load(str(tmp_path / "optimized.onnx")).graph.node}
     [y32] = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     assert np.abs(y16 - y32).max() < 1e-2 * np.abs(y32).max()  # fp16's rounding, not another function
+
+
+def test_a_failed_cuda_graph_capture_names_the_host_tensor_the_forward_copies() -> None:
+    # transformers' VideoMAE keeps its sinusoidal position table as a plain attribute (not a buffer): moving the
+    # model to the GPU leaves it on the CPU, the forward copies it over on each call, and CUDA-graph capture
+    # fails with torch's advice to pin the tensor (the sixteenth held-out set, BENCHMARKS.md)
+    from modelcost.bench import lifecycle
+    from modelcost.bench.backends.torch_backends import capture_failure, host_tensor_attributes
+
+    class Embeddings(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = torch.nn.Linear(4, 4)
+            self.register_buffer("moved", torch.zeros(4))
+            self.table = torch.zeros(4)  # plain attribute: .to(device) leaves it where it is
+
+    model = torch.nn.Sequential(Embeddings(), torch.nn.ReLU())
+    assert host_tensor_attributes(model) == ["0.table"]
+    torch_says = RuntimeError("Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU "
+                              "tensor is pinned. Please use tensor.pin_memory() or allocate the tensor with "
+                              "pin_memory=True.")
+    status, reason = lifecycle.failure(capture_failure(torch_says, model))
+    assert status == "failed"
+    assert reason.startswith("CUDA graphs cannot capture this forward: it copies a host tensor to the GPU")
+    assert "0.table: a tensor kept as a plain attribute, not a registered buffer" in reason
+    assert "a tensor made on the CPU inside the forward" in str(capture_failure(torch_says, torch.nn.ReLU()))
+    assert capture_failure(RuntimeError("CUDA error: an illegal memory access"), model) is None

@@ -27,7 +27,7 @@ from typing import Any
 from modelcost.bench.base import BackendInfo, BenchConfig, OutOfMemory, Unavailable
 from modelcost.bench.export import flatten_outputs
 from modelcost.bench.model import BenchModel, to_channels_last
-from modelcost.core.errors import is_out_of_memory
+from modelcost.core.errors import ModelcostError, is_out_of_memory
 from modelcost.core.lazy import INSTALL_HINTS
 from modelcost.core.text import first_line
 from modelcost.hardware.tf32 import tf32_mode
@@ -290,8 +290,11 @@ class TorchSession:
                 self._fn(*self.inputs)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            self._out = self._fn(*self.inputs)
+        try:
+            with torch.cuda.graph(graph):
+                self._out = self._fn(*self.inputs)
+        except RuntimeError as exc:
+            raise capture_failure(exc, self.runner.module) or exc
         torch.cuda.synchronize()
         self._graph = graph
 
@@ -375,3 +378,34 @@ class TorchSession:
         self.deactivate()
         # compiled graphs stay for the runner's next batch (module doc); the runner's close() resets dynamo, so
         # graphs of other backends / precisions never pile up against its recompile limit
+
+
+_HOST_COPY = "Cannot copy between CPU and CUDA tensors during CUDA graph capture"
+
+
+def capture_failure(exc: BaseException, module: Any) -> ModelcostError | None:
+    """What a failed CUDA-graph capture means, in the user's terms, where torch's message does not say it: a
+    forward that copies a host tensor to the GPU cannot be captured (torch suggests pinning the tensor; the cause is
+    usually a tensor kept as a plain module attribute, which moving the model leaves on the CPU, as transformers'
+    VideoMAE keeps its sinusoidal position table). None for any other failure."""
+    if _HOST_COPY not in str(exc):
+        return None
+    names = host_tensor_attributes(module)
+    where = (f"{', '.join(names[:3])}{' ...' if len(names) > 3 else ''}: a tensor kept as a plain attribute, not a "
+             "registered buffer, so moving the model left it on the CPU" if names else
+             "a tensor made on the CPU inside the forward")
+    return ModelcostError(f"CUDA graphs cannot capture this forward: it copies a host tensor to the GPU on each call "
+                          f"({where}); the backends without CUDA graphs measure it")
+
+
+def host_tensor_attributes(module: Any) -> list[str]:
+    """Dotted names of the tensors on the CPU that ``module``'s submodules keep as plain attributes (not parameters
+    or buffers: ``module.to(device)`` does not move those)."""
+    import torch
+
+    if module is None:
+        return []
+    return [f"{prefix}.{name}" if prefix else name
+            for prefix, sub in module.named_modules()
+            for name, value in vars(sub).items()
+            if isinstance(value, torch.Tensor) and value.device.type == "cpu"]
