@@ -19,6 +19,9 @@ call, in bench/calibrate_host.py).
   channels-last at fp16, each filed under its implicit-GEMM class.
 * unaligned GEMMs: four GEMMs whose N or K is odd, against the same GEMMs padded to a multiple of 8, per
   precision (``unaligned_factor``: the median ratio).
+* unaligned convs: four convs whose channels are even but not a multiple of 8 (``UNALIGNED_CONVS``), against the same
+  convs with both channel counts padded to a multiple of 8, per precision, cuDNN's autotuner on, channels-last at
+  fp16 / bf16 (``unaligned_conv_factor``: the median ratio).
 * small-M GEMMs: F.linear of M = ``GEMV_ROWS`` rows on ``GEMV_SHAPES`` weights (BERT-, Llama-3.2-1B-like and
   a 128k-vocabulary head), fp32 / fp16 / bf16: 9 x 3 x 3 = 81 points, each call on the next of a ring of
   weight copies twice the L2 in all (``ring_size``), so the weight comes from DRAM as a model's does.
@@ -217,6 +220,12 @@ WINDOW_CONVS = [
     (32, 64, 64, (56, 56), (1, 3), 1), (32, 256, 256, (14, 14), (3, 1), 1), (32, 192, 192, (17, 17), (1, 7), 1)]
 # (M, N, K) of the unaligned GEMMs: N or K odd; each is timed against itself padded to a multiple of 8
 UNALIGNED_GEMMS = ((16384, 251, 512), (16384, 512, 251), (8192, 1001, 1024), (8192, 1024, 1001))
+# (batch, in channels, out channels, pixels, window) of the unaligned convs: channels even but not a multiple of 8
+# (nor of TF32's 4), as wide as the stages of nets whose widths come from growth rates or multipliers: HarDNet-68 (88%
+# of its conv MACs in such convs), HRNet-W18-small (30%) and MixNet-L (28%) ran fp16 at batch 64 1.5-2.3x their
+# prediction on an H100 where their fp32 cases read within ~15%. Dense 3 x 3 and 1 x 1 convs at batch 32, at the
+# pixels such widths run at: each is timed against itself padded to a multiple of 8 (78 -> 80, 142 -> 144, 46 -> 48)
+UNALIGNED_CONVS = ((32, 78, 78, 28, 3), (32, 142, 142, 14, 3), (32, 78, 142, 28, 1), (32, 46, 46, 56, 3))
 
 
 def conv_table(torch: Any, gpu: GpuSpec, tile: int, progress: Progress) -> dict[str, dict[str, float]]:
@@ -345,6 +354,39 @@ def unaligned_factors(torch: Any, gpu: GpuSpec, progress: Progress) -> dict[str,
     return out
 
 
+def unaligned_conv_factors(torch: Any, gpu: GpuSpec, progress: Progress) -> dict[str, float]:
+    """precision -> median over ``UNALIGNED_CONVS`` of (the conv's time) / (the same conv with input and output
+    channels padded to a multiple of 8): what channels that miss the alignment cost a cuDNN conv
+    (core/calibration.GEMM_ALIGN), which ``unaligned_factors``' GEMMs do not show. Timed as the torch backends run
+    convs: cuDNN's autotuner on, channels-last at the 2-byte precisions (the cast backends' layout), contiguous at
+    TF32 (fp32 tensors, TF32 allowed in cuDNN as in matmul: hardware/tf32.tf32_mode)."""
+    out = {}
+    for precision in GEMM_ALIGN:
+        if not gpu.peak_tflops.get(precision):
+            continue
+        progress(f"unaligned convs, {precision}")
+        dtype, ratios, channels_last = _dtype(torch, precision), [], precision != "tf32"
+        with tf32_mode(precision == "tf32"), cudnn_autotune():
+            for b, c, co, size, window in UNALIGNED_CONVS:
+                unaligned_us = conv_us(torch, (b, c, co, size, window), dtype, channels_last)
+                padded = (b, -(-c // 8) * 8, -(-co // 8) * 8, size, window)
+                ratios.append(unaligned_us / conv_us(torch, padded, dtype, channels_last))
+        out[precision] = round(statistics.median(ratios), 3)
+    return out
+
+
+def conv_us(torch: Any, shape: tuple[int, int, int, int, int], dtype: Any, channels_last: bool) -> float:
+    """Microseconds of one dense 2-D conv of ``shape`` (batch, in channels, out channels, pixels a side, square
+    window; padded to keep its size, no bias) at ``dtype``, channels-last or not (``graph_time_us``)."""
+    b, c, co, size, window = shape
+    x = torch.randn(b, c, size, size, device="cuda", dtype=dtype)
+    conv = torch.nn.Conv2d(c, co, window, padding=window // 2, bias=False).to(x.device, dtype)
+    if channels_last:
+        conv, x = conv._apply(to_channels_last), to_channels_last(x)
+    with torch.inference_mode():
+        return graph_time_us(torch, lambda: conv(x))
+
+
 def attention_shape(seq_len: int) -> tuple[int, int]:
     """(batch, heads) of the calibration's SDPA at ``seq_len``: 4 x 16 from 128 tokens up; below, the batch grows
     by (128 / seq_len)^2, so the FLOPs (batch x seq^2) stay those of 128 tokens (32 tokens: 64 x 16 = 1,024
@@ -432,6 +474,7 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
         cal.strided_curve = strided_curve(torch, say)
         cal.unvectorized_curve = unvectorized_curve(torch, say)
         cal.unaligned_factor = unaligned_factors(torch, gpu, say)
+        cal.unaligned_conv_factor = unaligned_conv_factors(torch, gpu, say)
         cal.attention = attention_points(torch, gpu, cal.attention_tile, say)
         cal.kernel_gap_us, cal.graph_replay_us = graph_costs(torch, say)
     cal.conv_efficiency = conv_table(torch, gpu, cal.tile_m, say)

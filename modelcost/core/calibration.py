@@ -63,6 +63,11 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
 * unaligned GEMMs (``unaligned_factor``, precision -> time of a GEMM whose N or K is not a multiple of 8
   elements over the same GEMM padded to one): cuBLAS's tensor-core kernels need 16-byte-aligned rows, and
   fall back to 2-byte-aligned ones (MLP-Mixer's 196 tokens, GPT-2's 50,257-word head). Added within schema 2.
+* unaligned convs (``unaligned_conv_factor``, precision -> time of a channels-last cuDNN conv whose input or output
+  channels are even but not a multiple of the alignment over the same conv with both padded up to one): on an H100,
+  nets whose convs mostly have such channels (HarDNet-68: 88% of conv MACs; HRNet-W18-small 30%; MixNet-L 28%) ran
+  fp16 at batch 64 1.5-2.3x their prediction under compile, torch-half and ONNX Runtime, their fp32 cases within
+  ~15%. Added within schema 2: a file without it prices such a conv as an aligned one.
 * convs of several channels per group (ResNeXt, RegNet) have classes of their own (``GROUPS`` key suffix), kept
   apart from dense and depthwise ones. Added within schema 2: a file without them prices such a conv as its
   groups' dense GEMMs (``conv_gemm``).
@@ -376,6 +381,8 @@ class Calibration:
     # the gemv points on a ring of weights (feature "cold_weights")
     cold_curve: list[TimePoint] = field(default_factory=list)
     unaligned_factor: dict[str, float] = field(default_factory=dict)  # precision -> unaligned / padded GEMM time
+    # precision -> unaligned / padded channels-last conv time (channels per group not a multiple of GEMM_ALIGN)
+    unaligned_conv_factor: dict[str, float] = field(default_factory=dict)
     gemm_grid: list[GemmPoint] = field(default_factory=list)  # GEMMs over GRID_M x GRID_NK x GRID_NK, timed
     elapsed_s: float = 0.0
     # seconds per calibrate stage (its progress messages, summed where one repeats), for the 3-minute bar
@@ -387,7 +394,7 @@ class Calibration:
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
             "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3", "ort_conv_kinds",
-            "conv_windows", "unvectorized_elementwise")
+            "conv_windows", "unvectorized_elementwise", "unaligned_convs")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -400,8 +407,9 @@ def features(cal: Calibration) -> tuple[str, ...]:
     (bench/calibrate.LARGE_M_CONVS), "conv_3x3": classes of dense 3 x 3 stride-1 convs kept apart,
     ``THREE_BY_THREE``), "ort_conv_kinds": ``ort_factor`` of each of ``ORT_CONV_KINDS``, not the 3 x 3 net's
     alone), "conv_windows": classes of 3-D and of non-square 2-D convs kept apart, ``VOLUMETRIC``, ``NON_SQUARE``,
-    "unvectorized_elementwise": ``unvectorized_curve``). A prediction made with other ones is another model, so
-    the validation table keeps them with each row (analysis/predict_table.validated_row)."""
+    "unvectorized_elementwise": ``unvectorized_curve``, "unaligned_convs": ``unaligned_conv_factor``). A prediction
+    made with other ones is another model, so the validation table keeps them with each row
+    (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
     held = {"host_us": bool(cal.host_us), "ort_factor": bool(cal.ort_factor), "grouped_convs": GROUPED in sorts,
             "group_convs": GROUPS in sorts, "strided_copies": bool(cal.strided_curve),
@@ -412,7 +420,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
             "conv_3x3": THREE_BY_THREE in sorts,
             "ort_conv_kinds": any(k in f for f in cal.ort_factor.values() for k in ORT_CONV_KINDS[1:]),
             "conv_windows": bool({VOLUMETRIC, NON_SQUARE} & sorts),
-            "unvectorized_elementwise": bool(cal.unvectorized_curve)}
+            "unvectorized_elementwise": bool(cal.unvectorized_curve),
+            "unaligned_convs": bool(cal.unaligned_conv_factor)}
     return tuple(name for name in FEATURES if held[name])
 
 
@@ -464,6 +473,7 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             unvectorized_curve={e: [TimePoint(**p) for p in c]
                                 for e, c in doc.get("unvectorized_curve", {}).items()},
             unaligned_factor={p: float(v) for p, v in doc.get("unaligned_factor", {}).items()},
+            unaligned_conv_factor={p: float(v) for p, v in doc.get("unaligned_conv_factor", {}).items()},
             cold_curve=[TimePoint(**p) for p in doc.get("cold_curve", [])],
             gemm_grid=[GemmPoint(**p) for p in doc.get("gemm_grid", [])],
             elapsed_s=float(doc.get("elapsed_s", 0.0)),

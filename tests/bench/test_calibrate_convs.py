@@ -92,6 +92,55 @@ def test_window_convs_fill_classes_of_their_own_sorts() -> None:
     assert conv_shapes()[len(CONVS):] == WINDOW_CONVS
 
 
+def test_the_unaligned_conv_stage_times_each_conv_against_its_padded_self(monkeypatch) -> None:
+    # unaligned_conv_factors on the CPU: 'cuda' read as the CPU, every dtype as fp32 (the CPU's convs), each call
+    # run once (no CUDA graph) by a clock that reads 2 us for a conv whose output channels miss 8 and 1 us for one
+    # that does not, so each precision's median ratio is 2 / 1 = 2.0. Each conv is timed, then itself padded:
+    # 78 -> 80 (78 = 9 x 8 + 6), 142 -> 144 (17 x 8 + 6), 46 -> 48 (5 x 8 + 6), every padded count a multiple of 8;
+    # channels-last at fp16 and bf16, contiguous at TF32 (the cast backends' layouts), TF32 allowed in cuDNN for tf32
+    # alone, cuDNN's autotuner on while timed, and both restored afterwards.
+    from types import SimpleNamespace
+
+    import torch
+
+    from modelcost.bench import calibrate
+    from modelcost.bench.calibrate import UNALIGNED_CONVS
+    from modelcost.hardware.specs import spec_from_table
+
+    cudnn = torch.backends.cudnn
+    inputs: list[torch.Tensor] = []
+    seen: list[tuple[int, int, bool, bool, bool]] = []  # (in, out channels, channels-last, TF32 in cuDNN, autotuned)
+
+    def randn(*shape, device=None, dtype=None):
+        inputs.append(torch.randn(*shape, dtype=dtype))
+        return inputs[-1]
+
+    def timed(torch_, fn, **_):
+        out = fn()  # a channels-last conv's output is channels-last, not contiguous (2 x C x 6 x 6)
+        seen.append((inputs[-1].shape[1], out.shape[1], out.is_contiguous(memory_format=torch.channels_last)
+                     and not out.is_contiguous(), cudnn.conv.fp32_precision == "tf32", cudnn.benchmark))
+        return 2.0 if out.shape[1] % 8 else 1.0
+
+    fake = SimpleNamespace(randn=randn, nn=torch.nn, inference_mode=torch.inference_mode, float16=torch.float32,
+                           bfloat16=torch.float32, float32=torch.float32)
+    monkeypatch.setattr(calibrate, "graph_time_us", timed)
+    monkeypatch.setattr(calibrate, "UNALIGNED_CONVS", ((2, 78, 78, 6, 3), (2, 78, 142, 6, 1), (2, 46, 46, 6, 3)))
+    monkeypatch.setattr(cudnn, "benchmark", False)
+    tf32_before = cudnn.conv.fp32_precision
+    said: list[str] = []
+    got = calibrate.unaligned_conv_factors(fake, spec_from_table("H100 SXM"), said.append)
+    assert got == {"fp16": 2.0, "bf16": 2.0, "tf32": 2.0}  # one ratio per precision of GEMM_ALIGN
+    assert said == ["unaligned convs, fp16", "unaligned convs, bf16", "unaligned convs, tf32"]
+    channels = [(c, co) for c, co, *_ in seen]
+    assert channels == [(78, 78), (80, 80), (78, 142), (80, 144), (46, 46), (48, 48)] * 3
+    assert all(c % 8 == 0 and co % 8 == 0 for c, co in channels[1::2])
+    assert [(last, tf32, tuned) for _, _, last, tf32, tuned in seen] == \
+        [(True, False, True)] * 12 + [(False, True, True)] * 6
+    assert cudnn.benchmark is False and cudnn.conv.fp32_precision == tf32_before
+    # the real shapes: at batch 32, channels even but neither a multiple of 8 nor of TF32's 4
+    assert all(b == 32 and c % 2 == co % 2 == 0 and c % 4 and co % 4 for b, c, co, _, _ in UNALIGNED_CONVS)
+
+
 @pytest.mark.gpu
 def test_the_conv_table_times_every_window_on_the_gpu() -> None:
     # Every conv of conv_shapes runs on the GPU at each table precision (fp16 channels-last, 3-D ones
