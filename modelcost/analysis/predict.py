@@ -434,6 +434,27 @@ def unaligned_factor(cal: Calibration, precision: str, n: float, k: float) -> fl
     return factor if int(n) % align or int(k) % align else 1.0
 
 
+def unaligned_conv_factor(cal: Calibration, precision: str, layer: LayerCost, scale: float) -> float:
+    """The calibrated slowdown of a cuDNN conv whose input or output channels per group are not a multiple of the
+    alignment its precision's tensor-core kernels want (core/calibration.GEMM_ALIGN), 1 otherwise or where the
+    calibration has none (bf16 takes fp16's). On an H100, HarDNet-68, HRNet-W18-small and MixNet-L, whose convs
+    mostly have such channels (88%, 30%, 28% of conv MACs), ran fp16 at batch 64 1.5-2.3x their prediction.
+    Not judged: a depthwise conv (cuDNN's own kernels, calibrated apart), a transposed one (its K is not its input
+    channels times the window), one of at most 4 input channels per group (an RGB stem: cuDNN pads its 3 channels
+    itself, and calibrate's 3-channel stem conv already times that), and a K that is not a whole number of windows."""
+    align = GEMM_ALIGN.get(precision)
+    factor = cal.unaligned_conv_factor.get(precision) or \
+        cal.unaligned_conv_factor.get({"bf16": "fp16"}.get(precision, ""))
+    if not align or not factor or not layer.kernel_shape or "transpose" in layer.op.lower():
+        return 1.0
+    _, n, k = gemm_dims(layer, scale)  # N = output channels; K = input channels per group x window elements
+    groups = layer.groups or 1
+    per_group_in = k / math.prod(int(d) for d in layer.kernel_shape)
+    if (groups > 1 and groups >= n) or per_group_in <= 4 or abs(per_group_in - round(per_group_in)) > 1e-6:
+        return 1.0
+    return factor if round(per_group_in) % align or round(n / groups) % align else 1.0
+
+
 def layer_bytes(layer: LayerCost, kind: str, elem: float, scale: float) -> float:
     """Bytes a layer's kernels move at ``elem`` bytes per element: weights + inputs + outputs (inputs of a
     conv, norm or elementwise layer taken as large as its output; of a binary op, two of them); a lookup reads
@@ -514,6 +535,9 @@ def estimate_layers(cost: CostReport, cal: Calibration, precision: str, batch_si
         compute, calibrated = _compute_ms(layer, kind, cal, precision, scale, grid) \
             if kind in ("gemm", "conv", "attention") else (0.0, True)
         slower = unaligned_factor(cal, precision, *dims[1:]) if dims else 1.0
+        if kind == "conv":  # in compute under every backend, ONNX Runtime's too (its convs are cuDNN's), not in
+            # ``unaligned``: the GEMM factor, which ``backend_layers`` divides back out for ORT's own GEMM kernels
+            compute *= unaligned_conv_factor(cal, precision, layer, scale)
         memory = memory_us(cal, layer_bytes(layer, kind, elem, scale)) / 1e3
         out.append(LayerEstimate(layer.name, kind, compute * slower, memory, eager_memory_ms=_eager_memory_ms(
             layer, kind, cal, elem, scale, run_bytes), eager_extra_ms=_strided_ms(layer, cal, elem, scale)

@@ -900,6 +900,70 @@ def test_an_unaligned_gemm_takes_the_calibrated_factor_under_torch_only() -> Non
     assert ort.compute_ms == pytest.approx(aligned.compute_ms * 2044 / 2048 * 1.5)
 
 
+def conv_of(cin: int, cout: int, size: int, window: int, groups: int = 1) -> LayerCost:
+    """A stride-1 conv of ``cin`` -> ``cout`` channels in ``groups`` groups at ``size`` x ``size`` (batch 1)."""
+    return LayerCost("c", "Conv2d", macs=size * size * cout * cin // groups * window * window,
+                     output_shapes=[(1, cout, size, size)], macs_dtype="float32", status="counted", groups=groups,
+                     kernel_shape=(window, window), strides=(1, 1), dilations=(1, 1))
+
+
+def test_an_unaligned_conv_takes_the_calibrated_factor_under_every_backend() -> None:
+    # A 78 -> 78 3 x 3 conv at 28 x 28: M = 784, N = 78, K = 78 x 9 = 702, so 78 input and output channels; 78 is
+    # not a multiple of 8 (fp16) nor of 4 (TF32: 78 = 4 x 19 + 2), so fp16 takes 2.0 and tf32 1.2. Its compute in
+    # synthetic()'s one conv class (0.25; 7 x 1 tiles of 128 on 100 SMs: 0.07 busy):
+    # 2 x 784 x 78 x 702 / (100e12 x 0.25 x 0.07) s = 49.061 us, doubled 98.122 us (memory: ~2.4 us).
+    cal = dataclasses.replace(synthetic(), unaligned_conv_factor={"fp16": 2.0, "tf32": 1.2},
+                              ort_factor={"fp16": {"conv": 1.5}})
+    conv = conv_of(78, 78, 28, 3)
+    [est] = estimate_layers(cost_of(conv), cal, "fp16", 1)
+    [plain] = estimate_layers(cost_of(conv), synthetic(), "fp16", 1)
+    assert plain.compute_ms == pytest.approx(2 * 784 * 78 * 702 / (100e12 * 0.25 * 0.07) * 1e3)
+    assert est.compute_ms == pytest.approx(2 * plain.compute_ms) == pytest.approx(98.122e-3, rel=1e-4)
+    assert est.unaligned == 1.0  # the GEMM factor's field, which ORT divides back out, stays 1
+    # ONNX Runtime runs cuDNN's convs too: its conv factor on top of the doubled time, 1.5 x 98.122 us
+    [ort] = backend_layers([est], cal, "ort-cuda", "fp16")
+    assert ort.compute_ms == pytest.approx(1.5 * est.compute_ms)
+    factor = predict_module.unaligned_conv_factor
+    assert factor(cal, "bf16", conv, 1.0) == 2.0  # bf16 takes fp16's factor
+    assert factor(cal, "tf32", conv, 1.0) == 1.2 and factor(cal, "fp32", conv, 1.0) == 1.0  # IEEE fp32: no rule
+    assert factor(cal, "fp16", conv, 64.0) == 2.0  # K and N are the batch's own: 64 x 784 rows, same channels
+    # 80 channels: a multiple of 8 and of 4; 84: of 4 (TF32's) but not of 8 (fp16's); 78 -> 80 1 x 1: K = 78
+    assert factor(cal, "fp16", conv_of(80, 80, 28, 3), 1.0) == 1.0
+    assert (factor(cal, "fp16", conv_of(84, 84, 28, 3), 1.0), factor(cal, "tf32", conv_of(84, 84, 28, 3), 1.0)) \
+        == (2.0, 1.0)
+    assert factor(cal, "fp16", conv_of(78, 80, 28, 1), 1.0) == 2.0
+    # 2 groups of 78 channels (156 -> 156): K = 78 x 9 per group, 78 out per group; 2 of 80: aligned
+    assert factor(cal, "fp16", conv_of(156, 156, 28, 3, groups=2), 1.0) == 2.0
+    assert factor(cal, "fp16", conv_of(160, 160, 28, 3, groups=2), 1.0) == 1.0
+    # depthwise (78 groups of one channel, calibrated apart), an RGB stem (3 -> 78: 3 input channels, which cuDNN
+    # pads itself) and a transposed conv are not judged
+    assert factor(cal, "fp16", conv_of(78, 78, 28, 3, groups=78), 1.0) == 1.0
+    assert factor(cal, "fp16", conv_of(3, 78, 112, 7), 1.0) == 1.0
+    assert factor(cal, "fp16", dataclasses.replace(conv, op="ConvTranspose2d"), 1.0) == 1.0
+    # so their estimates are those of the calibration without the factor, and so is the 78-channel conv's at fp32
+    plain_cal = dataclasses.replace(cal, unaligned_conv_factor={})
+    for same in (conv_of(80, 80, 28, 3), conv_of(78, 78, 28, 3, groups=78), conv_of(3, 78, 112, 7)):
+        assert estimate_layers(cost_of(same), cal, "fp16", 1) == estimate_layers(cost_of(same), plain_cal, "fp16", 1)
+    fp32_table = {"fp32": {"m:xl n:s k:l": 0.25}}
+    assert estimate_layers(cost_of(conv), dataclasses.replace(cal, conv_efficiency=fp32_table), "fp32", 1) == \
+        estimate_layers(cost_of(conv), dataclasses.replace(plain_cal, conv_efficiency=fp32_table), "fp32", 1)
+
+
+def test_a_calibration_without_the_unaligned_conv_factor_predicts_as_before(monkeypatch) -> None:
+    # The same net (an unaligned conv, an aligned one and a GEMM) on a calibration without the figure: every
+    # config's prediction is the one the predictor gave before it had the factor at all, features unchanged
+    cal = dataclasses.replace(synthetic(), ort_factor={"fp16": {"conv": 1.5, "gemm": 1.2}})
+    cal.launch_us["ort-cuda"], cal.fusion["ort-cuda"] = 10.0, Fusion("ort-cuda", {k: 1.0 for k in calib.KINDS})
+    cost = cost_of(conv_of(78, 78, 28, 3), conv_of(80, 80, 28, 3), GEMM)
+    configs = [("torch-compile-cudagraph", "fp16"), ("torch-eager", "fp16"), ("ort-cuda", "fp16")]
+    now = [predict(cost, cal, backend, precision, 64, table=[]) for backend, precision in configs]
+    monkeypatch.setattr(predict_module, "unaligned_conv_factor", lambda *_: 1.0)
+    assert now == [predict(cost, cal, backend, precision, 64, table=[]) for backend, precision in configs]
+    assert "unaligned_convs" not in calib.features(cal)
+    with_factor = dataclasses.replace(cal, unaligned_conv_factor={"fp16": 2.0})
+    assert calib.features(with_factor)[-1] == "unaligned_convs"
+
+
 def test_a_conv_of_several_channels_per_group_takes_its_own_classes_when_calibrated() -> None:
     # The ResNeXt conv above (M 3136, N 128 in 32 groups, K 36): with a calibration that measured such convs, one
     # GEMM over all 128 channels in the "groups" classes (25 x 1 tiles: a quarter of 100 SMs busy):
