@@ -55,7 +55,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from modelcost.analysis.predict_residual import Residual, residual_for
-from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validation_table
+from modelcost.analysis.predict_table import (
+    ErrorEntry,
+    RepeatEntry,
+    expected_fields,
+    repeat_fields,
+    repeat_table,
+    validation_table,
+)
 from modelcost.analysis.predict_gemm import GridPoints, grid_points, grid_time_us
 from modelcost.analysis.roofline import ELEMENT_BYTES, _is_lookup, cost_batch_size, peak_key
 from modelcost.analysis.summary import DTYPE_BYTES
@@ -671,11 +678,13 @@ def require_complete(cost: CostReport) -> None:
 
 def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, batch_size: int, *,
             calibrated_on: str | None = None, table: Sequence[ErrorEntry] | None = None,
-            residuals: Mapping[str, Residual] | None = None) -> LatencyPrediction:
+            residuals: Mapping[str, Residual] | None = None,
+            repeats: Sequence[RepeatEntry] | None = None) -> LatencyPrediction:
     """The predicted latency of one config on ``cal``'s GPU: the kernel model's times the backend's measured
     residual (analysis/predict_residual.py). ``calibrated_on``: the GPU the calibration was measured on, when
     ``cal`` was transferred from it (predict_transfer.transfer); ``table``: the validation table, ``residuals``:
-    backend -> Residual (default: the committed ones)."""
+    backend -> Residual, ``repeats``: how much measurements repeat on a second machine (default: the committed
+    ones)."""
     require_complete(cost)
     layers = backend_layers(estimate_layers(cost, cal, precision, batch_size,
                                             layout_as_counted(cost, backend, precision)), cal, backend, precision)
@@ -696,7 +705,7 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,
                              calibration_features=list(calibration_features(cal)),
                              uncalibrated_pct=round(100.0 * outside_ms / total_ms, 1) if total_ms else 0.0,
-                             **expected)
+                             **expected, **repeat_fields(repeat_table() if repeats is None else repeats, name, bound))
 
 
 def with_measurement(pred: LatencyPrediction, results: Iterable[BenchResult]) -> LatencyPrediction:

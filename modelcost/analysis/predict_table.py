@@ -10,6 +10,11 @@ A row may cover one bound only (``ErrorEntry.bound``: the host-bound or the devi
 validation, analysis/predict.bound_of): a prediction quotes its own bound's row where the table has one, else the
 row of all its cases. On the seventh held-out set torch-half's host-bound cases erred by a median 51% and its
 device-bound ones by 22%; one row for both would have quoted 34% to each.
+
+The file also holds how much a measurement itself repeats on a second machine of the same GPU kind, by bound
+(``RepeatEntry``, written by benchmarks/measure_repeat.py): on two H100 leases the same host-bound configs moved by
+a median 15% (p90 64%) and the device-bound ones by 0.9% (p90 5.1%). A prediction carries its bound's figure
+(``repeat_fields``): no prediction of a host-bound config can be held closer than that.
 """
 
 from __future__ import annotations
@@ -43,6 +48,35 @@ class ErrorEntry:
     count: str = "pytorch"  # the static count the validated predictions came from ("pytorch" or "onnx")
     residual: str = ""  # the measured residual's fit the predictions took (analysis/predict_residual.py; "": none)
     bound: str = ""  # "host" / "device": the row holds that bound's cases only (analysis/predict.bound_of); "": all
+
+
+@dataclass(frozen=True)
+class RepeatEntry:
+    """How much the measurement of the same configs moved from one machine of a GPU kind to another, for one
+    bound: median, p90 and worst of |second / first - 1| x 100 over ``cases`` configs."""
+
+    gpu: str
+    bound: str  # "host" / "device" (analysis/predict.bound_of, as the first machine's predictions judged them)
+    cases: int
+    median_pct: float
+    p90_pct: float
+    worst_pct: float
+
+
+def repeat_table(path: str | Path | None = None) -> list[RepeatEntry]:
+    """The committed repeat figures (benchmarks/measure_repeat.py writes them); empty when there are none."""
+    try:
+        doc = json.loads(Path(path or VALIDATION_FILE).read_text(encoding="utf-8"))
+        return [RepeatEntry(**row) for row in doc.get("repeats", [])]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+def repeat_fields(repeats: Sequence[RepeatEntry], gpu: str, bound: str) -> dict[str, Any]:
+    """The repeat fields of a LatencyPrediction of ``bound`` on ``gpu`` (None where not measured)."""
+    row = next((r for r in repeats if (r.gpu, r.bound) == (gpu, bound)), None)
+    return {"measured_repeat_pct": row.median_pct if row else None,
+            "measured_repeat_p90_pct": row.p90_pct if row else None}
 
 
 def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:

@@ -43,4 +43,9 @@ class LatencyPrediction:
     # the nodes the measurement ran on the CPU, by op type (BenchResult.extra.cpu_nodes: ort-cuda without a CUDA
     # kernel for them): the measured figure holds CPU time that no prediction prices; None: none
     measured_cpu_nodes: dict[str, int] | None = None
+    # how much a measurement of the same configs moved from one machine of this GPU kind to another, for this
+    # prediction's bound (median and p90 of |second / first - 1| x 100, benchmarks/measure_repeat.py): no prediction
+    # can be held closer than its measurement repeats. None: not measured for this GPU and bound
+    measured_repeat_pct: float | None = None
+    measured_repeat_p90_pct: float | None = None
     notes: list[str] = field(default_factory=list)

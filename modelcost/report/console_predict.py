@@ -58,6 +58,18 @@ def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
     return table
 
 
+def _repeats(preds: list[LatencyPrediction]) -> str:
+    """The caption's line on how much the measurement itself repeats on a second machine, per GPU and bound
+    present (``measured_repeat_pct``), once each."""
+    seen = {(p.gpu, p.bound): (p.measured_repeat_pct, p.measured_repeat_p90_pct) for p in preds
+            if p.measured_repeat_pct is not None and p.measured_repeat_p90_pct is not None}
+    if not seen:
+        return ""
+    parts = [f"{bound}-bound configs on {gpu} {m:.0f}% (p90 {p:.0f}%)" for (gpu, bound), (m, p) in sorted(seen.items())]
+    return ("; measured again on a second machine of the same GPU, " + ", ".join(parts)
+            + ": no prediction can be held closer than its measurement repeats")
+
+
 def _why_unknown(preds: list[LatencyPrediction]) -> str:
     """The caption's reason for an "unknown" expected error: the first such prediction's own (its error_basis),
     and how many more read unknown (the JSON keeps each one's)."""
@@ -75,7 +87,8 @@ def predictions_table(preds: list[LatencyPrediction]) -> Any:
                       for p in preds if p.residual_fit})
     residual = RESIDUAL_CAPTION.format(factors=", x".join(factors)) if factors else ""
     table = Table(title="predicted latency (--predict)", show_lines=False,
-                  caption=EXPECTED_CAPTION + _why_unknown(preds) + OUTSIDE_CAPTION + residual + _cpu_nodes(preds))
+                  caption=EXPECTED_CAPTION + _why_unknown(preds) + OUTSIDE_CAPTION + residual + _cpu_nodes(preds)
+                  + _repeats(preds))
     for col in ("GPU", "backend", "precision", "batch", "predicted ms", "measured ms", "error", "expected error",
                 "outside calibration"):
         table.add_column(col, justify="right" if col.endswith(("ms", "batch", "error", "calibration")) else "left")

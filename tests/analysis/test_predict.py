@@ -28,6 +28,7 @@ from modelcost.analysis.predict import (
     predict,
 )
 from modelcost.analysis import predict as predict_module
+from modelcost.analysis import predict_table
 from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validated_row
 from modelcost.analysis.predict_transfer import calibration_for, predict_run, transfer
 from modelcost.core import calibration as calib
@@ -1223,3 +1224,48 @@ def test_a_measurement_with_cpu_nodes_says_the_prediction_does_not_price_them() 
     assert "40.000*" in text and "the measurement ran nodes on the CPU that its backend has no kernel for (DFT x24)" \
         in " ".join(text.split())
     assert MeasurementInfo.from_json(MeasurementInfo(cpu_nodes={"DFT": 24}).to_json()).cpu_nodes == {"DFT": 24}
+
+
+def test_a_prediction_carries_how_much_its_bound_s_measurement_repeats_on_another_machine(tmp_path: Path) -> None:
+    # Two machines of one GPU kind measured the same configs (benchmarks/measure_repeat.py): a host-bound config
+    # moved 2.0 -> 2.5 ms (|2.5 / 2 - 1| = 25%), a device-bound one 10.0 -> 10.1 ms (1%), a third measured once only
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("measure_repeat", ROOT / "benchmarks" / "measure_repeat.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+
+    def case(model: str, bound: str, ms: float) -> dict:
+        return {"gpu": "Test GPU", "model": model, "backend": "torch-eager", "precision": "fp32", "batch": 1,
+                "measured_ms": ms, "bound": bound}
+
+    first = [case("a", "host", 2.0), case("b", "device", 10.0), case("c", "device", 5.0), {"model": "d", "note": "x"}]
+    second = [case("a", "host", 2.5), case("b", "device", 10.1)]
+    rows = script.repeats(first, second)
+    assert rows == [{"gpu": "Test GPU", "bound": "device", "cases": 1, "median_pct": 1.0, "p90_pct": 1.0,
+                     "worst_pct": 1.0},
+                    {"gpu": "Test GPU", "bound": "host", "cases": 1, "median_pct": 25.0, "p90_pct": 25.0,
+                     "worst_pct": 25.0}]
+    table = tmp_path / "predict_errors.json"
+    table.write_text(json.dumps({"entries": []}))
+    script.merge(rows, table)
+    repeats = predict_table.repeat_table(table)
+    assert json.loads(table.read_text())["entries"] == [] and len(repeats) == 2
+    assert predict_table.repeat_table(tmp_path / "none.json") == []
+    # synthetic()'s GEMM under torch-compile-cudagraph is device-bound: it carries the device row's 1%; tiny
+    # linears under eager are issued slower than they run (host-bound): 25%
+    device = predict(cost_of(GEMM), synthetic(), "torch-compile-cudagraph", "fp16", 1, table=[], repeats=repeats)
+    assert (device.bound, device.measured_repeat_pct, device.measured_repeat_p90_pct) == ("device", 1.0, 1.0)
+    # three 8-wide linears of 64 MACs: 2 us of memory kernel each (synthetic()'s floor), issued at 10 us each
+    tiny = dataclasses.replace(GEMM, macs=64, params=64, weight_bytes=128, activation_bytes=16, output_shapes=[(1, 8)])
+    host = predict(cost_of(tiny, tiny, tiny), synthetic(), "torch-eager", "fp16", 1, table=[], repeats=repeats)
+    assert (host.bound, host.measured_repeat_pct) == ("host", 25.0)
+    other = dataclasses.replace(synthetic(), gpu=dataclasses.replace(synthetic().gpu, name="Other GPU"))
+    assert predict(cost_of(GEMM), other, "torch-eager", "fp16", 1, table=[], repeats=repeats).measured_repeat_pct \
+        is None  # not measured on that GPU
+    # the terminal's caption says it once per GPU and bound
+    caption = " ".join(str(console_predict.predictions_table([device, host]).caption).split())
+    assert ("measured again on a second machine of the same GPU, device-bound configs on Test GPU 1% (p90 1%), "
+            "host-bound configs on Test GPU 25% (p90 25%): no prediction can be held closer than its measurement "
+            "repeats") in caption
