@@ -17,8 +17,10 @@ import io
 import os
 import re
 import shutil
+import sys
+import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -99,7 +101,8 @@ def export_to_onnx(model: Exportable, cache_dir: Path) -> tuple[Path, str]:
     try:
         for exporter in (_export_torchscript, _export_dynamo):
             try:
-                how = exporter(module, args, kwargs, tmp_dir / "model.onnx", input_names, output_names)
+                with native_output_kept_back():
+                    how = exporter(module, args, kwargs, tmp_dir / "model.onnx", input_names, output_names)
                 parity = check_parity(tmp_dir / "model.onnx", feed, reference)
                 if parity.agrees is False:
                     raise ModelcostError(parity.why)
@@ -187,6 +190,38 @@ def _publish(cache_dir: Path, tmp_dir: Path, final_dir: Path) -> None:
     for name in names:
         os.replace(tmp_dir / name, final_dir / name)
     owned.record(cache_dir, *(final_dir / n for n in names))
+
+
+@contextlib.contextmanager
+def native_output_kept_back() -> Iterator[None]:
+    """The process's stdout and stderr (file descriptors 1 and 2) into a scratch file while an exporter runs, and
+    put back after. A failing TorchScript export prints its whole TorchScript graph to stdout from C++ ("Torch IR
+    graph at exception": about 400 lines for transformers' FNet, whose fft it cannot export; torch's
+    ``setup_onnx_logging`` turns that log on whatever ``verbose`` says, as it tests the function
+    ``_jit_is_onnx_log_enabled`` and not its result), and the torch.export-based exporter logs a warning per
+    torchvision op it skips when torchvision is absent: neither is the user's business, and the export's note says
+    which exporter failed and why. A progress bar drawn meanwhile goes to the scratch file too, and redraws after."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    try:
+        saved = [os.dup(1), os.dup(2)]
+    except OSError:  # no descriptor to keep back (a daemon's closed one)
+        yield
+        return
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+    finally:
+        for fd in saved:
+            os.close(fd)
 
 
 def _export_torchscript(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], path: Path,
