@@ -11,12 +11,20 @@ import re
 from typing import Any
 
 
+# a C++ source location and the template signature after it, as ONNX Runtime's CUDA errors carry them (twice in
+# one line: "... Failed to initialize CUDNN Frontend: /onnxruntime_src/.../cudnn_fe_call.cc:117
+# std::conditional_t<THRW, void, onnxruntime::common::Status> onnxruntime::CudaCall(ERRTYPE, ...) [with ERRTYPE =
+# cudnn_frontend::error_object; ...] CUDNN_FE failure 8: HEURISTIC_QUERY_FAILED ..."): the cause is around it
+_NATIVE_FRAME = re.compile(r"/\S+\.(?:cc|cpp|cu|h|hpp):\d+ [^\[\n]*?\[with [^\]\n]*\]\s*")
+
+
 def first_line(exc: BaseException, limit: int | None = None, *, with_type: bool = True) -> str:
     """'ValueError: the first line of its message' (the class alone when the message is empty); a first line
     that only announces what follows (ends with ':', as torch's "backend='inductor' raised:") takes the next
     non-empty line after it; the message cut to ``limit`` characters when given; ``with_type=False``: the
-    message's first line alone (still the class when the message is empty). Terminal colour codes are removed."""
-    text = strip_ansi(str(exc)).strip()
+    message's first line alone (still the class when the message is empty). Terminal colour codes are removed,
+    and so are C++ source locations with their template signatures (``_NATIVE_FRAME``)."""
+    text = _NATIVE_FRAME.sub("", strip_ansi(str(exc))).strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     line = lines[0] if lines else ""
     if line.endswith(":") and len(lines) > 1:

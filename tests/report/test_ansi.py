@@ -58,3 +58,22 @@ def test_first_line_with_and_without_the_type():
     assert _first_line(compiler) == \
         "RuntimeError: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: misaligned"
     assert _first_line(RuntimeError("nothing follows:")) == "RuntimeError: nothing follows:"
+
+
+def test_first_line_leaves_out_cpp_source_locations_and_template_signatures():
+    # what ONNX Runtime 1.31's CUDA provider raised on VideoMAE's Conv3d at fp16 (H100, the sixteenth held-out set):
+    # the cause (cuDNN's frontend found no plan) sat behind two source paths and their 250-character signatures
+    sig = ("std::conditional_t<THRW, void, onnxruntime::common::Status> onnxruntime::CudaCall(ERRTYPE, const char*, "
+           "const char*, SUCCTYPE, const char*, const char*, int) [with ERRTYPE = cudnn_frontend::error_object; bool "
+           "THRW = true; SUCCTYPE = cudnn_frontend::error_code_t; std::conditional_t<THRW, void, common::Status> = "
+           "void]")
+    ort = RuntimeError("Error in execution: Non-zero status code returned while running Conv node. Name:'/patch/Conv' "
+                       "Status Message: Failed to initialize CUDNN Frontend: /onnxruntime_src/onnxruntime/core/"
+                       f"providers/cuda/cudnn_fe_call.cc:117 {sig} /onnxruntime_src/onnxruntime/core/providers/cuda/"
+                       f"cudnn_fe_call.cc:109 {sig} CUDNN_FE failure 8: HEURISTIC_QUERY_FAILED ; GPU=0")
+    assert _first_line(ort) == ("RuntimeError: Error in execution: Non-zero status code returned while running Conv "
+                                "node. Name:'/patch/Conv' Status Message: Failed to initialize CUDNN Frontend: "
+                                "CUDNN_FE failure 8: HEURISTIC_QUERY_FAILED ; GPU=0")
+    # a path without a signature after it stays (it may be the point: a missing file)
+    assert _first_line(OSError("cannot open /data/model.onnx:12 for reading")) == \
+        "OSError: cannot open /data/model.onnx:12 for reading"
