@@ -2,19 +2,20 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
-mobilenet_v2, bert-base, gpt2; then fifteen more sets of 8, each written and committed before it was first
+mobilenet_v2, bert-base, gpt2; then sixteen more sets of 8, each written and committed before it was first
 measured: --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
 thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
 (predict_models_fresh5.py, sixteenth), fresh6 (predict_models_fresh6.py, seventeenth), fresh7
 (predict_models_fresh7.py, eighteenth), fresh8 (predict_models_fresh8.py, nineteenth), fresh9
 (predict_models_fresh9.py, twentieth), fresh10 (predict_models_fresh10.py, twenty-first), fresh11
 (predict_models_fresh11.py, twenty-second), fresh12 (predict_models_fresh12.py, twenty-third), fresh13
-(predict_models_fresh13.py, twenty-fourth), fresh14 (predict_models_fresh14.py, twenty-fifth) and fresh15
-(predict_models_fresh15.py, twenty-sixth)) it runs modelcost's own pipeline with --predict: the same benchmark a
-user gets (torch-eager fp32, torch-half fp16, torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when
-onnxruntime-gpu imports; batch 1 and 64), with each measured config's prediction beside it. Every case is appended
-to <out>/cases.jsonl as it finishes (a model that fails is recorded with its error, and the others go on), and the
-tables are rewritten after every model, so a run cut short keeps what it measured.
+(predict_models_fresh13.py, twenty-fourth), fresh14 (predict_models_fresh14.py, twenty-fifth), fresh15
+(predict_models_fresh15.py, twenty-sixth) and fresh16 (predict_models_fresh16.py, twenty-seventh)) it runs
+modelcost's own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
+torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when onnxruntime-gpu imports; batch 1 and 64), with each
+measured config's prediction beside it. Every case is appended to <out>/cases.jsonl as it finishes (a model that
+fails is recorded with its error, and the others go on), and the tables are rewritten after every model, so a run
+cut short keeps what it measured.
 
     # on the GPU (one device call is <= 10 min: stages by --models)
     python benchmarks/predict_validate.py --calibrate --out benchmarks/results/predict --models cnn
@@ -74,6 +75,7 @@ FRESH12_FILE = "benchmarks/predict_models_fresh12.py"
 FRESH13_FILE = "benchmarks/predict_models_fresh13.py"
 FRESH14_FILE = "benchmarks/predict_models_fresh14.py"
 FRESH15_FILE = "benchmarks/predict_models_fresh15.py"
+FRESH16_FILE = "benchmarks/predict_models_fresh16.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -218,6 +220,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "granite4_350m": (f"{FRESH15_FILE}:granite4_350m", "input_ids=Bx128:int64"),
     "lilt_roberta_base": (f"{FRESH15_FILE}:lilt_roberta_base", "input_ids=Bx128:int64"),
     "videomae_small": (f"{FRESH15_FILE}:videomae_small", "pixel_values=Bx16x3x224x224"),
+    # the seventeenth set: written and frozen before any of it was measured
+    "shufflenet_v1_g3_ish": (f"{FRESH16_FILE}:shufflenet_v1_g3_ish", "input=Bx3x224x224"),
+    "replknet31b_ish": (f"{FRESH16_FILE}:replknet31b_ish", "x=Bx3x224x224"),
+    "efficientvit_b1_ish": (f"{FRESH16_FILE}:efficientvit_b1_ish", "input=Bx3x224x224"),
+    "mgp_str_base": (f"{FRESH16_FILE}:mgp_str_base", "pixel_values=Bx3x32x128"),
+    "granite_speech_encoder": (f"{FRESH16_FILE}:granite_speech_encoder", "hidden_states=Bx300x160"),
+    "bigbird_roberta_base": (f"{FRESH16_FILE}:bigbird_roberta_base", "input_ids=Bx1024:int64"),
+    "perceiver_io_language": (f"{FRESH16_FILE}:perceiver_io_language", "inputs=Bx2048:int64"),
+    "timesformer_base": (f"{FRESH16_FILE}:timesformer_base", "pixel_values=Bx8x3x224x224"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -250,7 +261,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh14": ["dpn68_ish", "fasternet_t2_ish", "inceptionnext_tiny_ish", "deit_small_distilled",
                       "clip_vit_b32_vision", "nystromformer_512", "moonshine_tiny_encoder", "imagegpt_small"],
           "fresh15": ["tresnet_m_ish", "hardnet68_ish", "mixnet_l_ish", "siglip_base_vision",
-                      "speech2text_small_encoder", "granite4_350m", "lilt_roberta_base", "videomae_small"]}
+                      "speech2text_small_encoder", "granite4_350m", "lilt_roberta_base", "videomae_small"],
+          "fresh16": ["shufflenet_v1_g3_ish", "replknet31b_ish", "efficientvit_b1_ish", "mgp_str_base",
+                      "granite_speech_encoder", "bigbird_roberta_base", "perceiver_io_language", "timesformer_base"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
