@@ -217,7 +217,7 @@ class Sweep:
             status, reason = lifecycle.failure(exc)
             result.status = "failed" if status == "unavailable" else status
             result.reason = (f"out of memory at batch {batch}; larger batches of this backend were skipped"
-                             if status == "oom" else first_line(exc))
+                             if status == "oom" else reason)
             result.latency_ms = result.e2e_latency_ms = None
             result.throughput_ips = None
         result.extra.cpu_nodes = getattr(runner, "cpu_nodes", None)  # as the first run found them (ort-cuda)

@@ -328,3 +328,22 @@ def test_recommend_makes_its_plan_once_with_the_backends_it_was_given(tmp_path: 
                                    input_shapes={"input": (1, 4)}, config=fast_config(tmp_path))
     assert made == [(("ort-cpu",), False)]
     assert {r.backend for r in report.benchmarks} == {"ort-cpu"} and rec.best is not None
+
+
+def test_a_session_s_failure_reads_as_lifecycle_words_it(tmp_path: Path, fakes, monkeypatch) -> None:  # noqa: ANN001
+    # one owner of a failed config's reason (bench.lifecycle.failure): a session that raises one of our own errors
+    # (a CUDA graph that cannot capture a host copy) reads as its message, written for the user; another error keeps
+    # its type
+    from modelcost.core.errors import ModelcostError
+
+    def failing(batch, host_inputs):  # noqa: ANN001, ANN202
+        if batch == 1:
+            raise ModelcostError("CUDA graphs cannot capture this forward")
+        raise RuntimeError("no kernel for op Y")
+
+    monkeypatch.setattr(FakeRunner, "session", lambda self, batch, host_inputs: failing(batch, host_inputs))
+    results, _ = run_benchmarks(tiny_model(), backends=["fake-ok"], batch_sizes=[1, 4], config=fast_config(tmp_path))
+    got = by_key(results)
+    assert (got[("fake-ok", "fp32", 1)].status, got[("fake-ok", "fp32", 1)].reason) == \
+        ("failed", "CUDA graphs cannot capture this forward")
+    assert got[("fake-ok", "fp32", 4)].reason == "RuntimeError: no kernel for op Y"
