@@ -255,13 +255,7 @@ def _conv_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float,
     keep its size: efficiencies by implicit-GEMM class."""
     found: dict[str, list[float]] = {}
     for b, c, co, size, window, g in conv_shapes():
-        kind = torch.nn.Conv3d if len(window) == 3 else torch.nn.Conv2d
-        conv = kind(c, co, window, padding=tuple(w // 2 for w in window), groups=g, bias=False).to("cuda", dtype)
-        x = torch.randn(b, c, *size, device="cuda", dtype=dtype)
-        if channels_last:
-            conv, x = conv._apply(to_channels_last), to_channels_last(x)
-        with torch.inference_mode():
-            t_s = graph_time_us(torch, lambda conv=conv, x=x: conv(x)) / 1e6
+        t_s = conv_us(torch, (b, c, co, size, window, g), dtype, channels_last) / 1e6
         m, k = b * math.prod(size), c // g * math.prod(window)
         key, n, gemms = conv_gemm(m, co, k, g, group_classes=True, three_by_three=g == 1 and window == (3, 3),
                                   window=window_sort(window))
@@ -368,19 +362,22 @@ def unaligned_conv_factors(torch: Any, gpu: GpuSpec, progress: Progress) -> dict
         dtype, ratios, channels_last = _dtype(torch, precision), [], precision != "tf32"
         with tf32_mode(precision == "tf32"), cudnn_autotune():
             for b, c, co, size, window in UNALIGNED_CONVS:
-                unaligned_us = conv_us(torch, (b, c, co, size, window), dtype, channels_last)
-                padded = (b, -(-c // 8) * 8, -(-co // 8) * 8, size, window)
+                unaligned_us = conv_us(torch, (b, c, co, (size, size), (window, window), 1), dtype, channels_last)
+                padded = (b, -(-c // 8) * 8, -(-co // 8) * 8, (size, size), (window, window), 1)
                 ratios.append(unaligned_us / conv_us(torch, padded, dtype, channels_last))
         out[precision] = round(statistics.median(ratios), 3)
     return out
 
 
-def conv_us(torch: Any, shape: tuple[int, int, int, int, int], dtype: Any, channels_last: bool) -> float:
-    """Microseconds of one dense 2-D conv of ``shape`` (batch, in channels, out channels, pixels a side, square
-    window; padded to keep its size, no bias) at ``dtype``, channels-last or not (``graph_time_us``)."""
-    b, c, co, size, window = shape
-    x = torch.randn(b, c, size, size, device="cuda", dtype=dtype)
-    conv = torch.nn.Conv2d(c, co, window, padding=window // 2, bias=False).to(x.device, dtype)
+def conv_us(torch: Any, shape: tuple[int, int, int, tuple[int, ...], tuple[int, ...], int], dtype: Any,
+            channels_last: bool) -> float:
+    """Microseconds of one conv of ``shape`` (batch, input channels, output channels, frames / pixels, window,
+    groups: ``conv_shapes``' rows; a 3-D window a Conv3d), padded to keep its size, no bias, at ``dtype``,
+    channels-last or not (a 3-D conv's is ``channels_last_3d``), replayed from a CUDA graph (``graph_time_us``)."""
+    b, c, co, size, window, groups = shape
+    x = torch.randn(b, c, *size, device="cuda", dtype=dtype)
+    kind = torch.nn.Conv3d if len(window) == 3 else torch.nn.Conv2d
+    conv = kind(c, co, window, padding=tuple(w // 2 for w in window), groups=groups, bias=False).to(x.device, dtype)
     if channels_last:
         conv, x = conv._apply(to_channels_last), to_channels_last(x)
     with torch.inference_mode():
