@@ -44,7 +44,7 @@ from modelcost.core.llm import LayerKind, RepeatedLayers
 
 INDEX_ATTRIBUTES = frozenset({"layer_idx", "layer_id", "layer_index"})  # a layer's own position, nothing else
 # the recorder's op counters (a stand-in layer's are added again for each copy)
-_COUNTERS = ("zero_cost", "uncounted", "absorbed", "decomposed", "composites", "launches")
+_COUNTERS = ("zero_cost", "uncounted", "absorbed", "decomposed", "composites", "launches", "half_priced")
 
 
 class LayersDiffer(Exception):

@@ -28,7 +28,7 @@ from modelcost.analysis import torch_ops
 from modelcost.analysis.data_oracle import DataOracle, UnansweredQuestion, aten_leaves, example_values
 from modelcost.analysis.layer_repeat import LayerPlan
 from modelcost.analysis.summary import ParamTensor, build_report, param_and_storage_stats, peak_live_bytes
-from modelcost.core.eager_ops import launches_kernel
+from modelcost.core.eager_ops import call_class, launches_kernel
 from modelcost.core.env import env_flag
 from modelcost.core.types import CostReport, EagerOps, LayerCost, ModelInfo, TensorSpec
 from modelcost.loaders.torch_loader import LoadedTorch, forward_names
@@ -167,6 +167,7 @@ class _Recorder:
         self.decomposed: Counter[str] = Counter()
         self.composites: Counter[str] = Counter()
         self.launches: Counter[str] = Counter()  # "kernel" / "view": aten calls as eager issues them (core/eager_ops)
+        self.half_priced: Counter[str] = Counter()  # class -> calls whose half-precision price differs (call_class)
         self.formula_errors: dict[str, str] = {}
         self.static_storages: set[int] = set()
         self.seen_storages: set[int] = set()
@@ -220,6 +221,9 @@ class _Recorder:
         # as eager issues it (core/eager_ops.py); a composite is one fused kernel on the GPU (SDPA, cuDNN RNN...)
         kernel = mutable is None or launches_kernel(mutable, in_keys, (k for k in out_keys if k is not None))
         self.launches["kernel" if kernel else "view"] += 1
+        half_class = call_class(op, inputs[0])  # inputs: (args, kwargs); a composite's kind is no aten op: None
+        if half_class is not None:
+            self.half_priced[half_class] += 1
         if status == "zero_cost":
             self.zero_cost[op] += 1
         elif status == "uncounted":
@@ -479,7 +483,7 @@ def _analyze(loaded: LoadedTorch, inputs: tuple[torch.Tensor, ...], device: str,
         notes=_notes(loaded, rec, module, shared), problems=problems, batch_size=loaded.batch_size,
     )
     report.assumptions = oracle.assumptions
-    report.eager_ops = EagerOps(rec.launches["kernel"], rec.launches["view"])
+    report.eager_ops = EagerOps(rec.launches["kernel"], rec.launches["view"], dict(sorted(rec.half_priced.items())))
     if failure is not None:  # the model could not be traced: what ran before the failure is not its cost
         report.compute.complete = False
         report.compute.incomplete_reasons.append(failure)

@@ -137,10 +137,14 @@ class MemoryStats:
 class EagerOps:
     """The aten calls one forward makes, as eager execution issues them (core/eager_ops.py sorts them): those
     that launch a GPU kernel (a new tensor, or one written in place) and those that only make a view or read
-    metadata. Both cost host time; the latency predictor's host model (analysis/predict.py) is priced per call."""
+    metadata. Both cost host time; the latency predictor's host model (analysis/predict.py) is priced per call.
+    ``by_class``: the calls of each class whose host price differs in half precision (core/eager_ops.HALF_PRICED:
+    convs, depthwise and grouped convs, BatchNorms; a class with no call is left out), which torch-half's host time
+    adds at their calibrated extra price (``Calibration.half_call_us``)."""
 
     kernel_ops: int
     view_ops: int
+    by_class: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

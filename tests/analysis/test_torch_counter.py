@@ -677,6 +677,24 @@ def test_eager_ops_count_kernel_launches_and_views() -> None:
     assert (report.eager_ops.kernel_ops, report.eager_ops.view_ops) == (4, 4)
 
 
+def test_eager_ops_tally_the_calls_whose_half_precision_price_differs() -> None:
+    """EagerOps.by_class: the calls of each core/eager_ops.HALF_PRICED class, which torch-half's host time prices
+    apart (analysis/predict.half_calls_us)."""
+    with torch.device("meta"):
+        net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                            nn.Conv2d(8, 8, 3, padding=1, groups=8), nn.BatchNorm2d(8), nn.Flatten(),
+                            nn.Linear(8 * 4 * 4, 10)).eval()
+    report = analyze_module(net, [meta(1, 3, 4, 4)])
+    # The 3 -> 8 conv is dense (groups 1): conv 1. The 8 -> 8 conv of 8 groups has one input channel per group:
+    # depthwise_conv 1. Each BatchNorm2d in eval is one aten.native_batch_norm: batch_norm 2. ReLU, the flatten's
+    # view and the Linear's addmm are none of the classes.
+    assert report.eager_ops.by_class == {"batch_norm": 2, "conv": 1, "depthwise_conv": 1}
+    # a net with none of them tallies nothing
+    with torch.device("meta"):
+        mlp = nn.Sequential(nn.Linear(8, 8), nn.LayerNorm(8))
+    assert analyze_module(mlp, [meta(2, 8)]).eager_ops.by_class == {}
+
+
 def test_a_conv_layer_records_its_groups() -> None:
     """What the predictor's conv table tells dense from grouped convs by; other layers record none."""
     with torch.device("meta"):
