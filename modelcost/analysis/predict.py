@@ -26,8 +26,11 @@ Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf3
 Per forward: host-issued backends (eager, compile, ORT) take max(sum of kernel times, the host's time to issue
 them): the GPU waits for the host when the host is slower. The host's time (``host_ms``): for the eager families,
 the forward's aten calls counted statically (CostReport.eager_ops: kernel launches and views) at the calibrated
-cost per call (``Calibration.host_us``); otherwise kernels x the family's ``launch_us``. CUDA-graph backends take
-the sum of kernel times + one ``graph_replay_us``.
+cost per call (``Calibration.host_us``); otherwise kernels x the family's ``launch_us``. torch-half (the eager
+family on the model cast to fp16) adds to that the extra its convs and BatchNorms cost the host in fp16
+(``half_calls_us``: the count's calls of each class at ``Calibration.half_call_us``): its conv nets ran at batch 1
+1.30x eager fp32's time on an H100 where one price per call predicted 1.02x. CUDA-graph backends take the sum of
+kernel times + one ``graph_replay_us``.
 
 A layer whose shape class (GEMM, conv), attention key length or head size the calibration did not measure takes the
 nearest measured one, and the prediction says how much of its kernel time that is (``uncalibrated_pct``): the
@@ -617,20 +620,38 @@ def backend_layers(layers: list[LayerEstimate], cal: Calibration, backend: str,
                                 unaligned=1.0) for e in layers]
 
 
-def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: float) -> float:
+def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: float,
+            precision: str | None = None) -> float:
     """The host's time to issue one forward: its aten calls at the calibrated cost per call where the forward's
-    calls were counted and the calibration prices them (``Calibration.host_us``), else the kernels at the
-    family's ``launch_us`` (a calibration without host_us, an ONNX model, a compiled family)."""
+    calls were counted and the calibration prices them (``Calibration.host_us``), plus, for the cast model
+    (``precision``), its half-precision calls' extra price (``half_calls_us``); else the kernels at the family's
+    ``launch_us`` (a calibration without host_us, an ONNX model, a compiled family)."""
     cost = cal.host_us.get(family)
     if cost is not None and eager_ops is not None:
-        return (cost.kernel_op_us * eager_ops.kernel_ops + cost.view_op_us * eager_ops.view_ops) / 1e3
+        return (cost.kernel_op_us * eager_ops.kernel_ops + cost.view_op_us * eager_ops.view_ops
+                + half_calls_us(cal, family, precision, eager_ops)) / 1e3
     return kernels * cal.launch_us[family] / 1e3
 
 
+def half_calls_us(cal: Calibration, family: str, precision: str | None, eager_ops: EagerOps) -> float:
+    """What the forward's convs and BatchNorms cost the host beyond eager fp32's price per call when the eager
+    family runs the model cast to a 2-byte precision (torch-half): each counted call of a class
+    (``EagerOps.by_class``) at its calibrated extra (``Calibration.half_call_us[precision]``). 0 for every other
+    family (autocast has a price of its own, compile and ORT issue no aten calls, a CUDA graph replays), at 4-byte
+    precisions, and where the calibration did not time that precision (bf16: calibrate times fp16 alone). The
+    extra was timed channels_last, as torch-half runs a net of 2-D / 3-D convs; a net of 1-D convs, which it runs
+    contiguous, takes the same price."""
+    if family != "eager" or precision is None or ELEMENT_BYTES.get(peak_key(precision), 4.0) != 2:
+        return 0.0
+    extra = cal.half_call_us.get(precision, {})
+    return sum(extra.get(name, 0.0) * calls for name, calls in eager_ops.by_class.items())
+
+
 def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str,
-               eager_ops: EagerOps | None = None) -> tuple[float, float, int]:
+               eager_ops: EagerOps | None = None, precision: str | None = None) -> tuple[float, float, int]:
     """(kernel time, overhead, kernels) of one forward under ``backend``'s fusion and launch model;
-    ``eager_ops``: the forward's aten calls (CostReport.eager_ops), which the host model prices (``host_ms``)."""
+    ``eager_ops``: the forward's aten calls (CostReport.eager_ops), which the host model prices (``host_ms``) at
+    ``precision`` (None: as fp32)."""
     if backend not in BACKEND_FAMILIES:
         raise ModelcostError(f"backend {backend!r}: no prediction model (known: {', '.join(BACKEND_FAMILIES)})")
     family, overhead = BACKEND_FAMILIES[backend]
@@ -656,7 +677,7 @@ def forward_ms(layers: Iterable[LayerEstimate], cal: Calibration, backend: str,
         kernels += f
     if overhead == "graph":
         return kernel_ms, cal.graph_replay_us / 1e3, round(kernels)
-    issue_ms = host_ms(cal, family, eager_ops, kernels)
+    issue_ms = host_ms(cal, family, eager_ops, kernels, precision)
     return kernel_ms, max(issue_ms - kernel_ms, 0.0), round(kernels)
 
 
@@ -688,7 +709,7 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
     require_complete(cost)
     layers = backend_layers(estimate_layers(cost, cal, precision, batch_size,
                                             layout_as_counted(cost, backend, precision)), cal, backend, precision)
-    kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops)
+    kernel_ms, overhead_ms, kernels = forward_ms(layers, cal, backend, cost.eager_ops, precision)
     bound = bound_of(backend, overhead_ms)
     total_ms = sum(est.time_ms for est in layers)
     outside_ms = sum(est.time_ms for est in layers if not est.calibrated)

@@ -165,7 +165,8 @@ def step_ops(cost: CostReport, point: GenerationPoint, expands: bool) -> EagerOp
     if cost.eager_ops is None:
         return None
     repeats = 2 * _attention_layers(cost) if expands and kv_repeats(cost, point) > 1 else 0
-    return EagerOps(cost.eager_ops.kernel_ops + 1 + repeats, cost.eager_ops.view_ops + 1 + repeats)
+    return EagerOps(cost.eager_ops.kernel_ops + 1 + repeats, cost.eager_ops.view_ops + 1 + repeats,
+                    dict(cost.eager_ops.by_class))
 
 
 def _prediction(cal: Calibration, backend: str, precision: str, batch: int, phase: str, timed: tuple[float, float, int],
@@ -198,9 +199,9 @@ def predict_point(prefill: CostReport, decode: CostReport | None, point: Generat
     table = validation_table() if table is None else table
     pre_expands, dec_expands = EXPANDS_KV[backend]
     ttft = forward_ms(prefill_layers(prefill, point, cal, precision, pre_expands), cal, pre_model,
-                      step_ops(prefill, point, pre_expands))
+                      step_ops(prefill, point, pre_expands), precision)
     tpot = forward_ms(decode_layers(decode, point, cal, precision, cache, dec_expands), cal, dec_model,
-                      step_ops(decode, point, dec_expands))
+                      step_ops(decode, point, dec_expands), precision)
     return LlmPrediction(point.prompt_len, point.gen_len,
                          _prediction(cal, backend, precision, point.batch_size, "ttft", ttft, calibrated_on, table),
                          _prediction(cal, backend, precision, point.batch_size, "tpot", tpot, calibrated_on, table))

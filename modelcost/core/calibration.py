@@ -90,6 +90,14 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   at a pace of its own (BENCHMARKS.md, issue 27; calibrate's four processes read 14.7-23.3 us per eager call in
   one lease), so whether the price follows the pace is what these pairs and the measurements' own paces
   (``BenchResult.extra.host_pace_us``) can tell. Added within schema 2; not a prediction feature.
+* the host's extra price of a call in half precision (``half_call_us``, precision -> class -> microseconds per call,
+  the classes of core/eager_ops.HALF_PRICED): what a dense, depthwise or grouped conv or a BatchNorm costs the host
+  in fp16 as torch-half issues it (the model cast with .half(), a conv net channels_last) over the same call in fp32
+  contiguous, floored at 0, timed in calibrate's host processes (bench/calibrate_half.py). torch-half is the eager
+  family, priced per call at eager fp32's ``host_us``; on an H100 its conv nets ran at batch 1 1.30x eager fp32's
+  time where that one price predicted 1.02x, a BatchNorm of fp16 weights costing 37.9 us per call against 16.0
+  (benchmarks/results/device_2026-12-04/hostops). Only fp16 is measured: bf16 takes nothing. Added within schema 2
+  (feature "half_calls"): a file without it prices torch-half's calls at eager fp32's price.
 
 The file: JSON, ``schema`` = ``SCHEMA``; one per GPU in ``<cache>/calibration/<gpu>.json``, written atomically
 and recorded in the cache's manifest (core.owned), so ``modelcost cache --clear`` removes it. A file of another
@@ -374,6 +382,8 @@ class Calibration:
     fusion: dict[str, Fusion] = field(default_factory=dict)
     host_us: dict[str, HostCost] = field(default_factory=dict)  # family -> host cost per aten call (eager ones)
     host_processes: list[HostProcess] = field(default_factory=list)  # each host_us process's pace and eager price
+    # precision -> HALF_PRICED class -> extra host us per call over the same call in fp32 (torch-half's host time)
+    half_call_us: dict[str, dict[str, float]] = field(default_factory=dict)
     ort_factor: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> kind -> ORT / torch time
     strided_curve: dict[str, list[TimePoint]] = field(default_factory=dict)  # element bytes ("2", "4") -> curve
     unvectorized_curve: dict[str, list[TimePoint]] = field(default_factory=dict)  # element bytes -> curve
@@ -394,7 +404,7 @@ class Calibration:
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
             "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3", "ort_conv_kinds",
-            "conv_windows", "unvectorized_elementwise", "unaligned_convs")
+            "conv_windows", "unvectorized_elementwise", "unaligned_convs", "half_calls")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -407,7 +417,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
     (bench/calibrate.LARGE_M_CONVS), "conv_3x3": classes of dense 3 x 3 stride-1 convs kept apart,
     ``THREE_BY_THREE``), "ort_conv_kinds": ``ort_factor`` of each of ``ORT_CONV_KINDS``, not the 3 x 3 net's
     alone), "conv_windows": classes of 3-D and of non-square 2-D convs kept apart, ``VOLUMETRIC``, ``NON_SQUARE``,
-    "unvectorized_elementwise": ``unvectorized_curve``, "unaligned_convs": ``unaligned_conv_factor``). A prediction
+    "unvectorized_elementwise": ``unvectorized_curve``, "unaligned_convs": ``unaligned_conv_factor``, "half_calls":
+    ``half_call_us``). A prediction
     made with other ones is another model, so the validation table keeps them with each row
     (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
@@ -421,7 +432,7 @@ def features(cal: Calibration) -> tuple[str, ...]:
             "ort_conv_kinds": any(k in f for f in cal.ort_factor.values() for k in ORT_CONV_KINDS[1:]),
             "conv_windows": bool({VOLUMETRIC, NON_SQUARE} & sorts),
             "unvectorized_elementwise": bool(cal.unvectorized_curve),
-            "unaligned_convs": bool(cal.unaligned_conv_factor)}
+            "unaligned_convs": bool(cal.unaligned_conv_factor), "half_calls": bool(cal.half_call_us)}
     return tuple(name for name in FEATURES if held[name])
 
 
@@ -468,6 +479,7 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
             graph_replay_us=float(doc["graph_replay_us"]), fusion=fusion, host_us=host,
             host_processes=[HostProcess(float(h["pace_us"]), None if h.get("eager_kernel_op_us") is None
                                         else float(h["eager_kernel_op_us"])) for h in doc.get("host_processes", [])],
+            half_call_us={p: {c: float(us) for c, us in t.items()} for p, t in doc.get("half_call_us", {}).items()},
             ort_factor={p: {k: float(v) for k, v in t.items()} for p, t in doc.get("ort_factor", {}).items()},
             strided_curve={e: [TimePoint(**p) for p in c] for e, c in doc.get("strided_curve", {}).items()},
             unvectorized_curve={e: [TimePoint(**p) for p in c]
