@@ -479,12 +479,14 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
     if fusion:
         from modelcost.bench.calibrate_fusion import learn_fusion
 
+        from modelcost.bench.calibrate_half import PRECISION as HALF_PRECISION
         from modelcost.bench.calibrate_host import across_processes, measure_process
 
         here, host_notes = measure_process(torch, say)
         say("host cost per aten call, in fresh processes")
         host, spread_notes = across_processes(here)
         cal.host_us, cal.host_processes = host.cost, list(host.processes)
+        cal.half_call_us = {HALF_PRECISION: host.half_us} if host.half_us else {}
         cal.fusion, cal.launch_us, notes = learn_fusion(torch, say, tiny_us=host.tiny_us)
         cal.notes += notes + host_notes + spread_notes
         if "ort-cuda" in cal.fusion:  # onnxruntime-gpu is here

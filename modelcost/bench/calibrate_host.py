@@ -32,6 +32,11 @@ transferred to the same cases 3% (benchmarks/results/device_2026-11-29).
 Each process also takes its host's pace (bench.timing.host_pace_us, the loop the benchmarks time before and after
 every GPU loop), once before and once after its measurements, and calibrate keeps every process's pace beside its
 eager price (``Calibration.host_processes``): the pairs that can tell whether a process's price follows its pace.
+
+Each process also times the extra host price of a conv or BatchNorm call in fp16, as torch-half issues it, over the
+same call in fp32 (bench/calibrate_half.py says why: on an H100 a BatchNorm of fp16 weights cost the host 37.9 us per
+call against 16.0, benchmarks/results/device_2026-12-04/hostops), and the median over the processes is kept
+(``ProcessHost.half_us``, ``Calibration.half_call_us``).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from modelcost.bench.calibrate_fusion import (
     time_tiny_nets,
     tiny_linear_net,
 )
+from modelcost.bench.calibrate_half import half_call_us, spread_note
 from modelcost.bench.timing import CudaEventClock, host_pace_us, median_call_ms
 from modelcost.core.calibration import HostCost, HostProcess
 from modelcost.core.eager_ops import launches_kernel
@@ -169,14 +175,16 @@ def learn_host_cost(torch: Any, progress: Callable[[str], None]) -> tuple[dict[s
 @dataclass
 class ProcessHost:
     """What one process measured of its host: the price per aten call by family (``learn_host_cost``), one
-    forward of the host-bound net by family, in us (``tiny_net_times``), and its host's pace (``pace_us``: the mean
-    of ``host_pace_us`` before and after). From ``across_processes``: the medians, and ``processes`` each measuring
+    forward of the host-bound net by family, in us (``tiny_net_times``), its host's pace (``pace_us``: the mean
+    of ``host_pace_us`` before and after), and the extra us of a call of each half-priced class in fp16
+    (``half_us``: bench/calibrate_half.py). From ``across_processes``: the medians, and ``processes`` each measuring
     process's pace and eager price."""
 
     cost: dict[str, HostCost] = field(default_factory=dict)
     tiny_us: dict[str, float] = field(default_factory=dict)
     pace_us: float | None = None
     processes: tuple[HostProcess, ...] = ()
+    half_us: dict[str, float] = field(default_factory=dict)
 
     def as_process(self) -> HostProcess | None:
         """This process's pace and eager price; None without a pace."""
@@ -198,7 +206,18 @@ def measure_process(torch: Any, progress: Callable[[str], None]) -> tuple[Proces
     before = host_pace_us()
     cost, notes = learn_host_cost(torch, progress)
     tiny = tiny_net_times(torch)
-    return ProcessHost(cost, tiny, round((before + host_pace_us()) / 2, 1)), notes
+    half, half_notes = learn_half_calls(torch, progress)
+    return ProcessHost(cost, tiny, round((before + host_pace_us()) / 2, 1), half_us=half), notes + half_notes
+
+
+def learn_half_calls(torch: Any, progress: Callable[[str], None]) -> tuple[dict[str, float], list[str]]:
+    """(class -> extra host us per fp16 call, notes): bench/calibrate_half.py's stage, timed as this module times
+    its nets (``host_us``); nothing and a note where it fails as a whole."""
+    progress("host price of half-precision calls")
+    try:
+        return half_call_us(torch, lambda fn: host_us(torch, fn))
+    except Exception as exc:  # noqa: BLE001 - torch-half is then priced at eager fp32's price per call; said
+        return {}, [f"half-precision calls: not calibrated ({first_line(exc, 200)})"]
 
 
 def median_host_cost(measured: Sequence[dict[str, HostCost]]) -> dict[str, HostCost]:
@@ -218,7 +237,8 @@ def run_child() -> ProcessHost:
     doc = json.loads(done.stdout.strip().splitlines()[-1])
     cost = {f: HostCost(float(v["kernel_op_us"]), float(v["view_op_us"]), HOST_NETS) for f, v in doc["cost"].items()}
     pace = doc.get("pace_us")
-    return ProcessHost(cost, {f: float(us) for f, us in doc["tiny_us"].items()}, None if pace is None else float(pace))
+    return ProcessHost(cost, {f: float(us) for f, us in doc["tiny_us"].items()}, None if pace is None else float(pace),
+                       half_us={c: float(us) for c, us in doc.get("half_us", {}).items()})
 
 
 def across_processes(here: ProcessHost, child: Callable[[], ProcessHost] = run_child,
@@ -245,9 +265,13 @@ def across_processes(here: ProcessHost, child: Callable[[], ProcessHost] = run_c
     if processes:
         notes.append(f"host pace: {' / '.join(f'{p.pace_us:,.0f}' for p in processes)} us in {len(processes)} "
                      "processes (bench.timing.host_pace_us's loop)")
+    half = spread_note([m.half_us for m in measured if m.half_us])
+    if half:
+        notes.append(half)
     paces = [p.pace_us for p in processes]
     return ProcessHost(median_host_cost(costs), median_times([m.tiny_us for m in measured]),
-                       statistics.median(paces) if paces else None, processes), notes
+                       statistics.median(paces) if paces else None, processes,
+                       median_times([m.half_us for m in measured])), notes
 
 
 def median_times(measured: Sequence[dict[str, float]]) -> dict[str, float]:
@@ -264,11 +288,12 @@ def main() -> int:
         print("calibrate_host: no CUDA GPU", file=sys.stderr)
         return 1
     found, notes = measure_process(torch, lambda what: None)
-    if not found.cost and not found.tiny_us:
+    if not found.cost and not found.tiny_us and not found.half_us:
         print("; ".join(notes) or "calibrate_host: nothing measured", file=sys.stderr)
         return 1
     print(json.dumps({"cost": {f: {"kernel_op_us": c.kernel_op_us, "view_op_us": c.view_op_us}
-                               for f, c in found.cost.items()}, "tiny_us": found.tiny_us, "pace_us": found.pace_us}))
+                               for f, c in found.cost.items()}, "tiny_us": found.tiny_us, "pace_us": found.pace_us,
+                      "half_us": found.half_us}))
     return 0
 
 
