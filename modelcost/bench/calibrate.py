@@ -4,7 +4,8 @@ each figure means) in about two minutes.
 Every kernel figure is timed inside a CUDA graph of ``reps`` back-to-back calls (bench.timing's CUDA-event
 clock around one replay), so it holds kernel time and the gap between kernels but no host time: the host
 costs are measured on their own (``launch_us``, by family, in bench/calibrate_fusion.py; ``host_us``, per aten
-call, in bench/calibrate_host.py).
+call, in bench/calibrate_host.py; ``half_call_us``, the extra of a conv or BatchNorm call in fp16, in its processes:
+bench/calibrate_half.py).
 
 * GEMM: one matmul per shape class (M, N, K each at ``CLASS_SIZES``) and precision (fp32 = TF32 off, tf32,
   fp16, bf16: hf-static-compile runs bf16 LLMs); TF32 is set by hardware/tf32.py, the switch the measured
