@@ -628,8 +628,9 @@ def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: 
     ``launch_us`` (a calibration without host_us, an ONNX model, a compiled family)."""
     cost = cal.host_us.get(family)
     if cost is not None and eager_ops is not None:
-        return (cost.kernel_op_us * eager_ops.kernel_ops + cost.view_op_us * eager_ops.view_ops
-                + half_calls_us(cal, family, precision, eager_ops)) / 1e3
+        # a class's extra may be negative (bench/calibrate_half.py); the host's time never is
+        return max(cost.kernel_op_us * eager_ops.kernel_ops + cost.view_op_us * eager_ops.view_ops
+                   + half_calls_us(cal, family, precision, eager_ops), 0.0) / 1e3
     return kernels * cal.launch_us[family] / 1e3
 
 

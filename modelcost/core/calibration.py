@@ -91,13 +91,14 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   one lease), so whether the price follows the pace is what these pairs and the measurements' own paces
   (``BenchResult.extra.host_pace_us``) can tell. Added within schema 2; not a prediction feature.
 * the host's extra price of a call in half precision (``half_call_us``, precision -> class -> microseconds per call,
-  the classes of core/eager_ops.HALF_PRICED): what a dense, depthwise or grouped conv or a BatchNorm costs the host
-  in fp16 as torch-half issues it (the model cast with .half(), a conv net channels_last) over the same call in fp32
-  contiguous, floored at 0, timed in calibrate's host processes (bench/calibrate_half.py). torch-half is the eager
-  family, priced per call at eager fp32's ``host_us``; on an H100 its conv nets ran at batch 1 1.30x eager fp32's
-  time where that one price predicted 1.02x, a BatchNorm of fp16 weights costing 37.9 us per call against 16.0
-  (benchmarks/results/device_2026-12-04/hostops). Only fp16 is measured: bf16 takes nothing. Added within schema 2
-  (feature "half_calls"): a file without it prices torch-half's calls at eager fp32's price.
+  the classes of core/eager_ops.HALF_PRICED): what a dense, depthwise or grouped conv or a BatchNorm costs the host in
+  fp16 as torch-half issues it (the model cast with .half(), a conv net channels_last) over the same call in fp32
+  contiguous (negative where the fp16 call is the cheaper), timed in calibrate's host processes
+  (bench/calibrate_half.py). torch-half is the eager family, priced per call at eager fp32's ``host_us``; on an H100
+  its conv nets ran at batch 1 1.30x eager fp32's time where that one price predicted 1.02x, a BatchNorm of fp16
+  weights costing 37.9 us per call against 16.0 (benchmarks/results/device_2026-12-04/hostops). Only fp16 is measured:
+  bf16 takes nothing. Added within schema 2 (feature "half_calls"): a file without it prices torch-half's calls at
+  eager fp32's price.
 
 The file: JSON, ``schema`` = ``SCHEMA``; one per GPU in ``<cache>/calibration/<gpu>.json``, written atomically
 and recorded in the cache's manifest (core.owned), so ``modelcost cache --clear`` removes it. A file of another

@@ -44,6 +44,15 @@ def test_torch_half_adds_the_extra_of_its_counted_calls() -> None:
     assert host_ms(cal, "compile", OPS, 7, "fp16") == pytest.approx(0.035)
 
 
+def test_a_class_cheaper_in_fp16_takes_time_off_and_the_host_never_goes_below_zero() -> None:
+    # a grouped conv 7 us cheaper in fp16 (the H100 diagnostic's four-group conv, 38.9 -> 31.9 us per call):
+    # 100 x 10 us - 10 grouped convs x 7 us = 930 us
+    cal = priced({"fp16": {"grouped_conv": -7.0}})
+    assert host_ms(cal, "eager", EagerOps(100, 0, {"grouped_conv": 10}), 7, "fp16") == pytest.approx(0.93)
+    # a made-up extra larger than the price: 1 x 10 us - 2 x 7 us = -4 us, held at 0
+    assert host_ms(cal, "eager", EagerOps(1, 0, {"grouped_conv": 2}), 7, "fp16") == 0.0
+
+
 def test_the_forward_of_torch_half_waits_on_the_dearer_host() -> None:
     cal = priced({"fp16": {"batch_norm": 20.0, "conv": 5.0}})
     layer = LayerEstimate("add", "elementwise", 0.0, 0.003)  # 3 us of GPU time: host-bound

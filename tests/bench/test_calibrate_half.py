@@ -1,5 +1,5 @@
 """The extra host price of a conv or BatchNorm call in fp16 (bench/calibrate_half.py): its micro-nets count as the
-static count counts a model's calls of that class, and the arithmetic (difference, floor, failure, median over
+static count counts a model's calls of that class, and the arithmetic (signed difference, failure, median over
 processes, the child's JSON line) on the CPU with made-up timings. The CUDA timing itself runs in calibrate only."""
 
 from __future__ import annotations
@@ -37,11 +37,12 @@ def test_each_class_net_runs_on_the_cpu_in_both_configs(name: str) -> None:
         assert y.is_contiguous(memory_format=torch.channels_last) == cast  # torch-half's layout for a conv net
 
 
-def test_the_extra_per_call_is_the_difference_over_the_calls_floored_at_zero() -> None:
+def test_the_extra_per_call_is_the_signed_difference_over_the_calls() -> None:
     # the H100's diagnostic, per call: BatchNorm 16.0 -> 37.9 us; 16 calls: (606.4 - 256.0) / 16 = 21.9 us
     assert half.extra_per_call_us(606.4, 256.0) == pytest.approx(21.9)
-    # a conv of 4 groups, 38.9 -> 31.9 us per call: cheaper in fp16, priced as in fp32
-    assert half.extra_per_call_us(31.9 * 16, 38.9 * 16) == 0.0
+    # a conv of 4 groups, 38.9 -> 31.9 us per call: cheaper in fp16 by 7.0 us, kept negative (not floored: a median
+    # over floored process figures leans upward)
+    assert half.extra_per_call_us(31.9 * 16, 38.9 * 16) == pytest.approx(-7.0)
 
 
 def fake_clock(times_us: list[float]) -> tuple[Callable[[Callable[[], Any]], float], list[Any]]:
@@ -58,10 +59,11 @@ def fake_clock(times_us: list[float]) -> tuple[Callable[[Callable[[], Any]], flo
 
 def test_each_class_is_timed_in_fp32_and_in_fp16_channels_last() -> None:
     # (fp32, fp16) forwards of 16 calls, in HALF_PRICED's order: conv (400, 480) -> 80 / 16 = 5.0 us;
-    # depthwise (200, 440) -> 15.0; grouped (620, 510) -> 0 (cheaper); BatchNorm (256, 606.4) -> 21.9
+    # depthwise (200, 440) -> 15.0; grouped (620, 510) -> -110 / 16 = -6.875 (cheaper); BatchNorm (256, 606.4) -> 21.9
     time_us, outputs = fake_clock([400.0, 480.0, 200.0, 440.0, 620.0, 510.0, 256.0, 606.4])
     found, notes = half.half_call_us(torch, time_us, "cpu")
-    assert found == pytest.approx({"conv": 5.0, "depthwise_conv": 15.0, "grouped_conv": 0.0, "batch_norm": 21.9})
+    assert found == pytest.approx({"conv": 5.0, "depthwise_conv": 15.0, "grouped_conv": -6.875,
+                                  "batch_norm": 21.9})
     assert notes == []
     assert [o.dtype for o in outputs] == [torch.float32, torch.float16] * 4
 
@@ -110,8 +112,9 @@ def test_the_extra_is_the_median_over_the_processes_that_timed_it() -> None:
 
 def test_the_child_s_line_carries_the_extra_and_an_older_child_s_has_none(monkeypatch: pytest.MonkeyPatch,
                                                                           capsys: pytest.CaptureFixture) -> None:
-    measured = ch.ProcessHost({"eager": HostCost(11.6, 1.2, ch.HOST_NETS)}, {"eager": 470.0}, 3000.0,
-                              half_us={"batch_norm": 21.9, "conv": 5.0})
+    # the child's JSON line round-trips every figure the parent reads (the host-cost test's former twin)
+    measured = ch.ProcessHost({"eager": HostCost(11.6, 1.2, ch.HOST_NETS)}, {"eager": 470.0, "ort-cuda": 520.0},
+                              3000.0, half_us={"batch_norm": 21.9, "conv": 5.0})
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(ch, "measure_process", lambda torch_, progress: (measured, []))
     assert ch.main() == 0

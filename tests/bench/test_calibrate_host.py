@@ -129,20 +129,6 @@ def test_a_failure_without_a_message_is_noted_by_its_type() -> None:
     assert learn_host_cost(Silent(), lambda what: None) == ({}, ["host cost: not calibrated (RuntimeError)"])
 
 
-def test_the_childs_line_is_what_the_parent_reads(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    import subprocess
-
-    from modelcost.bench import calibrate_host as ch
-
-    measured = ch.ProcessHost({"eager": HostCost(11.6, 1.2, ch.HOST_NETS)}, {"eager": 470.0, "ort-cuda": 520.0})
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(ch, "measure_process", lambda torch_, progress: (measured, []))
-    assert ch.main() == 0
-    line = capsys.readouterr().out
-    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=line))
-    assert ch.run_child() == measured
-
-
 def test_each_process_keeps_its_pace_beside_its_eager_price() -> None:
     from modelcost.bench.calibrate_host import ProcessHost, across_processes
     from modelcost.core.calibration import HostProcess
