@@ -12,9 +12,9 @@ row of all its cases. On the seventh held-out set torch-half's host-bound cases 
 device-bound ones by 22%; one row for both would have quoted 34% to each.
 
 The file also holds how much a measurement itself repeats on a second machine of the same GPU kind, by bound
-(``RepeatEntry``, written by benchmarks/measure_repeat.py): on two H100 leases the same host-bound configs moved by
-a median 15% (p90 64%) and the device-bound ones by 0.9% (p90 5.1%). A prediction carries its bound's figure
-(``repeat_fields``): no prediction of a host-bound config can be held closer than that.
+(``RepeatEntry``, written by benchmarks/measure_repeat.py): over two pairs of H100 leases the same host-bound configs
+moved by a median 15% (p90 56%, 36 configs) and the device-bound ones by 1.1% (p90 12%, 60). A prediction carries its
+bound's figure (``repeat_fields``): no prediction of a host-bound config can be held closer than that.
 """
 
 from __future__ import annotations
