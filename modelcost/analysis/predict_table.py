@@ -19,6 +19,7 @@ bound's figure (``repeat_fields``): no prediction of a host-bound config can be 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,11 +64,25 @@ class RepeatEntry:
     worst_pct: float
 
 
+def table_document(path: str | Path | None = None) -> Any:
+    """The table file's parsed JSON (``VALIDATION_FILE`` by default), read once per version of the file (its path,
+    size and modification time): every prediction takes both its error rows and its repeat figures from it. Raises
+    OSError / ValueError as reading it would."""
+    where = Path(path or VALIDATION_FILE)
+    stat = where.stat()
+    return _parsed(str(where), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(where: str, mtime_ns: int, size_bytes: int) -> Any:
+    """``where``'s JSON; the time and size only key the cache (``table_document``). Callers read it, never change it."""
+    return json.loads(Path(where).read_text(encoding="utf-8"))
+
+
 def repeat_table(path: str | Path | None = None) -> list[RepeatEntry]:
     """The committed repeat figures (benchmarks/measure_repeat.py writes them); empty when there are none."""
     try:
-        doc = json.loads(Path(path or VALIDATION_FILE).read_text(encoding="utf-8"))
-        return [RepeatEntry(**row) for row in doc.get("repeats", [])]
+        return [RepeatEntry(**row) for row in table_document(path).get("repeats", [])]
     except (OSError, ValueError, TypeError):
         return []
 
@@ -82,8 +97,8 @@ def repeat_fields(repeats: Sequence[RepeatEntry], gpu: str, bound: str) -> dict[
 def validation_table(path: str | Path | None = None) -> list[ErrorEntry]:
     """The committed validation table (benchmarks/predict_validate.py writes it); empty when there is none."""
     try:
-        doc = json.loads(Path(path or VALIDATION_FILE).read_text(encoding="utf-8"))
-        return [ErrorEntry(**{**row, "features": tuple(row.get("features", ()))}) for row in doc.get("entries", [])]
+        return [ErrorEntry(**{**row, "features": tuple(row.get("features", ()))})
+                for row in table_document(path).get("entries", [])]
     except (OSError, ValueError, TypeError):
         return []
 
