@@ -481,13 +481,19 @@ def layer_bytes(layer: LayerCost, kind: str, elem: float, scale: float) -> float
     return (layer.params + inputs + out) * elem
 
 
+def cast_model(family: str, precision: str | None) -> bool:
+    """Whether a forward of ``family`` at ``precision`` runs the model cast to a 2-byte precision (torch-half, or its
+    CUDA graph): the eager family at fp16 / bf16. Its layout (``layout_as_counted``) and its host price
+    (``half_calls_us``) differ from the fp32 forward the count traced."""
+    return family == "eager" and precision is not None and ELEMENT_BYTES.get(peak_key(precision), 4.0) == 2
+
+
 def layout_as_counted(cost: CostReport, backend: str, precision: str) -> bool:
     """Whether ``backend`` runs the forward in the memory layout the count traced it in (contiguous, fp32): not
     the eager family at a 2-byte precision (the cast model: modelcost's cast backends run a net of 2-D / 3-D
     convs channels_last, bench/backends/torch_backends.py) on such a net. Only then do the count's transposed
     operands (``LayerCost.eager_strided_kernels``) say where eager reads uncoalesced."""
-    family = BACKEND_FAMILIES.get(backend, ("",))[0]
-    if family != "eager" or ELEMENT_BYTES.get(peak_key(precision), 4.0) != 2:
+    if not cast_model(BACKEND_FAMILIES.get(backend, ("",))[0], precision):
         return True
     return not any(layer_kind(layer) == "conv" and layer.output_shapes and len(layer.output_shapes[0]) >= 4
                    for layer in cost.layers)
@@ -642,7 +648,7 @@ def half_calls_us(cal: Calibration, family: str, precision: str | None, eager_op
     precisions, and where the calibration did not time that precision (bf16: calibrate times fp16 alone). The
     extra was timed channels_last, as torch-half runs a net of 2-D / 3-D convs; a net of 1-D convs, which it runs
     contiguous, takes the same price."""
-    if family != "eager" or precision is None or ELEMENT_BYTES.get(peak_key(precision), 4.0) != 2:
+    if not cast_model(family, precision):
         return 0.0
     extra = cal.half_call_us.get(precision, {})
     return sum(extra.get(name, 0.0) * calls for name, calls in eager_ops.by_class.items())
