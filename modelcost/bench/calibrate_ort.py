@@ -9,9 +9,10 @@ tables cannot see.
 
 So each GPU-bound calibration net (``NETS``: four layers of one kind at a size where the GPU, not the host, sets the
 time) runs under torch eager and under ONNX Runtime's CUDA EP, built as the ort-cuda backend builds its sessions
-(fp32: TF32 off; fp16: the same converted copy; graph optimizations on), and the factor of a kind is ORT's time
-over torch's for the net of that kind. The predictor multiplies an ort-cuda layer's kernel time by the factor of
-its kind and precision. None of these nets is a validation architecture.
+(fp32: TF32 off; fp16: the same converted copy, ``use_tf32`` at ONNX Runtime's default: ``backends.ort.use_tf32``;
+graph optimizations on), and the factor of a kind is ORT's time over torch's for the net of that kind. The
+predictor multiplies an ort-cuda layer's kernel time by the factor of its kind and precision.
+None of these nets is a validation architecture.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Device:
     """Where the nets run: the GPU (what calibrate measures), or the CPU (the tests run every step of it there)."""
 
     torch: str = "cuda"
-    providers: tuple[Any, ...] = (("CUDAExecutionProvider", {"use_tf32": "0"}),)  # fp32 = TF32 off, as ort-cuda
+    providers: tuple[Any, ...] = ("CUDAExecutionProvider",)  # its options per precision as ort-cuda's (``use_tf32``)
 
     @property
     def provider(self) -> str:
@@ -91,7 +92,7 @@ def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str, de
     import numpy as np
     import onnxruntime as ort
 
-    from modelcost.bench.backends.ort import fp16_copy
+    from modelcost.bench.backends.ort import fp16_copy, use_tf32
 
     path = os.path.join(tmp, f"{name}.onnx")
     if not os.path.exists(path):
@@ -101,7 +102,9 @@ def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str, de
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
-    sess = ort.InferenceSession(str(model), sess_options=options, providers=list(device.providers))
+    providers = [(p, {"use_tf32": use_tf32(precision)}) if p == "CUDAExecutionProvider" else p
+                 for p in device.providers]
+    sess = ort.InferenceSession(str(model), sess_options=options, providers=providers)
     if sess.get_providers()[0] != device.provider:
         raise RuntimeError(f"onnxruntime has no {device.provider} here")
     x = x.float().contiguous()

@@ -32,3 +32,11 @@ def test_every_kind_gets_a_factor_and_a_failing_net_loses_only_its_own(monkeypat
     assert set(ORT_CONV_KINDS) - {"conv"} <= kinds  # a net for every conv kind the predictor asks a factor of
     assert set(factor) == {"fp32", "fp16"} and all(set(f) == kinds and min(f.values()) > 0 for f in factor.values())
     assert len(notes) == 1 and notes[0].startswith("ort-cuda time factor of conv: not calibrated")
+
+
+def test_use_tf32_off_for_fp32_alone():
+    """fp32 means full fp32 (TF32 off); fp16 keeps ONNX Runtime's default (on): with it off, ORT's cuDNN convs left
+    out tensor-core kernels in fp16 too (Darknet-53 b64 on an H100: 25.9 ms off, 10.4 on; BENCHMARKS.md)."""
+    from modelcost.bench.backends.ort import use_tf32
+
+    assert [use_tf32(p) for p in ("fp32", "tf32", "fp16")] == ["0", "1", "1"]

@@ -54,6 +54,16 @@ def tensorrt_libs_reason() -> str | None:
     return TRT_MISSING
 
 
+def use_tf32(precision: str) -> str:
+    """The CUDA EP's ``use_tf32`` option for a session of ``precision``: off for fp32 alone, so fp32 means full
+    fp32 as for torch-eager (the EP runs fp32 MatMul / Gemm / Conv as TF32 unless told not to; tf32 is its own
+    entry). An fp16 session keeps ONNX Runtime's default, on: with it off, ORT's cuDNN convs left out the
+    tensor-core kernels in fp16 too (Darknet-53 at batch 64 on an H100: 25.9 ms off, 10.4 ms on; ResNet-50 8.3 and
+    7.9 ms; benchmarks/ort_provider_ab.py, BENCHMARKS.md). The fp16 copy's ops left in fp32, if any, then run as
+    TF32, as they would under ONNX Runtime's defaults."""
+    return "0" if precision == "fp32" else "1"
+
+
 def quiet_ort_logs(ort: Any) -> None:
     """ONNX Runtime's process-wide logger prints every cuDNN-frontend plan it rejects while choosing kernels
     (with use_tf32=0, dozens of "[E:onnxruntime] ... No execution plans" lines per session on an H200) and a
@@ -291,9 +301,7 @@ class OrtRunner:
             cuda_opts = {
                 "device_id": str(torch.cuda.current_device()),
                 "user_compute_stream": str(self.stream.cuda_stream),
-                # ORT's CUDA EP runs fp32 MatMul/Gemm/Conv as TF32 unless told not to (use_tf32 defaults
-                # to on): fp32 means full fp32 here, as for torch-eager; tf32 is its own entry.
-                "use_tf32": "1" if precision == "tf32" else "0",
+                "use_tf32": use_tf32(precision),
             }
             providers = [("CUDAExecutionProvider", cuda_opts)]
             if backend.name == "ort-tensorrt":
