@@ -341,6 +341,7 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict]:
         paces = {(r.backend, r.precision, r.batch_size): r.extra.host_pace_us for r in run.benchmarks}
         rows += [case_row(name, pred, unstable.get((pred.backend, pred.precision, pred.batch_size), []),
                           conv_macs_pct(run.cost), paces.get((pred.backend, pred.precision, pred.batch_size)))
+                 | measured_options(pred.backend, pred.precision)
                  for pred in run.predictions
                  if f"{pred.backend}:{pred.precision}" in wanted and pred.measured_ms is not None]
         rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
@@ -378,6 +379,23 @@ def conv_macs_pct(cost: Any) -> float | None:
     total = sum(layer.macs for layer in cost.layers)
     return round(100.0 * sum(layer.macs for layer in cost.layers if layer_kind(layer) == "conv") / total, 1) \
         if total else 0.0
+
+
+def measured_options(backend: str, precision: str) -> dict:
+    """What a case's measurement ran with that the prediction does not show: an ort-cuda session's ``use_tf32``
+    (bench.backends.ort.use_tf32). Until 1838ed7 every ort-cuda session that was not tf32 ran with it off, and
+    ONNX Runtime's fp16 convs then left out their tensor-core kernels (FCN-ResNet-50 at batch 64: 205.5 ms, 37.4 ms
+    with it on; BENCHMARKS.md): such a case measured a session modelcost no longer builds (``obsolete``)."""
+    from modelcost.bench.backends.ort import use_tf32
+
+    return {"ort_use_tf32": use_tf32(precision)} if backend == "ort-cuda" else {}
+
+
+def obsolete(case: dict) -> bool:
+    """An ort-cuda fp16 case measured with ``use_tf32`` off (no ``ort_use_tf32`` recorded: before 1838ed7): the
+    tables leave it out (``measured_options``)."""
+    return case.get("backend") == "ort-cuda" and case.get("precision") == "fp16" \
+        and case.get("ort_use_tf32", "0") != "1"
 
 
 def case_row(name: str, pred: Any, unstable: list[str] | None = None, conv_pct: float | None = None,
@@ -424,10 +442,13 @@ def repredict_model(name: str, batch: int, cases: list[dict], calibrations: list
             preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], [cal])
             unstable = {(c["backend"], c["precision"]): c.get("unstable", []) for c in cases if c["gpu"] == gpu}
             paces = {(c["backend"], c["precision"]): c.get("host_pace_us") for c in cases if c["gpu"] == gpu}
+            options = {(c["backend"], c["precision"]): {k: c[k] for k in ("ort_use_tf32",) if k in c}
+                       for c in cases if c["gpu"] == gpu}
             paced = {"calibration_pace_us": calibration_pace_us(cal)} if cal.host_processes else {}
             rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)),
                               conv_macs_pct(cost), paces.get((p.backend, p.precision)))
-                     | {"calibration": cal.created} | paced for p in preds]
+                     | options.get((p.backend, p.precision), {}) | {"calibration": cal.created} | paced
+                     for p in preds]
             rows += [{"model": name, "batch": batch, "note": n} for n in notes]
     return rows
 
@@ -515,6 +536,8 @@ def summarise(cases: list[dict]) -> dict:
     same per bound (host / device, analysis/predict.bound_of) where a group holds both bounds and a bound has
     ``MIN_BOUND_ROW_CASES`` cases (analysis/predict_table.py: a prediction quotes its bound's row); the 10 worst
     cases."""
+    left_out = [c for c in cases if obsolete(c)]
+    cases = [c for c in cases if not obsolete(c)]
     groups: dict[tuple, list[dict]] = {}
     for c in cases:
         if c.get("error_pct") is not None:
@@ -544,7 +567,9 @@ def summarise(cases: list[dict]) -> dict:
     worst = sorted((c for c in cases if c.get("error_pct") is not None), key=lambda c: -abs(c["error_pct"]))[:10]
     failures = [c for c in cases if "error" in c or "note" in c]
     return {"schema": "modelcost.predict-errors/1", "produced_by": "benchmarks/predict_validate.py",
-            "overall": overall, "entries": entries, "worst": worst, "failures": failures}
+            "overall": overall, "entries": entries, "worst": worst, "failures": failures,
+            "left_out": {"ort-cuda fp16 measured with use_tf32 off (obsolete)": len(left_out)},
+            "left_out_keys": sorted({(c["gpu"], c["calibrated_on"], c["backend"], c["precision"]) for c in left_out})}
 
 
 NO_CALIBRATION = "no GPU calibration"  # the words of runs/predict.calibrations()' refusal
@@ -573,7 +598,7 @@ def write_tables(out: Path, cases: list[dict]) -> dict:
     summary = summarise(cases)
     (out / "predict_validation.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Latency predictor: validation on held-out models", "",
-             f"overall: {summary['overall']}", "",
+             f"overall: {summary['overall']}", "", f"left out: {summary['left_out']}", "",
              "| GPU | calibrated on | backend | precision | bound | cases | median % | p90 % | worst % |",
              "|---" * 9 + "|"]
     lines += [f"| {e['gpu']} | {e['calibrated_on']} | {e['backend']} | {e['precision']} | {e.get('bound') or 'all'} "
@@ -611,8 +636,10 @@ def merge_table(summary: dict) -> None:
     key = ("gpu", "calibrated_on", "backend", "precision")
     fresh = {tuple(e[k] for k in key) for e in summary["entries"]}
     # every row of a GPU x calibration x backend x precision the summary has, all bounds, is replaced: a bound
-    # row of an older validation must not outlive the rows it was made with
-    doc["entries"] = [e for e in doc["entries"] if tuple(e[k] for k in key) not in fresh] + summary["entries"]
+    # row of an older validation must not outlive the rows it was made with; so is the row of one whose cases
+    # were all left out (``obsolete``): it was made of measurements modelcost no longer makes
+    stale = fresh | {tuple(k) for k in summary.get("left_out_keys", [])}
+    doc["entries"] = [e for e in doc["entries"] if tuple(e[k] for k in key) not in stale] + summary["entries"]
     TABLE.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"merged {len(summary['entries'])} rows into {TABLE}", flush=True)
 

@@ -491,9 +491,10 @@ def calibrate(gpu: GpuSpec, progress: Progress | None = None, *, fusion: bool = 
         cal.fusion, cal.launch_us, notes = learn_fusion(torch, say, tiny_us=host.tiny_us)
         cal.notes += notes + host_notes + spread_notes
         if "ort-cuda" in cal.fusion:  # onnxruntime-gpu is here
-            from modelcost.bench.calibrate_ort import learn_ort_factor
+            from modelcost.bench.calibrate_ort import learn_ort_factor, measured_use_tf32
 
             cal.ort_factor, ort_notes = learn_ort_factor(torch, say)
+            cal.ort_use_tf32 = measured_use_tf32(cal.ort_factor)
             cal.notes += ort_notes
     cal.stage_s = say.stop()
     cal.elapsed_s = round(time.perf_counter() - t0, 1)

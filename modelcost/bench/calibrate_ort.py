@@ -115,6 +115,13 @@ def ort_ms(torch: Any, name: str, net: Any, x: Any, precision: str, tmp: str, de
     return median_call_ms(lambda: sess.run_with_iobinding(binding), WallClock().time_ms, RUNS)
 
 
+def measured_use_tf32(factor: dict[str, dict[str, float]]) -> dict[str, str]:
+    """``Calibration.ort_use_tf32``: the CUDA EP's ``use_tf32`` each precision's factor was measured with."""
+    from modelcost.bench.backends.ort import use_tf32
+
+    return {precision: use_tf32(precision) for precision, kinds in factor.items() if kinds}
+
+
 def learn_ort_factor(torch: Any, progress: Callable[[str], None], device: Device = GPU,
                      shapes: dict[str, tuple[int, ...]] | None = None) -> tuple[dict[str, dict[str, float]], list[str]]:
     """(precision -> kind -> ORT time over torch time, notes on what could not be measured)."""

@@ -84,6 +84,11 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
   A dense dilated conv takes the factor of a dilated net (``conv-dilated``, ``ort_conv_kind``): ONNX Runtime's
   fp16 convs run on CUDA-core kernels, the dilated ones 12x torch-half's time on an H100 where the 3 x 3 net's
   read 4x. A file without it gives every conv the 3 x 3 net's ``conv``.
+  Each precision's factor records the CUDA EP's ``use_tf32`` it was measured with (``ort_use_tf32``, feature
+  "ort_fp16_default"). Until 1838ed7 the ort-cuda backend and this stage turned it off for fp16 sessions too, and
+  ONNX Runtime's fp16 convs then ran without tensor cores (FCN-ResNet-50 at batch 64 205.5 ms, 37.4 ms with it on:
+  benchmarks/results/device_2026-12-06). Added within schema 2: a file without it holds the factor of those
+  sessions, which ort-cuda no longer builds; its fp16 predictions have no validation row of their own.
 * each host process's pace beside its eager price (``host_processes``: ``HostProcess``, one per process
   ``host_us`` was measured in): the pure-Python loop the benchmarks time before and after every GPU loop
   (bench.timing.host_pace_us) and that process's eager cost per aten call. A process's host on the lent VMs runs
@@ -386,6 +391,9 @@ class Calibration:
     # precision -> HALF_PRICED class -> extra host us per call over the same call in fp32 (torch-half's host time)
     half_call_us: dict[str, dict[str, float]] = field(default_factory=dict)
     ort_factor: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> kind -> ORT / torch time
+    # precision -> the CUDA EP's use_tf32 its ort_factor was measured with (bench.backends.ort.use_tf32); empty:
+    # before 1838ed7, when fp16 sessions too ran with it off
+    ort_use_tf32: dict[str, str] = field(default_factory=dict)
     strided_curve: dict[str, list[TimePoint]] = field(default_factory=dict)  # element bytes ("2", "4") -> curve
     unvectorized_curve: dict[str, list[TimePoint]] = field(default_factory=dict)  # element bytes -> curve
     # memory_curve with the data in DRAM (a ring of tensors twice the L2): KV-cache reads; its calibrate also timed
@@ -405,7 +413,7 @@ class Calibration:
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
             "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3", "ort_conv_kinds",
-            "conv_windows", "unvectorized_elementwise", "unaligned_convs", "half_calls")
+            "conv_windows", "unvectorized_elementwise", "unaligned_convs", "half_calls", "ort_fp16_default")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -419,7 +427,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
     ``THREE_BY_THREE``), "ort_conv_kinds": ``ort_factor`` of each of ``ORT_CONV_KINDS``, not the 3 x 3 net's
     alone), "conv_windows": classes of 3-D and of non-square 2-D convs kept apart, ``VOLUMETRIC``, ``NON_SQUARE``,
     "unvectorized_elementwise": ``unvectorized_curve``, "unaligned_convs": ``unaligned_conv_factor``, "half_calls":
-    ``half_call_us``). A prediction
+    ``half_call_us``, "ort_fp16_default": an fp16 ``ort_factor`` measured with ``use_tf32`` at ONNX Runtime's
+    default, as ort-cuda runs fp16 since 1838ed7: ``ort_use_tf32``). A prediction
     made with other ones is another model, so the validation table keeps them with each row
     (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
@@ -433,7 +442,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
             "ort_conv_kinds": any(k in f for f in cal.ort_factor.values() for k in ORT_CONV_KINDS[1:]),
             "conv_windows": bool({VOLUMETRIC, NON_SQUARE} & sorts),
             "unvectorized_elementwise": bool(cal.unvectorized_curve),
-            "unaligned_convs": bool(cal.unaligned_conv_factor), "half_calls": bool(cal.half_call_us)}
+            "unaligned_convs": bool(cal.unaligned_conv_factor), "half_calls": bool(cal.half_call_us),
+            "ort_fp16_default": "fp16" in cal.ort_factor and cal.ort_use_tf32.get("fp16") == "1"}
     return tuple(name for name in FEATURES if held[name])
 
 
@@ -482,6 +492,7 @@ def from_dict(doc: Any, where: str = "calibration") -> Calibration:
                                         else float(h["eager_kernel_op_us"])) for h in doc.get("host_processes", [])],
             half_call_us={p: {c: float(us) for c, us in t.items()} for p, t in doc.get("half_call_us", {}).items()},
             ort_factor={p: {k: float(v) for k, v in t.items()} for p, t in doc.get("ort_factor", {}).items()},
+            ort_use_tf32={str(p): str(v) for p, v in doc.get("ort_use_tf32", {}).items()},
             strided_curve={e: [TimePoint(**p) for p in c] for e, c in doc.get("strided_curve", {}).items()},
             unvectorized_curve={e: [TimePoint(**p) for p in c]
                                 for e, c in doc.get("unvectorized_curve", {}).items()},
