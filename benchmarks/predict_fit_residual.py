@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from predict_validate import p90  # noqa: E402
+from predict_validate import obsolete, p90  # noqa: E402
 
 from modelcost.analysis.predict_residual import MIN_BOUND_CASES, RESIDUAL_FILE, SCHEMA, fit_id, key  # noqa: E402
 from modelcost.analysis.predict import bound_of  # noqa: E402
@@ -51,9 +51,10 @@ def model_ms(case: dict) -> float:
 
 
 def usable(cases: list[dict]) -> list[dict]:
-    """The cases a fit can use: measured, predicted, from their own GPU's calibration."""
+    """The cases a fit can use: measured, predicted, from their own GPU's calibration, and not of a session
+    modelcost no longer builds (predict_validate.obsolete: ort-cuda fp16 measured with use_tf32 off)."""
     return [c for c in cases if c.get("measured_ms") and c.get("predicted_ms") and c.get("gpu")
-            and c.get("gpu") == c.get("calibrated_on")]
+            and c.get("gpu") == c.get("calibrated_on") and not obsolete(c)]
 
 
 # The torch configs whose convs ran cuDNN's heuristic plans in sets measured before abe4b94 (the fp32 reference,

@@ -731,6 +731,7 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
                              overhead_ms=overhead_ms, bound=bound, residual_factor=residual.factor,
                              residual_fit=residual.fit,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,
+                             host_pooled_from=cal.host_pooled_from if bound == "host" else 0,
                              calibration_features=list(calibration_features(cal)),
                              uncalibrated_pct=round(100.0 * outside_ms / total_ms, 1) if total_ms else 0.0,
                              **expected, **repeat_fields(repeat_table() if repeats is None else repeats, name, bound))

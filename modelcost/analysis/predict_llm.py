@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 from modelcost.analysis.predict import (
     LayerEstimate,
+    bound_of,
     dram_us,
     estimate_layers,
     forward_ms,
@@ -170,13 +171,14 @@ def step_ops(cost: CostReport, point: GenerationPoint, expands: bool) -> EagerOp
 
 
 def _prediction(cal: Calibration, backend: str, precision: str, batch: int, phase: str, timed: tuple[float, float, int],
-                calibrated_on: str, table: Sequence[ErrorEntry]) -> LatencyPrediction:
+                calibrated_on: str, table: Sequence[ErrorEntry], host_pooled_from: int = 0) -> LatencyPrediction:
     kernel_ms, overhead_ms, kernels = timed
     expected = expected_fields(table, cal.gpu.name, calibrated_on, f"{backend}/{phase}", precision,
                                calibration_features(cal))
     return LatencyPrediction(gpu=cal.gpu.name, backend=backend, precision=precision, batch_size=batch,
                              latency_ms=kernel_ms + overhead_ms, compute_ms=kernel_ms, overhead_ms=overhead_ms,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != cal.gpu.name,
+                             host_pooled_from=host_pooled_from,
                              calibration_features=list(calibration_features(cal)), **expected)
 
 
@@ -202,9 +204,14 @@ def predict_point(prefill: CostReport, decode: CostReport | None, point: Generat
                       step_ops(prefill, point, pre_expands), precision)
     tpot = forward_ms(decode_layers(decode, point, cal, precision, cache, dec_expands), cal, dec_model,
                       step_ops(decode, point, dec_expands), precision)
+    def pooled(model: str, timed: tuple[float, float, int]) -> int:  # a host-bound step priced at the pool's price
+        return cal.host_pooled_from if bound_of(model, timed[1]) == "host" else 0
+
     return LlmPrediction(point.prompt_len, point.gen_len,
-                         _prediction(cal, backend, precision, point.batch_size, "ttft", ttft, calibrated_on, table),
-                         _prediction(cal, backend, precision, point.batch_size, "tpot", tpot, calibrated_on, table))
+                         _prediction(cal, backend, precision, point.batch_size, "ttft", ttft, calibrated_on, table,
+                                     pooled(pre_model, ttft)),
+                         _prediction(cal, backend, precision, point.batch_size, "tpot", tpot, calibrated_on, table,
+                                     pooled(dec_model, tpot)))
 
 
 def _median(values: list[float]) -> float | None:

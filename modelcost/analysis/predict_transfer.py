@@ -28,6 +28,7 @@ from modelcost.analysis.predict import (
     predict,
     with_measurement,
 )
+from modelcost.analysis.predict_host import with_pooled_host
 from modelcost.analysis.predict_table import ErrorEntry
 from modelcost.analysis.roofline import ELEMENT_BYTES, cost_batch_size
 from modelcost.core.calibration import (
@@ -126,16 +127,19 @@ def _distance(a: GpuFingerprint, b: GpuSpec) -> float:
 
 def calibration_for(gpu: GpuSpec, calibrations: Sequence[Calibration]) -> tuple[Calibration, str]:
     """(the calibration that predicts ``gpu``, the GPU it was measured on): its own when there is one, else the
-    nearest one transferred to it."""
+    nearest one transferred to it; with the host price pooled over the stored calibrations of the GPU it was
+    measured on, where that pool stands in (analysis/predict_host.py)."""
     if not calibrations:
         raise ModelcostError("no GPU calibration in the cache: run 'modelcost calibrate' on a GPU first "
                              "(this one, or one like it in 'modelcost gpu --list')")
     name = canonical_name(gpu.name)
     for cal in calibrations:
         if canonical_name(cal.gpu.name) == name:
+            cal = with_pooled_host(cal, name)
             return dataclasses.replace(cal, gpu=dataclasses.replace(cal.gpu, name=name)), name
     nearest = min(calibrations, key=lambda c: _distance(c.gpu, gpu))
-    return transfer(nearest, gpu), canonical_name(nearest.gpu.name)
+    source = canonical_name(nearest.gpu.name)
+    return transfer(with_pooled_host(nearest, source), gpu), source
 
 
 def _configs(results: Sequence[BenchResult], cost: CostReport) -> list[tuple[str, str, int]]:

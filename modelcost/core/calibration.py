@@ -388,6 +388,9 @@ class Calibration:
     fusion: dict[str, Fusion] = field(default_factory=dict)
     host_us: dict[str, HostCost] = field(default_factory=dict)  # family -> host cost per aten call (eager ones)
     host_processes: list[HostProcess] = field(default_factory=list)  # each host_us process's pace and eager price
+    # not measured: set on a prediction's copy where the stored calibrations' pooled host_us stands in for this
+    # one's (analysis/predict_host.py): how many calibrations were pooled; 0: host_us is this calibration's own
+    host_pooled_from: int = 0
     # precision -> HALF_PRICED class -> extra host us per call over the same call in fp32 (torch-half's host time)
     half_call_us: dict[str, dict[str, float]] = field(default_factory=dict)
     ort_factor: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> kind -> ORT / torch time

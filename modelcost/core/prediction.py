@@ -38,6 +38,9 @@ class LatencyPrediction:
     # kernel model predicted, by the median; 1.0 and "" where none applies (generation, training)
     residual_factor: float = 1.0
     residual_fit: str = ""  # the id of the residual's fit (its validation rows name it)
+    # the host's price per aten call was pooled over this many stored calibrations of calibrated_on's GPU kind
+    # (analysis/predict_host.py); 0: the calibration's own price
+    host_pooled_from: int = 0
     measured_ms: float | None = None  # the run's median latency of the same config, when it was measured
     error_pct: float | None = None  # (predicted - measured) / measured x 100, when measured
     # the nodes the measurement ran on the CPU, by op type (BenchResult.extra.cpu_nodes: ort-cuda without a CUDA

@@ -46,7 +46,8 @@ def llm_predictions_table(preds: list[LlmPrediction]) -> Any:
     """``llm --predict``: TTFT and TPOT predicted per GPU x backend x point, measured beside, expected error."""
     from rich.table import Table
 
-    table = Table(title="predicted generation latency (--predict)", caption=EXPECTED_CAPTION)
+    table = Table(title="predicted generation latency (--predict)",
+                  caption=EXPECTED_CAPTION + _pooled([p for pred in preds for p in (pred.ttft, pred.tpot)]))
     for col in ("GPU", "backend", "batch", "prompt", "gen", "phase", "predicted ms", "measured ms", "error",
                 "expected error"):
         table.add_column(col, justify="left" if col in ("GPU", "backend", "phase") else "right")
@@ -70,6 +71,17 @@ def _repeats(preds: list[LatencyPrediction]) -> str:
             + ": no prediction can be held closer than its measurement repeats")
 
 
+POOLED_CAPTION = ("; host-bound configs priced at the host's cost per aten call pooled over {n} stored calibrations "
+                  "of the calibrated GPU's kind (each calibration reads one draw of its host's pace; "
+                  "analysis/predict_host.py)")
+
+
+def _pooled(preds: list[LatencyPrediction]) -> str:
+    """The caption's line for predictions priced at the pooled host price (``host_pooled_from``), once."""
+    sizes = sorted({p.host_pooled_from for p in preds if p.host_pooled_from})
+    return POOLED_CAPTION.format(n=" / ".join(map(str, sizes))) if sizes else ""
+
+
 def _why_unknown(preds: list[LatencyPrediction]) -> str:
     """The caption's reason for an "unknown" expected error: the first such prediction's own (its error_basis),
     and how many more read unknown (the JSON keeps each one's)."""
@@ -88,7 +100,7 @@ def predictions_table(preds: list[LatencyPrediction]) -> Any:
     residual = RESIDUAL_CAPTION.format(factors=", x".join(factors)) if factors else ""
     table = Table(title="predicted latency (--predict)", show_lines=False,
                   caption=EXPECTED_CAPTION + _why_unknown(preds) + OUTSIDE_CAPTION + residual + _cpu_nodes(preds)
-                  + _repeats(preds))
+                  + _repeats(preds) + _pooled(preds))
     for col in ("GPU", "backend", "precision", "batch", "predicted ms", "measured ms", "error", "expected error",
                 "outside calibration"):
         table.add_column(col, justify="right" if col.endswith(("ms", "batch", "error", "calibration")) else "left")
