@@ -5,7 +5,9 @@ The tenth held-out set's ort-cuda fp16 forwards of conv nets measured 2-4x over 
 them no faster than fp32 (FCN-ResNet-50 at batch 64: 205 ms fp16, 194 ms fp32; torch-half ran it in 27 ms) while
 ResNet-50's fp16 forward took 0.38x its fp32 one. This exports each net as the ort backends do (TorchScript
 exporter, opset 17, dynamic batch), makes the same fp16 copy (``bench.backends.ort.fp16_copy``), runs it under the
-CUDA EP with the backend's options, and lists the kernels one forward launches, by total time.
+CUDA EP with the backend's options (``use_tf32`` as ort-cuda sets it: off for fp16 too until 1838ed7, which is
+what made these fp16 convs slow; benchmarks/ort_provider_ab.py), and lists the kernels one forward launches, by
+total time.
 
     # on a CUDA machine with onnxruntime-gpu
     python3 benchmarks/ort_fp16_conv_diag.py [--nets a,b] [--cuda-option KEY=VALUE] [--out FILE.json]
@@ -78,7 +80,7 @@ def main() -> None:
     import onnxruntime as ort
     import torch
 
-    from modelcost.bench.backends.ort import fp16_copy
+    from modelcost.bench.backends.ort import fp16_copy, use_tf32
 
     if not torch.cuda.is_available():
         sys.exit("ort_fp16_conv_diag: needs a CUDA GPU")
@@ -97,7 +99,8 @@ def main() -> None:
                 options = ort.SessionOptions()
                 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 options.log_severity_level = 3
-                cuda = {"device_id": "0", "use_tf32": "0", **dict(o.split("=", 1) for o in args.cuda_option)}
+                cuda = {"device_id": "0", "use_tf32": use_tf32(precision),
+                        **dict(o.split("=", 1) for o in args.cuda_option)}
                 session = ort.InferenceSession(str(model), sess_options=options,
                                                providers=[("CUDAExecutionProvider", cuda)])
                 found = kernels(torch, session, feed)
