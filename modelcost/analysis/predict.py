@@ -640,6 +640,14 @@ def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: 
     return kernels * cal.launch_us[family] / 1e3
 
 
+def pooled_from(cal: Calibration, backend: str, eager_ops: EagerOps | None, bound: str) -> int:
+    """``LatencyPrediction.host_pooled_from``: the calibrations pooled into ``cal.host_us`` (analysis/predict_host.py)
+    where this forward is host-bound and its host time came from that price per aten call (``host_ms``: an eager
+    family with its calls counted), else 0 (a price per kernel, a graph replay, or a device-bound forward)."""
+    family = BACKEND_FAMILIES[backend][0]
+    return cal.host_pooled_from if bound == "host" and eager_ops is not None and family in cal.host_us else 0
+
+
 def half_calls_us(cal: Calibration, family: str, precision: str | None, eager_ops: EagerOps) -> float:
     """What the forward's convs and BatchNorms cost the host beyond eager fp32's price per call when the eager
     family runs the model cast to a 2-byte precision (torch-half): each counted call of a class
@@ -731,7 +739,7 @@ def predict(cost: CostReport, cal: Calibration, backend: str, precision: str, ba
                              overhead_ms=overhead_ms, bound=bound, residual_factor=residual.factor,
                              residual_fit=residual.fit,
                              kernels=kernels, calibrated_on=calibrated_on, transferred=calibrated_on != name,
-                             host_pooled_from=cal.host_pooled_from if bound == "host" else 0,
+                             host_pooled_from=pooled_from(cal, backend, cost.eager_ops, bound),
                              calibration_features=list(calibration_features(cal)),
                              uncalibrated_pct=round(100.0 * outside_ms / total_ms, 1) if total_ms else 0.0,
                              **expected, **repeat_fields(repeat_table() if repeats is None else repeats, name, bound))

@@ -37,6 +37,7 @@ from modelcost.analysis.predict import (
     forward_ms,
     layer_kind,
     memory_us,
+    pooled_from,
     require_complete,
 )
 from modelcost.analysis.predict_table import ErrorEntry, expected_fields, validation_table
@@ -200,18 +201,15 @@ def predict_point(prefill: CostReport, decode: CostReport | None, point: Generat
     calibrated_on = calibrated_on or cal.gpu.name
     table = validation_table() if table is None else table
     pre_expands, dec_expands = EXPANDS_KV[backend]
-    ttft = forward_ms(prefill_layers(prefill, point, cal, precision, pre_expands), cal, pre_model,
-                      step_ops(prefill, point, pre_expands), precision)
-    tpot = forward_ms(decode_layers(decode, point, cal, precision, cache, dec_expands), cal, dec_model,
-                      step_ops(decode, point, dec_expands), precision)
-    def pooled(model: str, timed: tuple[float, float, int]) -> int:  # a host-bound step priced at the pool's price
-        return cal.host_pooled_from if bound_of(model, timed[1]) == "host" else 0
-
+    pre_ops, dec_ops = step_ops(prefill, point, pre_expands), step_ops(decode, point, dec_expands)
+    ttft = forward_ms(prefill_layers(prefill, point, cal, precision, pre_expands), cal, pre_model, pre_ops, precision)
+    tpot = forward_ms(decode_layers(decode, point, cal, precision, cache, dec_expands), cal, dec_model, dec_ops,
+                      precision)
     return LlmPrediction(point.prompt_len, point.gen_len,
                          _prediction(cal, backend, precision, point.batch_size, "ttft", ttft, calibrated_on, table,
-                                     pooled(pre_model, ttft)),
+                                     pooled_from(cal, pre_model, pre_ops, bound_of(pre_model, ttft[1]))),
                          _prediction(cal, backend, precision, point.batch_size, "tpot", tpot, calibrated_on, table,
-                                     pooled(dec_model, tpot)))
+                                     pooled_from(cal, dec_model, dec_ops, bound_of(dec_model, tpot[1]))))
 
 
 def _median(values: list[float]) -> float | None:

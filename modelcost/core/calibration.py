@@ -81,9 +81,10 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
 * ONNX Runtime's kernels against torch's (``ort_factor``, precision -> layer kind -> ORT time / torch time), from
   GPU-bound calibration nets run both ways (bench/calibrate_ort.py): an ort-cuda layer's time is the tables'
   (torch's kernels) times its factor. Added within schema 2: a file without it predicts ort-cuda as torch.
-  A dense dilated conv takes the factor of a dilated net (``conv-dilated``, ``ort_conv_kind``): ONNX Runtime's
-  fp16 convs run on CUDA-core kernels, the dilated ones 12x torch-half's time on an H100 where the 3 x 3 net's
-  read 4x. A file without it gives every conv the 3 x 3 net's ``conv``.
+  A dense dilated conv takes the factor of a dilated net (``conv-dilated``, ``ort_conv_kind``): with ``use_tf32``
+  off (below), ONNX Runtime's fp16 convs ran on CUDA-core kernels, the dilated ones 12x torch-half's time on an H100
+  where the 3 x 3 net's read 4x (with it on, 1.8x and 2.0x). A file without it gives every conv the 3 x 3 net's
+  ``conv``.
   Each precision's factor records the CUDA EP's ``use_tf32`` it was measured with (``ort_use_tf32``, feature
   "ort_fp16_default"). Until 1838ed7 the ort-cuda backend and this stage turned it off for fp16 sessions too, and
   ONNX Runtime's fp16 convs then ran without tensor cores (FCN-ResNet-50 at batch 64 205.5 ms, 37.4 ms with it on:
@@ -464,6 +465,7 @@ def conv_sorts(cal: Calibration) -> set[str]:
 
 def to_dict(cal: Calibration) -> dict[str, Any]:
     doc = dataclasses.asdict(cal)
+    doc.pop("host_pooled_from")  # a prediction's copy's, not a measurement: never written
     return {"schema": doc.pop("schema"), **doc}
 
 

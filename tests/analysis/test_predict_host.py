@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from modelcost.analysis import predict_host
-from modelcost.analysis.predict import predict
+from modelcost.analysis.predict import pooled_from, predict
 from modelcost.analysis.predict_host import HostPool, pool_for, with_pooled_host
+from modelcost.core import calibration as calib
 from modelcost.core.calibration import HostCost
 from modelcost.core.types import EagerOps
 from tests.analysis.test_predict import GELU, cost_of, synthetic
@@ -55,6 +56,13 @@ def test_a_host_bound_prediction_is_priced_at_the_pool_and_says_so() -> None:
     graph = predict(cost, with_pooled_host(own(21.0), "G", POOLS), "torch-compile-cudagraph", "fp32", 1,
                     residuals={}, table=[], repeats=[])
     assert graph.bound == "device" and graph.host_pooled_from == 0
+    # nor does a host-bound forward priced per kernel (ort-cuda: its family's launch_us, not host_us)
+    pooled_cal = with_pooled_host(own(21.0), "G", POOLS)
+    assert pooled_from(pooled_cal, "ort-cuda", cost.eager_ops, "host") == 0
+    assert pooled_from(pooled_cal, "torch-eager", None, "host") == 0  # calls not counted: priced per kernel
+    assert pooled_from(pooled_cal, "torch-eager", cost.eager_ops, "host") == 12
+    # and the pool's size is never written to a calibration file
+    assert "host_pooled_from" not in calib.to_dict(with_pooled_host(own(21.0), "G", POOLS))
 
 
 def test_the_committed_pool_reads_and_a_bad_file_pools_nothing(tmp_path: Path) -> None:
