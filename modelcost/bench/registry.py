@@ -49,7 +49,8 @@ BACKENDS: dict[str, BackendInfo] = {b.name: b for b in (
                 profile="torch", default=("fp32",), simplicity=0, screen_rank=10, probes=(("fp32", 4),)),
     BackendInfo("ort-cuda", "cuda", ("fp32", "tf32", "fp16"), _ANY,
                 "ONNX Runtime CUDA execution provider, I/O bound on the GPU; fp32 = TF32 off, tf32 = TF32 on; "
-                "fp16 = an fp16 copy of the model", _O, reference_for=_ONNX, profile="onnx",
+                "fp16 = an fp16 copy of the model, use_tf32 at ONNX Runtime's default (bench/backends/ort.use_tf32)",
+                _O, reference_for=_ONNX, profile="onnx",
                 default=("fp32", "fp16"), simplicity=0, screen_rank=5, probes=(("fp16", 1), ("fp32", 3))),
     BackendInfo("ort-tensorrt", "cuda", ("fp32", "fp16"), _ANY,
                 "ONNX Runtime TensorRT execution provider, I/O bound on the GPU", _O, default=("fp16",),
