@@ -40,3 +40,28 @@ def test_use_tf32_off_for_fp32_alone():
     from modelcost.bench.backends.ort import use_tf32
 
     assert [use_tf32(p) for p in ("fp32", "tf32", "fp16")] == ["0", "1", "1"]
+
+
+def test_the_ort_a_b_script_sums_onnx_runtime_s_node_events_by_op_type(tmp_path) -> None:
+    """benchmarks/ort_provider_ab.py names the op type a slow ONNX Runtime forward spends its time in, from the
+    profile's node events ("cat": "Node", names ending "_kernel_time", microseconds): here 2 ScatterND nodes of
+    10,000 + 9,000 us = 19.0 ms, before 3 Conv nodes of 500 us = 1.5 ms; other events (a session's, a node's
+    fence) count nothing."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("ort_provider_ab", root / "benchmarks" / "ort_provider_ab.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    events = [{"cat": "Node", "name": f"conv{i}_kernel_time", "dur": 500, "args": {"op_name": "Conv"}}
+              for i in range(3)]
+    events += [{"cat": "Node", "name": "s0_kernel_time", "dur": 10_000, "args": {"op_name": "ScatterND"}},
+               {"cat": "Node", "name": "s1_kernel_time", "dur": 9_000, "args": {"op_name": "ScatterND"}},
+               {"cat": "Node", "name": "s1_fence_before", "dur": 7_000, "args": {"op_name": "ScatterND"}},
+               {"cat": "Session", "name": "model_run", "dur": 50_000}]
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps(events))
+    assert script.op_profile(str(profile)) == [("ScatterND", 2, 19.0), ("Conv", 3, 1.5)]
