@@ -64,7 +64,7 @@ def session(ort, path: Path, use_tf32: str, profile_prefix: str | None = None): 
     return ort.InferenceSession(str(path), sess_options=options, providers=[("CUDAExecutionProvider", cuda)])
 
 
-def binder(torch, sess, inputs: list):  # noqa: ANN001, ANN201
+def binder(sess, inputs: list):  # noqa: ANN001, ANN201
     """An I/O binding of the session's inputs, in order, to CUDA tensors; every output left on the device."""
     binding = sess.io_binding()
     for arg, t in zip(sess.get_inputs(), inputs, strict=True):
@@ -141,7 +141,7 @@ def ab(torch, ort, model: Path, feeds: list, args: argparse.Namespace, prefix: s
         profiled = args.profile and flag == "0"
         t1 = time.perf_counter()
         s = session(ort, model, flag, prefix if profiled else None)
-        b = binder(torch, s, feeds)
+        b = binder(s, feeds)
         for _ in range(10):
             s.run_with_iobinding(b)
         torch.cuda.synchronize()

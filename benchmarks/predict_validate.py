@@ -440,15 +440,14 @@ def repredict_model(name: str, batch: int, cases: list[dict], calibrations: list
                                     extra=MeasurementInfo(cpu_nodes=c.get("cpu_nodes")))
                         for c in cases if c["gpu"] == gpu]
             preds, notes = predict_run(cost, measured, [spec_from_table(gpu)], [cal])
-            unstable = {(c["backend"], c["precision"]): c.get("unstable", []) for c in cases if c["gpu"] == gpu}
-            paces = {(c["backend"], c["precision"]): c.get("host_pace_us") for c in cases if c["gpu"] == gpu}
-            options = {(c["backend"], c["precision"]): {k: c[k] for k in ("ort_use_tf32",) if k in c}
-                       for c in cases if c["gpu"] == gpu}
+            stored = {(c["backend"], c["precision"]): c for c in cases if c["gpu"] == gpu}  # what each case kept
             paced = {"calibration_pace_us": calibration_pace_us(cal)} if cal.host_processes else {}
-            rows += [case_row(name, with_measurement(p, measured), unstable.get((p.backend, p.precision)),
-                              conv_macs_pct(cost), paces.get((p.backend, p.precision)))
-                     | options.get((p.backend, p.precision), {}) | {"calibration": cal.created} | paced
-                     for p in preds]
+            for p in preds:
+                case = stored.get((p.backend, p.precision), {})
+                rows.append(case_row(name, with_measurement(p, measured), case.get("unstable", []),
+                                     conv_macs_pct(cost), case.get("host_pace_us"))
+                            | {k: case[k] for k in ("ort_use_tf32",) if k in case}
+                            | {"calibration": cal.created} | paced)
             rows += [{"model": name, "batch": batch, "note": n} for n in notes]
     return rows
 

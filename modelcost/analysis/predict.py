@@ -81,6 +81,7 @@ from modelcost.core.calibration import (
     VOLUMETRIC,
     VOLUMETRIC_GROUPED,
     Calibration,
+    HostCost,
     TimePoint,
     conv_gemm,
     conv_sorts,
@@ -632,7 +633,7 @@ def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: 
     calls were counted and the calibration prices them (``Calibration.host_us``), plus, for the cast model
     (``precision``), its half-precision calls' extra price (``half_calls_us``); else the kernels at the family's
     ``launch_us`` (a calibration without host_us, an ONNX model, a compiled family)."""
-    cost = cal.host_us.get(family)
+    cost = per_call_cost(cal, family, eager_ops)
     if cost is not None and eager_ops is not None:
         # a class's extra may be negative (bench/calibrate_half.py); the host's time never is
         return max(cost.kernel_op_us * eager_ops.kernel_ops + cost.view_op_us * eager_ops.view_ops
@@ -640,12 +641,19 @@ def host_ms(cal: Calibration, family: str, eager_ops: EagerOps | None, kernels: 
     return kernels * cal.launch_us[family] / 1e3
 
 
+def per_call_cost(cal: Calibration, family: str, eager_ops: EagerOps | None) -> HostCost | None:
+    """The price per aten call ``host_ms`` issues a forward of ``family`` at: the calibration's (or the pool's,
+    analysis/predict_host.py) where the forward's calls were counted and the calibration prices the family; None
+    where the forward is priced per kernel instead (``launch_us``)."""
+    return cal.host_us.get(family) if eager_ops is not None else None
+
+
 def pooled_from(cal: Calibration, backend: str, eager_ops: EagerOps | None, bound: str) -> int:
     """``LatencyPrediction.host_pooled_from``: the calibrations pooled into ``cal.host_us`` (analysis/predict_host.py)
-    where this forward is host-bound and its host time came from that price per aten call (``host_ms``: an eager
-    family with its calls counted), else 0 (a price per kernel, a graph replay, or a device-bound forward)."""
-    family = BACKEND_FAMILIES[backend][0]
-    return cal.host_pooled_from if bound == "host" and eager_ops is not None and family in cal.host_us else 0
+    where this forward is host-bound and its host time came from that price per aten call (``per_call_cost``),
+    else 0 (a price per kernel, a graph replay, or a device-bound forward)."""
+    priced = per_call_cost(cal, BACKEND_FAMILIES[backend][0], eager_ops) is not None
+    return cal.host_pooled_from if bound == "host" and priced else 0
 
 
 def half_calls_us(cal: Calibration, family: str, precision: str | None, eager_ops: EagerOps) -> float:
