@@ -239,10 +239,21 @@ def _interp(points: Sequence[tuple[float, float]], x: float) -> float:
     return y0 + (x - x0) / (x1 - x0) * (y1 - y0) if x1 != x0 else y0
 
 
+def _orientation(n: float, k: float) -> int:
+    """1 for a weight of more output rows than inputs (n > k), -1 for fewer, 0 for a square one."""
+    return (n > k) - (n < k)
+
+
 def gemv_us(cal: Calibration, precision: str, m: float, n: float, k: float) -> float | None:
     """Time of a small-M GEMM (m <= GEMV_MAX_M rows, weight n x k) from the calibrated points: the fraction of
     the bandwidth the measured ones reached reading their weight, interpolated over log(weight bytes) at each
-    measured row count and linearly between the row counts around ``m``; None when the calibration has none."""
+    measured row count and linearly between the row counts around ``m``; None when the calibration has none.
+
+    Only the points of the weight's orientation (``_orientation``; square ones serve both, and a square weight takes
+    them all) make the line: at the same bytes a weight of more output rows reads faster (the H100, C10 in
+    benchmarks/results/device_2026-12-06/h100_cal: 8192 x 2048 at 2.39 TB/s and 2048 x 8192 at 2.06, 3072 x 768 at
+    0.98 and 768 x 3072 at 0.64), and one line of both had two points at one x, of which it read the slower for
+    either (Llama-3.2-1B's gate and up projections priced as its down projection). Points at one x are averaged."""
     table = {"bf16": "bf16", "fp16": "fp16", "tf32": "fp32"}.get(precision, precision)
     pts = [p for p in cal.gemv if p.precision == table] or \
         [p for p in cal.gemv if p.precision == {"bf16": "fp16"}.get(table, "")]
@@ -252,8 +263,15 @@ def gemv_us(cal: Calibration, precision: str, m: float, n: float, k: float) -> f
     bw = cal.gpu.bandwidth_gbps * 1e3  # bytes per us
     weight = n * k * elem
 
+    side = _orientation(n, k)
+    alike = [p for p in pts if side == 0 or _orientation(p.n, p.k) in (0, side)] or pts
+
     def at_rows(rows: int) -> float:
-        line = sorted((math.log(p.n * p.k * elem), p.n * p.k * elem / bw / p.time_us) for p in pts if p.m == rows)
+        by_x: dict[float, list[float]] = {}
+        for p in alike:
+            if p.m == rows:
+                by_x.setdefault(math.log(p.n * p.k * elem), []).append(p.n * p.k * elem / bw / p.time_us)
+        line = sorted((x, sum(ys) / len(ys)) for x, ys in by_x.items())
         return weight / (bw * _interp(line, math.log(weight)))
 
     rows = sorted({p.m for p in pts})

@@ -22,6 +22,7 @@ from modelcost.analysis.predict import (
     efficiency,
     estimate_layers,
     forward_ms,
+    gemv_us,
     host_ms,
     layer_bytes,
     memory_us,
@@ -411,6 +412,23 @@ def test_a_small_m_gemm_reads_its_weight_at_the_calibrated_bandwidth() -> None:
     # M 17 rows leaves the class: the tiled GEMM model (synthetic fp16 efficiency 0.5 by the nearest class)
     [tiled] = estimate_layers(cost_of(fc), cal, "bf16", 17)
     assert tiled.memory_ms > 0
+
+
+def test_a_small_m_gemm_is_priced_from_the_points_of_its_orientation() -> None:
+    # Two bf16 weights of the same 33,554,432 B at M 1 on a 4 TB/s GPU: 8192 x 2048 (more outputs than inputs) read
+    # in 10 us, 2048 x 8192 in 12 us (C10 on the H100: 14.1 and 16.3 us). One line over log(bytes) held both at one
+    # x and read the same (the slower) for either; each orientation now reads its own, and a square weight of the
+    # same bytes (4096 x 4096) the mean of both fractions: 33,554,432 / 4e6 = 8.388608 us at 100%, so the fractions
+    # are 0.8388608 and 0.6990507, mean 0.7689557 -> 8.388608 / 0.7689557 = 10.909091 us
+    cal = synthetic()
+    cal.gpu = dataclasses.replace(cal.gpu, bandwidth_gbps=4000.0)
+    cal.gemv = [GemmPoint("bf16", 1, 8192, 2048, 10.0), GemmPoint("bf16", 1, 2048, 8192, 12.0)]
+    assert gemv_us(cal, "bf16", 1, 8192, 2048) == pytest.approx(10.0)
+    assert gemv_us(cal, "bf16", 1, 2048, 8192) == pytest.approx(12.0)
+    assert gemv_us(cal, "bf16", 1, 4096, 4096) == pytest.approx(10.909091)
+    # a calibration with no point of a weight's orientation prices it from all of them (here: the tall one alone)
+    cal.gemv = [GemmPoint("bf16", 1, 2048, 8192, 12.0)]
+    assert gemv_us(cal, "bf16", 1, 8192, 2048) == pytest.approx(12.0)
 
 
 def validation_script() -> Any:
