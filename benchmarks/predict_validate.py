@@ -48,6 +48,7 @@ the 10 worst cases overall); --write-table merges the rows into modelcost/analys
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -479,7 +480,7 @@ def repredict(args: argparse.Namespace) -> dict:
         sys.exit(f"predict_validate: --repredict {args.repredict}: no such file")
     if cases_file.exists():
         sys.exit(f"predict_validate: {cases_file} exists; give --repredict an --out without a cases.jsonl")
-    measured = [c for c in read_cases(args.repredict) if c.get("measured_ms") is not None]
+    measured = measured_once(read_cases(args.repredict))
     unknown = sorted({str(c.get("model")) for c in measured} - set(MODELS))
     if unknown:
         sys.exit(f"predict_validate: {args.repredict} measured {', '.join(unknown)}, not in MODELS (known: "
@@ -626,10 +627,22 @@ def write_tables(out: Path, cases: list[dict]) -> dict:
 
 
 def read_cases(path: Path) -> list[dict]:
-    """Every case recorded in ``path`` (JSON lines; none when it is not there yet)."""
+    """Every case recorded in ``path`` (JSON lines, gzipped where it ends in .gz; none when it is not there yet)."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def measured_once(cases: list[dict]) -> list[dict]:
+    """The measured cases of ``cases``, each measurement once: a re-predicted file (--repredict's own output) holds
+    a case once per calibration it was predicted from, each with the same stored measurement, so re-predicting it
+    again keeps the first; two measurements of one config (different figures) both stay."""
+    once: dict[tuple, dict] = {}
+    for c in cases:
+        if c.get("measured_ms") is not None:
+            once.setdefault((c["model"], c["gpu"], c["backend"], c["precision"], c["batch"], c["measured_ms"]), c)
+    return list(once.values())
 
 
 def append_cases(path: Path, rows: list[dict]) -> list[dict]:

@@ -450,6 +450,23 @@ def test_the_validation_script_writes_no_table_from_cases_without_a_calibration(
     assert not list(tmp_path.iterdir())  # nothing written
 
 
+def test_a_re_predicted_case_file_is_re_predicted_from_each_measurement_once(tmp_path: Path) -> None:
+    # --repredict's own output holds each case once per calibration (here two), all with the stored measurement:
+    # read back (gzipped, as the committed ones are kept) it gives each measurement once; a second measurement of
+    # the same config, another figure, stays beside it
+    import gzip
+    import json
+
+    script = validation_script()
+    case = {"model": "resnet50", "gpu": "H100 SXM", "backend": "torch-eager", "precision": "fp32", "batch": 1}
+    rows = [case | {"measured_ms": 5.0, "calibration": "c1"}, case | {"measured_ms": 5.0, "calibration": "c2"},
+            case | {"measured_ms": 5.5, "calibration": "c1"}, {"model": "resnet50", "note": "a note"}]
+    path = tmp_path / "cases.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    once = script.measured_once(script.read_cases(path))
+    assert [(c["measured_ms"], c["calibration"]) for c in once] == [(5.0, "c1"), (5.5, "c1")]
+
+
 def test_the_validation_cases_carry_the_share_of_macs_in_convs() -> None:
     # The fit leaves out the fp32 torch cases of conv nets measured before abe4b94 by this share: a 3 x 3 conv of
     # 64 -> 64 channels at 56 x 56 (115,605,504 MACs) beside the 2048^3 GEMM (8,589,934,592 MACs): 115,605,504 /
