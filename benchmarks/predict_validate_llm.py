@@ -89,24 +89,26 @@ def run_case(config: Path, batch: int, args: argparse.Namespace) -> list[dict]:
 
 def repredict(args: argparse.Namespace, config: Path) -> list[dict]:
     """--repredict: each measured (GPU, batch, backend) point of ``args.repredict`` predicted again for its GPU
-    from the calibration in the cache (``args.calibration``), beside the measurement it stored."""
+    from the calibration in the cache (``args.calibration``), beside each measurement it stored (a file of several
+    leases' cases, concatenated, holds a point more than once: one row per measurement)."""
     from modelcost import api
 
     measured = [c for c in read_cases_of(args.repredict) if c.get("measured_ms") is not None]
     rows = []
     for gpu, batch, backend in dict.fromkeys((c["gpu"], c["batch"], c["backend"].split("/")[0]) for c in measured):
-        stored = {c["backend"]: c["measured_ms"] for c in measured if (c["gpu"], c["batch"]) == (gpu, batch)}
         report = api.llm(str(config), prompt_lens=[args.prompt_len], gen_lens=[args.gen_len], batch_sizes=[batch],
                          dtype="bf16", predict=True, target_gpu=gpu, backends=[backend])
         for pred in report.predictions:
             for phase, p in (("ttft", pred.ttft), ("tpot", pred.tpot)):
-                m = stored.get(f"{backend}/{phase}")
-                rows.append({"model": MODEL, "gpu": p.gpu, "calibrated_on": p.calibrated_on,
-                             "backend": f"{backend}/{phase}", "precision": p.precision, "batch": batch,
-                             "prompt_len": pred.prompt_len, "gen_len": pred.gen_len, "predicted_ms": p.latency_ms,
-                             "measured_ms": m, "error_pct": None if m is None else (p.latency_ms - m) / m * 100,
-                             "kernels": p.kernels, "overhead_ms": p.overhead_ms,
-                             "features": list(p.calibration_features)})
+                stored = [c["measured_ms"] for c in measured
+                          if (c["gpu"], c["batch"], c["backend"]) == (gpu, batch, f"{backend}/{phase}")]
+                for m in stored or [None]:
+                        rows.append({"model": MODEL, "gpu": p.gpu, "calibrated_on": p.calibrated_on,
+                                 "backend": f"{backend}/{phase}", "precision": p.precision, "batch": batch,
+                                 "prompt_len": pred.prompt_len, "gen_len": pred.gen_len, "predicted_ms": p.latency_ms,
+                                 "measured_ms": m, "error_pct": None if m is None else (p.latency_ms - m) / m * 100,
+                                 "kernels": p.kernels, "overhead_ms": p.overhead_ms,
+                                 "features": list(p.calibration_features)})
     return rows
 
 
