@@ -219,7 +219,7 @@ def test_the_committed_fit_is_the_script_s_fit_of_the_committed_sets() -> None:
     # 96 + 96 + 96 + 92 + 96 + 96 + 92 + 92 + 66 = 822 cases, less their 8 x 16 + 10 = 138 ort-cuda fp16 cases
     # measured with use_tf32 off (predict_validate.obsolete): 684; less sets 1-8's 128 fp32 torch-eager and
     # torch-compile cases of conv nets, measured with the reference's heuristic cuDNN plans: 556, each predicted
-    # from two calibrations of one H100 at the pooled host price (fit f4494844: a residual over calibration
+    # from two calibrations of one H100 at the pooled host price (fit b76ec230: a residual over calibration
     # draws, not one draw's): 1,112; and 24 ort-cuda fp16 cases measured again with it on (12 models of those
     # sets at batch 1 and 64), predicted from the calibration of their lease: 1,136
     assert (len(cases), left_out) == (doc["fitted_on"]["cases"], 256) and len(cases) == 2 * 556 + 24
