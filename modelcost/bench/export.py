@@ -260,7 +260,23 @@ def _export_dynamo(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], p
         program = torch.onnx.export(module, args, kwargs=kwargs or None, input_names=input_names,
                                     output_names=output_names, dynamic_shapes=shapes, dynamo=True, verbose=False)
         program.save(str(path), external_data=_big(module))
+    _refuse_fixed_batch(path, input_names)
     return "torch.export-based"
+
+
+def _refuse_fixed_batch(path: Path, input_names: list[str]) -> None:
+    """Where the model's code makes the batch a constant (RT-DETR's query selection; an add of a batch-2 tensor),
+    torch.export cannot keep it dynamic and the exporter writes the file at the export's batch (``EXPORT_BATCH``)
+    without a word; ONNX Runtime then refuses any other batch ("Got invalid dimensions for input"). Such a file is
+    refused here with the reason."""
+    import onnx
+
+    fixed = [(i.name, dims[0].dim_value) for i in onnx.load(str(path), load_external_data=False).graph.input
+             if i.name in input_names and (dims := i.type.tensor_type.shape.dim) and dims[0].HasField("dim_value")]
+    if fixed:
+        name, batch = fixed[0]
+        raise ModelcostError(f"the file's batch is fixed at {batch} (input {name}): the model's code makes the "
+                             "batch a constant, so torch.export could not keep it dynamic")
 
 
 def _big(module: Any) -> bool:

@@ -10,6 +10,7 @@ from torch import nn
 
 from modelcost.bench.export import export_to_onnx
 from modelcost.bench.model import from_module
+from modelcost.core.errors import ModelcostError
 from modelcost.core.types import TensorSpec
 
 onnx = pytest.importorskip("onnx")
@@ -90,7 +91,6 @@ def test_the_parity_check_tells_a_right_file_from_a_wrong_one(tmp_path: Path) ->
 def test_a_file_that_disagrees_goes_to_the_other_exporter_and_two_are_an_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from modelcost.bench import export
-    from modelcost.core.errors import ModelcostError
 
     module = Scale().eval()
 
@@ -159,3 +159,34 @@ def test_a_failing_exporter_s_native_dump_stays_off_the_terminal(tmp_path: Path,
 
     print("still here", file=sys.stderr)  # stderr is put back
     assert "still here" in capfd.readouterr().err
+
+
+class Pinned(nn.Module):
+    """Adds a batch-2 tensor: its code makes the batch a constant, which torch.export cannot keep dynamic."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) + torch.zeros(2, 5, 3)
+
+
+@pytest.mark.slow  # the torch.export-based exporter: several seconds on 2 cores
+def test_a_file_whose_batch_the_exporter_fixed_is_refused_with_the_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # RT-DETR-R18 (benchmarks/predict_models_fresh17.py): the TorchScript exporter's file computed other values,
+    # and the torch.export one wrote pixel_values as [2, 3, 640, 640] without a word, so ONNX Runtime refused
+    # batch 1 with "Got invalid dimensions for input: pixel_values". Pinned's code fixes the batch the same way;
+    # with the first exporter failing as RT-DETR's did, the reason is now the file's fixed batch
+    from modelcost.bench import export
+
+    def failing(*args) -> str:
+        raise ModelcostError("the file computes other values than the module at batch 1")
+
+    failing.__name__ = "_export_torchscript"
+    monkeypatch.setattr(export, "_export_torchscript", failing)
+    with pytest.raises(ModelcostError, match=r"dynamo: the file's batch is fixed at 2 \(input x\): the model's "
+                                             r"code makes the batch a constant"):
+        export_to_onnx(from_module(Pinned().eval(), _specs, name="pinned"), tmp_path)
+    assert not list(tmp_path.rglob("model.onnx"))  # nothing published
