@@ -274,7 +274,7 @@ def gemv_us(cal: Calibration, precision: str, m: float, n: float, k: float) -> f
         line = sorted((x, sum(ys) / len(ys)) for x, ys in by_x.items())
         return weight / (bw * _interp(line, math.log(weight)))
 
-    rows = sorted({p.m for p in pts})
+    rows = sorted({p.m for p in alike})
     return _interp([(r, at_rows(r)) for r in rows], m)
 
 
