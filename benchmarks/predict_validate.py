@@ -14,9 +14,9 @@ thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_mode
 (predict_models_fresh17.py, thirtieth)) it runs
 modelcost's own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
 torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when onnxruntime-gpu imports; batch 1 and 64), with each
-measured config's prediction beside it. Every case is appended to <out>/cases.jsonl as it finishes (a model that
-fails is recorded with its error, and the others go on), and the tables are rewritten after every model, so a run
-cut short keeps what it measured.
+measured config's prediction beside it. A model's cases are appended to <out>/cases.jsonl batch by batch as each
+batch finishes (a model that fails is recorded with its error, and the others go on), and the tables are rewritten
+after every model, so a run cut short keeps every batch it finished.
 
     # on the GPU (one device call is <= 10 min: stages by --models)
     python benchmarks/predict_validate.py --calibrate --out benchmarks/results/predict --models cnn
@@ -57,6 +57,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -335,8 +336,12 @@ def prepare_cache(args: argparse.Namespace, calibration_file: Path | None) -> No
         print(f"calibrated {cal.gpu.name} in {cal.elapsed_s:.0f} s -> {path}", flush=True)
 
 
-def run_model(name: str, args: argparse.Namespace) -> list[dict]:
-    """The predictions of every measured config of one model (batch by batch: a shape per static analysis)."""
+def run_model(name: str, args: argparse.Namespace, record: Callable[[list[dict]], Any] = lambda rows: None
+              ) -> list[dict]:
+    """The predictions of every measured config of one model (batch by batch: a shape per static analysis), each
+    batch's rows handed to ``record`` as it finishes: a model cut short (the device call's timeout, a failure at
+    its second batch) keeps its first batch's cases (the eighteenth set's RT-DETR, stopped by its timeout, kept
+    nothing)."""
     from modelcost import api
     from modelcost.bench.base import BenchConfig
 
@@ -353,14 +358,16 @@ def run_model(name: str, args: argparse.Namespace) -> list[dict]:
         run = api.run(source, options)
         unstable = {(r.backend, r.precision, r.batch_size): list(r.unstable) for r in run.benchmarks}
         paces = {(r.backend, r.precision, r.batch_size): r.extra.host_pace_us for r in run.benchmarks}
-        rows += [case_row(name, pred, unstable.get((pred.backend, pred.precision, pred.batch_size), []),
-                          conv_macs_pct(run.cost), paces.get((pred.backend, pred.precision, pred.batch_size)))
-                 | measured_options(pred.backend, pred.precision)
-                 for pred in run.predictions
-                 if f"{pred.backend}:{pred.precision}" in wanted and pred.measured_ms is not None]
-        rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
-        rows += unmeasured(name, batch, wanted, run.benchmarks)
-        rows += unpredicted(name, batch, wanted, run.benchmarks, rows)
+        batch_rows = [case_row(name, pred, unstable.get((pred.backend, pred.precision, pred.batch_size), []),
+                               conv_macs_pct(run.cost), paces.get((pred.backend, pred.precision, pred.batch_size)))
+                      | measured_options(pred.backend, pred.precision)
+                      for pred in run.predictions
+                      if f"{pred.backend}:{pred.precision}" in wanted and pred.measured_ms is not None]
+        batch_rows += [{"model": name, "batch": batch, "note": n} for n in run.notes if n.startswith("predict")]
+        batch_rows += unmeasured(name, batch, wanted, run.benchmarks)
+        batch_rows += unpredicted(name, batch, wanted, run.benchmarks, batch_rows)
+        record(batch_rows)
+        rows += batch_rows
     return rows
 
 
@@ -689,11 +696,12 @@ def main() -> None:
             break
         t1 = time.perf_counter()
         try:
-            rows = run_model(name, args)
+            rows = run_model(name, args, lambda batch_rows: append_cases(cases_file, batch_rows))
         except Exception as exc:  # noqa: BLE001 - a model that fails is recorded; the others go on
             rows = [{"model": name, "error": f"{type(exc).__name__}: {exc}"[:500],
                      "trace": traceback.format_exc()[-1500:]}]
-        summary = write_tables(args.out, append_cases(cases_file, rows))
+            append_cases(cases_file, rows)
+        summary = write_tables(args.out, read_cases(cases_file))
         print(f"{name}: {len(rows)} rows in {time.perf_counter() - t1:.0f} s; overall {summary['overall']}",
               flush=True)
     summary = write_tables(args.out, read_cases(cases_file))

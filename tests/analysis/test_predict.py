@@ -467,6 +467,36 @@ def test_a_re_predicted_case_file_is_re_predicted_from_each_measurement_once(tmp
     assert [(c["measured_ms"], c["calibration"]) for c in once] == [(5.0, "c1"), (5.5, "c1")]
 
 
+def test_a_model_cut_short_keeps_the_cases_of_the_batches_it_finished(tmp_path: Path, monkeypatch) -> None:
+    # The eighteenth set's RT-DETR was stopped by its call's timeout at batch 64 and kept nothing: the cases were
+    # written when the whole model was done. Each batch's rows now go to the file as that batch finishes. A fake
+    # api.run: batch 1 measures torch-half fp16 (1.5 ms) and predicts it, batch 64 fails
+    import argparse
+    from types import SimpleNamespace
+
+    from modelcost.bench.stats import latency_stats
+    from modelcost.core.types import BenchResult
+
+    script = validation_script()
+
+    def fake_run(source: str, options: Any) -> Any:
+        batch = options.batch_sizes[0]
+        if batch == 64:
+            raise RuntimeError("stopped at batch 64")
+        pred = predict(cost_of(GEMM), synthetic(), "torch-half", "fp16", batch)
+        pred.measured_ms, pred.error_pct = 1.5, (pred.latency_ms - 1.5) / 1.5 * 100
+        result = BenchResult("torch-half", "fp16", batch, "ok", latency_ms=latency_stats([1.5]))
+        return SimpleNamespace(benchmarks=[result], predictions=[pred], notes=[], cost=cost_of(GEMM))
+
+    monkeypatch.setattr(api, "run", fake_run)
+    args = argparse.Namespace(configs="torch-half:fp16", batches="1,64")
+    cases = tmp_path / "cases.jsonl"
+    with pytest.raises(RuntimeError, match="stopped at batch 64"):
+        script.run_model("resnet50", args, lambda rows: script.append_cases(cases, rows))
+    [case] = script.read_cases(cases)
+    assert (case["model"], case["backend"], case["batch"], case["measured_ms"]) == ("resnet50", "torch-half", 1, 1.5)
+
+
 def test_the_validation_cases_carry_the_share_of_macs_in_convs() -> None:
     # The fit leaves out the fp32 torch cases of conv nets measured before abe4b94 by this share: a 3 x 3 conv of
     # 64 -> 64 channels at 56 x 56 (115,605,504 MACs) beside the 2048^3 GEMM (8,589,934,592 MACs): 115,605,504 /
