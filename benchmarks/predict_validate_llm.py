@@ -32,6 +32,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -72,15 +73,8 @@ def run_case(config: Path, batch: int, args: argparse.Namespace) -> list[dict]:
     report = api.llm(str(config), prompt_lens=[args.prompt_len], gen_lens=[args.gen_len], batch_sizes=[batch],
                      dtype="bf16", measure=True, backends=backends, runs=args.runs, warmup=1, predict=True,
                      target_gpu=args.target_gpu)
-    rows = []
-    for pred in report.predictions:
-        for phase, p in (("ttft", pred.ttft), ("tpot", pred.tpot)):
-            rows.append({"model": MODEL, "gpu": p.gpu, "calibrated_on": p.calibrated_on,
-                         "backend": f"{p.backend}/{phase}", "precision": p.precision, "batch": p.batch_size,
-                         "prompt_len": pred.prompt_len, "gen_len": pred.gen_len, "predicted_ms": p.latency_ms,
-                         "measured_ms": p.measured_ms, "error_pct": p.error_pct, "kernels": p.kernels,
-                         "features": list(p.calibration_features),
-                         "overhead_ms": p.overhead_ms})
+    rows = [phase_row(pred, phase, p, p.measured_ms)
+            for pred in report.predictions for phase, p in (("ttft", pred.ttft), ("tpot", pred.tpot))]
     rows += [{"model": MODEL, "batch": batch, "note": f"{r.backend}: {r.status} {r.reason or ''} "
               f"{r.unstable or ''}".strip()} for r in report.benchmarks if r.status != "ok" or r.unstable]
     rows += [{"model": MODEL, "batch": batch, "note": n} for n in report.notes if n.startswith("predict")]
@@ -102,14 +96,18 @@ def repredict(args: argparse.Namespace, config: Path) -> list[dict]:
             for phase, p in (("ttft", pred.ttft), ("tpot", pred.tpot)):
                 stored = [c["measured_ms"] for c in measured
                           if (c["gpu"], c["batch"], c["backend"]) == (gpu, batch, f"{backend}/{phase}")]
-                for m in stored or [None]:
-                        rows.append({"model": MODEL, "gpu": p.gpu, "calibrated_on": p.calibrated_on,
-                                 "backend": f"{backend}/{phase}", "precision": p.precision, "batch": batch,
-                                 "prompt_len": pred.prompt_len, "gen_len": pred.gen_len, "predicted_ms": p.latency_ms,
-                                 "measured_ms": m, "error_pct": None if m is None else (p.latency_ms - m) / m * 100,
-                                 "kernels": p.kernels, "overhead_ms": p.overhead_ms,
-                                 "features": list(p.calibration_features)})
+                rows += [phase_row(pred, phase, p, m) for m in stored or [None]]
     return rows
+
+
+def phase_row(pred: Any, phase: str, p: Any, measured_ms: float | None) -> dict:
+    """One phase ("ttft" / "tpot") of an LlmPrediction ``pred`` (``p``: that phase's LatencyPrediction) beside a
+    measurement of it (None: not measured), as llm_cases.jsonl keeps it."""
+    error = None if measured_ms is None else (p.latency_ms - measured_ms) / measured_ms * 100
+    return {"model": MODEL, "gpu": p.gpu, "calibrated_on": p.calibrated_on, "backend": f"{p.backend}/{phase}",
+            "precision": p.precision, "batch": p.batch_size, "prompt_len": pred.prompt_len, "gen_len": pred.gen_len,
+            "predicted_ms": p.latency_ms, "measured_ms": measured_ms, "error_pct": error, "kernels": p.kernels,
+            "features": list(p.calibration_features), "overhead_ms": p.overhead_ms}
 
 
 def read_cases_of(path: Path) -> list[dict]:
