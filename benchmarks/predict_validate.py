@@ -336,8 +336,7 @@ def prepare_cache(args: argparse.Namespace, calibration_file: Path | None) -> No
         print(f"calibrated {cal.gpu.name} in {cal.elapsed_s:.0f} s -> {path}", flush=True)
 
 
-def run_model(name: str, args: argparse.Namespace, record: Callable[[list[dict]], Any] = lambda rows: None
-              ) -> list[dict]:
+def run_model(name: str, args: argparse.Namespace, record: Callable[[list[dict]], Any]) -> list[dict]:
     """The predictions of every measured config of one model (batch by batch: a shape per static analysis), each
     batch's rows handed to ``record`` as it finishes: a model cut short (the device call's timeout, a failure at
     its second batch) keeps its first batch's cases (the eighteenth set's RT-DETR, stopped by its timeout, kept
