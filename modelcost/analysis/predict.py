@@ -74,6 +74,7 @@ from modelcost.core.calibration import (
     GEMM_ALIGN,
     GEMV_MAX_M,
     GROUPS,
+    LONG_GROUPED,
     MATMUL_MODES,
     NON_SQUARE,
     SIZE_CLASSES,
@@ -413,15 +414,21 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
 
 def _window(layer: LayerCost) -> str:
     """A conv layer's ``window_sort`` ('' for a transposed conv: calibrate times none)."""
-    return "" if "transpose" in layer.op.lower() else window_sort(layer.kernel_shape)
+    return "" if "transpose" in layer.op.lower() else _conv_sort(layer)
+
+
+def _conv_sort(layer: LayerCost) -> str:
+    """``window_sort`` of a conv layer's window, groups and output channels (``gemm_dims``' N)."""
+    return window_sort(layer.kernel_shape, int(layer.groups or 1), int(gemm_dims(layer, 1.0)[1]))
 
 
 def window_measured(layer: LayerCost, key: str) -> bool:
-    """Whether a conv layer priced in class ``key`` was priced from convs of its window's sort: any 1-D or square
-    2-D window (calibrate's ``CONVS`` are 1 x 1, 3 x 3 and 7 x 7); a 3-D or non-square 2-D one only in a class of
-    its own sort (``VOLUMETRIC``, ``VOLUMETRIC_GROUPED``, ``NON_SQUARE``: calibrate's ``WINDOW_CONVS``). Else it
-    took the 2-D classes of its implicit GEMM (a calibration without such convs), and counts as outside
-    calibration: cuDNN runs them by other kernels. In the twelfth held-out set, X3D-M's 3-D convs so priced
+    """Whether a conv layer priced in class ``key`` was priced from convs of its window's sort: any other 1-D or
+    square 2-D window (calibrate's ``CONVS`` are 1 x 1, 3 x 3 and 7 x 7); a 3-D, a non-square 2-D or a long grouped
+    1-D one only in a class of its own sort (``VOLUMETRIC``, ``VOLUMETRIC_GROUPED``, ``NON_SQUARE``,
+    ``LONG_GROUPED``: calibrate's ``WINDOW_CONVS``). Else it took the 2-D (or ``GROUPS``) classes of its implicit
+    GEMM (a calibration without such convs), and counts as outside calibration: cuDNN runs them by other kernels.
+    In the twelfth held-out set, X3D-M's 3-D convs so priced
     (depthwise 3 x 3 x 3, pointwise) ran torch-half fp16 at batch 64 in 3.2x their prediction and compile fp32 in
     0.72x; TextNet-small's 1 x 3 and 3 x 1 convs, in 2-D classes that the 7 x 7 stem and 1 x 1 convs measured,
     ran compile fp16 at batch 64 in 0.44x (fp32: 0.87x).
@@ -432,7 +439,7 @@ def window_measured(layer: LayerCost, key: str) -> bool:
     raised the twelfth set's p90 from 68.7% (the same calibration without the classes) to 87.2%; with the class
     itself or the 2-D classes, 59.8%."""
     # a transposed conv asks no window sort (``_window``), so its key never carries one
-    return not window_sort(layer.kernel_shape) or key_sort(key) in (VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE)
+    return not _conv_sort(layer) or key_sort(key) in (VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE, LONG_GROUPED)
 
 
 def _pointwise(layer: LayerCost) -> bool:

@@ -16,8 +16,8 @@ bench/calibrate_half.py).
   (bench/calibrate_gemm.py; ``gemm_grid``), which the predictor interpolates inside.
 * conv: ResNet-, MobileNet- and ConvNeXt-like stages (3x3, 1x1, depthwise, 7x7 depthwise) and 3x3 convs of
   4-64 channels per group (``GROUP_CONVS``) at batch 1 and 32, and at batch 32 alone the large-M classes a
-  batch-64 CNN spends its time in (``LARGE_M_CONVS``), and 3-D and non-square 2-D convs (``WINDOW_CONVS``),
-  channels-last at fp16, each filed under its implicit-GEMM class.
+  batch-64 CNN spends its time in (``LARGE_M_CONVS``), and 3-D, non-square 2-D and long grouped 1-D convs
+  (``WINDOW_CONVS``), channels-last at fp16, each filed under its implicit-GEMM class.
 * unaligned GEMMs: four GEMMs whose N or K is odd, against the same GEMMs padded to a multiple of 8, per
   precision (``unaligned_factor``: the median ratio).
 * unaligned convs: four convs whose channels are even but not a multiple of 8 (``UNALIGNED_CONVS``), against the same
@@ -214,11 +214,13 @@ CONVS = [(b, c, co, s, kk, g) for b in (1, 32) for (c, co, s, kk, g) in (
 # ``CONVS`` lack, each filed in its sort's classes (core.calibration.window_sort): 3-D ones as video nets run them
 # (R3D-18's dense 3 x 3 x 3 at two stages, X3D's pointwise 1 x 1 x 1 and depthwise 3 x 3 x 3) and dense 2-D ones of a
 # non-square window (TextNet's 1 x 3 and 3 x 1, Inception-v3's 1 x 7), at the large M a batch of them spends its
-# time in
+# time in; and wav2vec 2.0's positional conv (768 -> 768, 128 taps, 16 groups: a ``LONG_GROUPED`` one) over a second
+# of audio's 49 frames at batch 1, 32 and 64 and over ten seconds' 499 at batch 1: M of 49 to 3,136, four classes
 WINDOW_CONVS = [
     (4, 64, 64, (8, 56, 56), (3, 3, 3), 1), (4, 256, 256, (4, 14, 14), (3, 3, 3), 1),
     (4, 64, 256, (8, 28, 28), (1, 1, 1), 1), (4, 216, 216, (16, 14, 14), (3, 3, 3), 216),
-    (32, 64, 64, (56, 56), (1, 3), 1), (32, 256, 256, (14, 14), (3, 1), 1), (32, 192, 192, (17, 17), (1, 7), 1)]
+    (32, 64, 64, (56, 56), (1, 3), 1), (32, 256, 256, (14, 14), (3, 1), 1), (32, 192, 192, (17, 17), (1, 7), 1),
+    *((b, 768, 768, (frames,), (128,), 16) for b, frames in ((1, 49), (1, 499), (32, 49), (64, 49)))]
 # (M, N, K) of the unaligned GEMMs: N or K odd; each is timed against itself padded to a multiple of 8
 UNALIGNED_GEMMS = ((16384, 251, 512), (16384, 512, 251), (8192, 1001, 1024), (8192, 1024, 1001))
 # (batch, in channels, out channels, pixels, window) of the unaligned convs: channels even but not a multiple of 8
@@ -259,7 +261,7 @@ def _conv_rows(torch: Any, gpu: GpuSpec, tile: int, dtype: Any, peak: float,
         t_s = conv_us(torch, (b, c, co, size, window, g), dtype, channels_last) / 1e6
         m, k = b * math.prod(size), c // g * math.prod(window)
         key, n, gemms = conv_gemm(m, co, k, g, group_classes=True, three_by_three=g == 1 and window == (3, 3),
-                                  window=window_sort(window))
+                                  window=window_sort(window, g, co))
         util = wave_utilization(gemms * math.ceil(m / tile) * math.ceil(n / tile), int(gpu.sm_count or 1))
         found.setdefault(key, []).append(_efficiency(2 * m * co * k / (peak * util), t_s))
     return found
@@ -373,11 +375,12 @@ def unaligned_conv_factors(torch: Any, gpu: GpuSpec, progress: Progress) -> dict
 def conv_us(torch: Any, shape: tuple[int, int, int, tuple[int, ...], tuple[int, ...], int], dtype: Any,
             channels_last: bool) -> float:
     """Microseconds of one conv of ``shape`` (batch, input channels, output channels, frames / pixels, window,
-    groups: ``conv_shapes``' rows; a 3-D window a Conv3d), padded to keep its size, no bias, at ``dtype``,
-    channels-last or not (a 3-D conv's is ``channels_last_3d``), replayed from a CUDA graph (``graph_time_us``)."""
+    groups: ``conv_shapes``' rows; a 3-D window a Conv3d, a 1-D one a Conv1d), padded to keep its size, no bias, at
+    ``dtype``, channels-last or not (a 3-D conv's is ``channels_last_3d``, a 1-D one's has none), replayed from a
+    CUDA graph (``graph_time_us``)."""
     b, c, co, size, window, groups = shape
     x = torch.randn(b, c, *size, device="cuda", dtype=dtype)
-    kind = torch.nn.Conv3d if len(window) == 3 else torch.nn.Conv2d
+    kind = {1: torch.nn.Conv1d, 3: torch.nn.Conv3d}.get(len(window), torch.nn.Conv2d)
     conv = kind(c, co, window, padding=tuple(w // 2 for w in window), groups=groups, bias=False).to(x.device, dtype)
     if channels_last:
         conv, x = conv._apply(to_channels_last), to_channels_last(x)

@@ -74,6 +74,10 @@ Here every figure is a fraction of the GPU's own roof, so it moves to another GP
 * dense 3 x 3 stride-1 convs have classes of their own (``THREE_BY_THREE`` key suffix): cuDNN runs them by
   algorithms of their own (Winograd at fp32, above 1 "of peak" by the direct MACs). Added within schema 2: a
   file without them prices such a conv in the dense classes, where 1 x 1 convs may have measured its class.
+* grouped 1-D convs of a long window (``LONG_GROUPED`` key suffix: wav2vec 2.0's positional conv, 128 taps in 16
+  groups) have classes of their own: cuDNN runs them by CUDA-core kernels at every precision. Added within schema 2
+  (feature "long_grouped_convs"): a file without them prices such a conv in the ``GROUPS`` classes of its implicit
+  GEMM and counts it as outside calibration.
 * 3-D convs and dense 2-D convs of a non-square window have classes of their own (``VOLUMETRIC``,
   ``VOLUMETRIC_GROUPED`` for depthwise 3-D ones, ``NON_SQUARE`` key suffixes): cuDNN runs them by kernels of their
   own. Added within schema 2: a file without them prices such a conv in the 2-D classes of its implicit GEMM and
@@ -191,6 +195,13 @@ THREE_BY_THREE = "3x3"
 # of their own. Priced from 2-D classes of square windows, X3D-M ran torch-half fp16 at batch 64 in 3.2x its
 # prediction and TextNet-small compile fp16 in 0.44x (the twelfth held-out set, BENCHMARKS.md)
 VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE = "3d", "grouped-3d", "1xk"
+# ... a grouped 1-D conv of several channels per group and a long window (more than ``LONG_TAPS`` taps): wav2vec 2.0's
+# positional conv (768 -> 768, 128 taps, 16 groups: K = 6,144 per group) and its kin (HuBERT, WavLM, SEW). cuDNN runs
+# it by CUDA-core kernels at every precision (a direct grouped kernel at batch 1, one implicit GEMM per group at batch
+# 64, fp16 as fp32; benchmarks/results/device_2026-11-26f/kernel_mix). Priced in the ``GROUPS`` classes, which 3 x 3
+# convs of K <= 576 measured, WavLM Base+ read fp16 -54% to -64% under compile and ONNX Runtime at batch 64 where its
+# fp32 read within 15% (the eighteenth held-out set, BENCHMARKS.md)
+LONG_GROUPED, LONG_TAPS = "grouped-1d-long", 16
 # The output channels per group calibrate's ``GROUPS`` convs span (bench/calibrate.CONVS: 4 to 64, 3 x 3 kernels).
 # A grouped conv of more per group is priced as its groups' dense GEMMs instead: SqueezeBERT's 4 groups of 192
 # channels, priced from the 64-per-group class, read 3-10x slow (benchmarks/results/device_2026-11-26k/ninth).
@@ -215,13 +226,16 @@ def shape_class(m: float, n: float, k: float, grouped: bool = False) -> str:
     return f"{key} {GROUPED}" if grouped else key
 
 
-def window_sort(kernel_shape: Sequence[int] | None) -> str:
+def window_sort(kernel_shape: Sequence[int] | None, groups: int = 1, out_channels: int = 0) -> str:
     """The class sort a conv's window asks for: ``VOLUMETRIC`` for a 3-D window, ``NON_SQUARE`` for a 2-D one whose
-    sides differ, '' for the rest (1-D and square 2-D windows, the ones calibrate's ``CONVS`` have; an unknown
-    window)."""
+    sides differ, ``LONG_GROUPED`` for a 1-D one of more than ``LONG_TAPS`` taps whose ``groups`` hold several of its
+    ``out_channels`` each, '' for the rest (other 1-D and square 2-D windows, the ones calibrate's ``CONVS`` have; an
+    unknown window)."""
     window = tuple(kernel_shape or ())
     if len(window) == 3:
         return VOLUMETRIC
+    if len(window) == 1 and int(window[0]) > LONG_TAPS and 1 < groups < out_channels:
+        return LONG_GROUPED
     return NON_SQUARE if len(window) == 2 and window[0] != window[1] else ""
 
 
@@ -235,12 +249,16 @@ def conv_gemm(m: float, n: float, k: float, groups: int = 1, group_classes: bool
     * depthwise (groups = output channels): one GEMM over all channels, a grouped class (what calibrate measured:
       K of 9-49, memory-bound, a hundredth of a dense class's efficiency), a 3-D one (``window`` ``VOLUMETRIC``)
       in ``VOLUMETRIC_GROUPED``;
+    * a grouped 1-D conv of a long window (``window`` ``LONG_GROUPED``, where the calibration measured such convs):
+      one GEMM over all channels in a class of its own, whatever its channels per group;
     * grouped with several output channels per group (ResNeXt's 32 groups), where the calibration measured such
       convs (``group_classes``) and up to as many per group as they had (``GROUP_CHANNELS``): one GEMM over all
       channels in a class of its own (``GROUPS``), as cuDNN runs it (one kernel for all groups);
     * else: ``groups`` GEMMs of N / groups channels each, priced in the dense classes of that shape. A depthwise
       class for ResNeXt-50's grouped 3x3 convs (4-32 channels per group) predicted the whole net at 2.8x its
       measured time (torch.compile fp16, batch 64); these dense GEMMs of 4-32 columns, 1.5-3x (eager fp16)."""
+    if window == LONG_GROUPED:
+        return f"{shape_class(m, n, k)} {LONG_GROUPED}", n, 1
     if window and groups <= 1:
         return f"{shape_class(m, n, k)} {window}", n, 1
     if groups <= 1:
@@ -417,7 +435,8 @@ class Calibration:
 # the optional mechanisms a calibration may hold
 FEATURES = ("host_us", "ort_factor", "grouped_convs", "group_convs", "strided_copies", "unaligned_gemms",
             "short_attention", "cold_weights", "gemm_grid", "large_m_convs", "conv_3x3", "ort_conv_kinds",
-            "conv_windows", "unvectorized_elementwise", "unaligned_convs", "half_calls", "ort_fp16_default")
+            "conv_windows", "unvectorized_elementwise", "unaligned_convs", "half_calls", "ort_fp16_default",
+            "long_grouped_convs")
 SHORT_ATTENTION_TOKENS = 128  # attention points below this length: one CTA per (batch, head), calibrated apart
 
 
@@ -432,7 +451,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
     alone), "conv_windows": classes of 3-D and of non-square 2-D convs kept apart, ``VOLUMETRIC``, ``NON_SQUARE``,
     "unvectorized_elementwise": ``unvectorized_curve``, "unaligned_convs": ``unaligned_conv_factor``, "half_calls":
     ``half_call_us``, "ort_fp16_default": an fp16 ``ort_factor`` measured with ``use_tf32`` at ONNX Runtime's
-    default, as ort-cuda runs fp16 since 1838ed7: ``ort_use_tf32``). A prediction
+    default, as ort-cuda runs fp16 since 1838ed7: ``ort_use_tf32``, "long_grouped_convs": classes of grouped 1-D convs
+    of a long window kept apart, ``LONG_GROUPED``). A prediction
     made with other ones is another model, so the validation table keeps them with each row
     (analysis/predict_table.validated_row)."""
     sorts = conv_sorts(cal)
@@ -447,7 +467,8 @@ def features(cal: Calibration) -> tuple[str, ...]:
             "conv_windows": bool({VOLUMETRIC, NON_SQUARE} & sorts),
             "unvectorized_elementwise": bool(cal.unvectorized_curve),
             "unaligned_convs": bool(cal.unaligned_conv_factor), "half_calls": bool(cal.half_call_us),
-            "ort_fp16_default": "fp16" in cal.ort_factor and cal.ort_use_tf32.get("fp16") == "1"}
+            "ort_fp16_default": "fp16" in cal.ort_factor and cal.ort_use_tf32.get("fp16") == "1",
+            "long_grouped_convs": LONG_GROUPED in sorts}
     return tuple(name for name in FEATURES if held[name])
 
 

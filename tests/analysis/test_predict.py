@@ -1173,6 +1173,41 @@ def test_3d_and_non_square_convs_take_classes_of_their_own_when_calibrated() -> 
     assert "conv_windows" not in calib.features(old)
 
 
+def test_a_long_grouped_1d_conv_takes_classes_of_its_own_when_calibrated() -> None:
+    # wav2vec 2.0's positional conv: Conv1d 768 -> 768, 128 taps, 16 groups (48 channels each), over 49 frames at
+    # batch 64: M = 64 x 49 = 3,136 (xl), N = 768 (l), K = 48 x 128 = 6,144 (xl); MACs = 3,136 x 768 x 6,144.
+    # Synthetic GPU: 100 SMs, tiles of 128, fp32 peak 50 TFLOP/s; one GEMM over all channels: 25 x 6 = 150 tiles in
+    # 2 waves of 100, 0.75 busy.
+    # * calibrated (class m:xl n:l k:xl grouped-1d-long at 0.02): 2 x 3,136 x 768 x 6,144 / (50e12 x 0.02 x 0.75) s,
+    #   inside calibration;
+    # * a calibration without the class (the GROUPS class m:xl n:s k:m groups at 0.5, which 3 x 3 convs of K <= 576
+    #   measured): the GROUPS classes of its implicit GEMM, the nearest (m:xl n:l k:xl groups not measured: 1 + 2
+    #   steps to n:s k:m) at 0.5, outside calibration, as before the class existed.
+    macs = 3136 * 768 * 6144
+    pos = LayerCost("p", "Conv1d", macs=macs, output_shapes=[(64, 768, 49)], macs_dtype="float32", status="counted",
+                    groups=16, kernel_shape=(128,), strides=(1,), dilations=(1,))
+    base = synthetic()
+    cal = dataclasses.replace(base, conv_efficiency={"fp32": {"m:xl n:s k:m groups": 0.5,
+                                                              "m:xl n:l k:xl grouped-1d-long": 0.02}})
+    [est] = estimate_layers(cost_of(pos), cal, "fp32", 1)
+    assert est.compute_ms == pytest.approx(2 * macs / (50e12 * 0.02 * 0.75) * 1e3) and est.calibrated
+    old = dataclasses.replace(cal, conv_efficiency={"fp32": {"m:xl n:s k:m groups": 0.5}})
+    [before] = estimate_layers(cost_of(pos), old, "fp32", 1)
+    assert before.compute_ms == pytest.approx(2 * macs / (50e12 * 0.5 * 0.75) * 1e3) and not before.calibrated
+    # the sort: a 1-D window of more than LONG_TAPS (16) taps in groups of several channels; not a short one
+    # (wav2vec2's feature encoder: 10 taps, dense), a dense long one, nor a depthwise long one (groups = channels)
+    assert [calib.window_sort(w, g, 768) for w, g in (((128,), 16), ((17,), 16), ((16,), 16), ((128,), 1),
+                                                        ((128,), 768), ((3, 3), 16))] == \
+        ["grouped-1d-long", "grouped-1d-long", "", "", "", ""]
+    assert calib.conv_gemm(3136, 768, 6144, 16, group_classes=True, window="grouped-1d-long") == \
+        ("m:xl n:l k:xl grouped-1d-long", 768, 1)
+    # priced from a class of another sort it is outside calibration; from its own, inside
+    assert not predict_module.window_measured(pos, "m:xl n:s k:m groups")
+    assert predict_module.window_measured(pos, "m:xl n:l k:xl grouped-1d-long")
+    # the classes are a feature of their own
+    assert "long_grouped_convs" in calib.features(cal) and "long_grouped_convs" not in calib.features(old)
+
+
 def test_the_transposed_copy_curve_moves_with_the_bandwidth() -> None:
     # As the memory curve: a DRAM-bound point keeps the 4 us floor, the rest x 3350 / 4800 (H100 -> H200); the
     # 1 MB point fits the 50 MiB L2 and stays.

@@ -83,10 +83,13 @@ def test_window_convs_fill_classes_of_their_own_sorts() -> None:
     # Non-square 2-D at batch 32: TextNet's 1 x 3 of 64 at 56 x 56: M = 100,352, N 64, K 192 (m), the class its
     # 64-channel stage fell in beside a 7 x 7 stem; 3 x 1 of 256 at 14 x 14: M = 6,272 (xl), N 256, K 768 (l);
     # Inception's 1 x 7 of 192 at 17 x 17: M = 9,248 (xxl), N 192 (m), K = 1,344 (l).
-    got = [conv_gemm(b * math.prod(size), co, c // g * math.prod(w), g, group_classes=True, window=window_sort(w))[0]
-           for b, c, co, size, w, g in WINDOW_CONVS]
+    # Long grouped 1-D: wav2vec 2.0's positional conv, 768 -> 768, 128 taps, 16 groups: N 768 (l), K = 48 x 128 =
+    # 6,144 (xl); M = 49 (s) at batch 1 over 49 frames, 499 (m) over 499, 32 x 49 = 1,568 (l), 64 x 49 = 3,136 (xl).
+    got = [conv_gemm(b * math.prod(size), co, c // g * math.prod(w), g, group_classes=True,
+                     window=window_sort(w, g, co))[0] for b, c, co, size, w, g in WINDOW_CONVS]
     assert got == ["m:xxl n:s k:l 3d", "m:xl n:m k:xl 3d", "m:xxl n:m k:s 3d", "m:xxl n:m k:s grouped-3d",
-                   "m:xxl n:s k:m 1xk", "m:xl n:m k:l 1xk", "m:xxl n:m k:l 1xk"]
+                   "m:xxl n:s k:m 1xk", "m:xl n:m k:l 1xk", "m:xxl n:m k:l 1xk",
+                   *(f"m:{m} n:l k:xl grouped-1d-long" for m in ("s", "m", "l", "xl"))]
     # the square 2-D convs keep their classes: CONVS as (size, size) and (window, window), the window convs last
     assert conv_shapes()[:len(CONVS)] == [(b, c, co, (s, s), (kk, kk), g) for b, c, co, s, kk, g in CONVS]
     assert conv_shapes()[len(CONVS):] == WINDOW_CONVS
@@ -148,11 +151,36 @@ def test_the_conv_table_times_every_window_on_the_gpu() -> None:
     import torch
 
     from modelcost.bench import calibrate
-    from modelcost.core.calibration import NON_SQUARE, VOLUMETRIC, VOLUMETRIC_GROUPED, key_sort
+    from modelcost.core.calibration import LONG_GROUPED, NON_SQUARE, VOLUMETRIC, VOLUMETRIC_GROUPED, key_sort
     from modelcost.runs.gpu import this_gpu
 
     table = calibrate.conv_table(torch, this_gpu(), 128, lambda _: None)
     for precision in calibrate.CONV_PRECISIONS:
         rows = table[precision]
-        assert {VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE} <= {key_sort(k) for k in rows}
+        assert {VOLUMETRIC, VOLUMETRIC_GROUPED, NON_SQUARE, LONG_GROUPED} <= {key_sort(k) for k in rows}
         assert all(v > 0 for v in rows.values())
+
+
+def test_conv_us_runs_each_window_by_the_conv_of_its_rank(monkeypatch) -> None:
+    # conv_us on the CPU ('cuda' read as the CPU, the graph clock replaced by one that runs the call once): a 1-D
+    # window is a Conv1d, a 2-D one a Conv2d, a 3-D one a Conv3d, each padded to keep its size (128 taps padded 64
+    # each side give 49 + 128 - 128 + 1 = 50 frames, as wav2vec 2.0's positional conv before it drops the last);
+    # channels-last leaves the 1-D conv's 3-D tensors as they are (torch has no channels-last of rank 3).
+    from types import SimpleNamespace
+
+    import torch
+
+    from modelcost.bench import calibrate
+
+    shapes: list[tuple[int, ...]] = []
+
+    def timed(torch_, fn, **_):
+        shapes.append(tuple(fn().shape))
+        return 1.0
+
+    fake = SimpleNamespace(randn=lambda *shape, device=None, dtype=None: torch.randn(*shape, dtype=dtype),
+                           nn=torch.nn, inference_mode=torch.inference_mode)
+    monkeypatch.setattr(calibrate, "graph_time_us", timed)
+    for shape in ((1, 32, 32, (49,), (128,), 16), (1, 8, 8, (6, 6), (3, 3), 1), (1, 8, 8, (2, 6, 6), (3, 3, 3), 8)):
+        assert calibrate.conv_us(fake, shape, torch.float32, channels_last=True) == 1.0
+    assert shapes == [(1, 32, 50), (1, 8, 6, 6), (1, 8, 2, 6, 6)]
