@@ -2,7 +2,7 @@
 modelcost/analysis/predict_errors.json, the table every prediction takes its expected error from.
 
 For each model (8 architectures that calibration never used: benchmarks/predict_models.py and the zoo's resnet50,
-mobilenet_v2, bert-base, gpt2; then seventeen more sets of 8, each written and committed before it was first
+mobilenet_v2, bert-base, gpt2; then eighteen more sets of 8, each written and committed before it was first
 measured: --models fresh (benchmarks/predict_models_fresh.py, twelfth session), fresh2 (predict_models_fresh2.py,
 thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_models_fresh4.py, fifteenth), fresh5
 (predict_models_fresh5.py, sixteenth), fresh6 (predict_models_fresh6.py, seventeenth), fresh7
@@ -10,8 +10,8 @@ thirteenth), fresh3 (predict_models_fresh3.py, fourteenth), fresh4 (predict_mode
 (predict_models_fresh9.py, twentieth), fresh10 (predict_models_fresh10.py, twenty-first), fresh11
 (predict_models_fresh11.py, twenty-second), fresh12 (predict_models_fresh12.py, twenty-third), fresh13
 (predict_models_fresh13.py, twenty-fourth), fresh14 (predict_models_fresh14.py, twenty-fifth), fresh15
-(predict_models_fresh15.py, twenty-sixth), fresh16 (predict_models_fresh16.py, twenty-seventh) and fresh17
-(predict_models_fresh17.py, thirtieth)) it runs
+(predict_models_fresh15.py, twenty-sixth), fresh16 (predict_models_fresh16.py, twenty-seventh), fresh17
+(predict_models_fresh17.py, thirtieth) and fresh18 (predict_models_fresh18.py, thirty-first)) it runs
 modelcost's own pipeline with --predict: the same benchmark a user gets (torch-eager fp32, torch-half fp16,
 torch-compile-cudagraph fp16 + fp32, ort-cuda fp32 + fp16 when onnxruntime-gpu imports; batch 1 and 64), with each
 measured config's prediction beside it. A model's cases are appended to <out>/cases.jsonl batch by batch as each
@@ -80,6 +80,7 @@ FRESH14_FILE = "benchmarks/predict_models_fresh14.py"
 FRESH15_FILE = "benchmarks/predict_models_fresh15.py"
 FRESH16_FILE = "benchmarks/predict_models_fresh16.py"
 FRESH17_FILE = "benchmarks/predict_models_fresh17.py"
+FRESH18_FILE = "benchmarks/predict_models_fresh18.py"
 MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for the batch)
     "resnet50": ("zoo:resnet50", "x=Bx3x224x224"),
     "mobilenet_v2": ("zoo:mobilenet_v2", "x=Bx3x224x224"),
@@ -242,6 +243,15 @@ MODELS: dict[str, tuple[str, str]] = {  # name -> (source, input spec with B for
     "roformer_chinese_base": (f"{FRESH17_FILE}:roformer_chinese_base", "input_ids=Bx128:int64"),
     "opt_350m": (f"{FRESH17_FILE}:opt_350m", "input_ids=Bx128:int64"),
     "wavlm_base_plus": (f"{FRESH17_FILE}:wavlm_base_plus", "input_values=Bx16000"),
+    # the nineteenth set: written and frozen before any of it was measured
+    "mobilenetv4_conv_small_ish": (f"{FRESH18_FILE}:mobilenetv4_conv_small_ish", "input=Bx3x224x224"),
+    "edgenext_small_ish": (f"{FRESH18_FILE}:edgenext_small_ish", "input=Bx3x224x224"),
+    "hubert_large": (f"{FRESH18_FILE}:hubert_large", "input_values=Bx16000"),
+    "data2vec_audio_base": (f"{FRESH18_FILE}:data2vec_audio_base", "input_values=Bx16000"),
+    "vitdet_base": (f"{FRESH18_FILE}:vitdet_base", "pixel_values=Bx3x448x448"),
+    "upernet_convnext_tiny": (f"{FRESH18_FILE}:upernet_convnext_tiny", "pixel_values=Bx3x256x256"),
+    "olmo2_1b": (f"{FRESH18_FILE}:olmo2_1b", "input_ids=Bx128:int64"),
+    "umt5_small_encoder": (f"{FRESH18_FILE}:umt5_small_encoder", "input_ids=Bx128:int64"),
 }
 GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"],
           "transformers": ["vit_b16", "bert_base", "gpt2", "t5_encoder_ish"],
@@ -278,7 +288,9 @@ GROUPS = {"cnn": ["resnet50", "mobilenet_v2", "efficientnet_ish", "convnext_ish"
           "fresh16": ["shufflenet_v1_g3_ish", "replknet31b_ish", "efficientvit_b1_ish", "mgp_str_base",
                       "granite_speech_encoder", "bigbird_roberta_base", "perceiver_io_language", "timesformer_base"],
           "fresh17": ["lcnet_100_ish", "mobileone_s1_ish", "hgnet_v2_b4", "rt_detr_r18", "aimv2_large_vision",
-                      "roformer_chinese_base", "opt_350m", "wavlm_base_plus"]}
+                      "roformer_chinese_base", "opt_350m", "wavlm_base_plus"],
+          "fresh18": ["mobilenetv4_conv_small_ish", "edgenext_small_ish", "hubert_large", "data2vec_audio_base",
+                      "vitdet_base", "upernet_convnext_tiny", "olmo2_1b", "umt5_small_encoder"]}
 CONFIGS = ("torch-eager:fp32", "torch-half:fp16", "torch-compile-cudagraph:fp16", "torch-compile-cudagraph:fp32",
            "ort-cuda:fp32", "ort-cuda:fp16")
 TABLE = ROOT / "modelcost" / "analysis" / "predict_errors.json"
