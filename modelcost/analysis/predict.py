@@ -11,7 +11,8 @@ Per layer, at the config's batch and precision (element size e: 4 bytes fp32/tf3
   (implicit GEMM) at the calibrated efficiency of their shape class, quantized over the SMs in waves of tiles;
   a GEMM of at most ``GEMV_MAX_M``
   rows (a decode step's or a batch-1 linear) at the calibrated small-M time of its weight bytes instead
-  (``gemv_us``: read-bound on the weight, so no separate memory term); attention at the calibrated
+  (``gemv_us``: read-bound on the weight, so no separate memory term), and one of more rows but fewer than the grid's
+  first M between that time and the grid's (``few_rows_us``); attention at the calibrated
   efficiency for its key length (``attention_keys``) and head size, over its query tiles in waves. Memory: the
   calibrated time of a memory-bound kernel moving the layer's bytes (weights + inputs + outputs at e bytes); a
   conv of several channels per group is its groups' GEMMs, a dense 3 x 3 stride-1 conv takes classes of its own
@@ -73,6 +74,7 @@ from modelcost.core.calibration import (
     BACKEND_FAMILIES,
     GEMM_ALIGN,
     GEMV_MAX_M,
+    GRID_M,
     GROUPS,
     LONG_GROUPED,
     MATMUL_MODES,
@@ -279,6 +281,29 @@ def gemv_us(cal: Calibration, precision: str, m: float, n: float, k: float) -> f
     return _interp([(r, at_rows(r)) for r in rows], m)
 
 
+def few_rows_us(cal: Calibration, precision: str, grid: GridPoints, m: float, n: float, k: float) -> float | None:
+    """Time of a GEMM of more rows than the small-M points (``GEMV_MAX_M``) and fewer than the grid's first M
+    (``GRID_M[0]``, 64): linear in M between the small-M points' time at ``GEMV_MAX_M`` rows (``gemv_us``) and the
+    grid's at its first M (``grid_time_us``), the grid's alone where the calibration has no small-M points; None
+    outside those rows or where the grid does not answer at its first M (the class model then prices it).
+
+    Such a GEMM (a second of audio's 49 frames, ViT-B/32's 50 tokens, at batch 1) reads its weight once and fills
+    one row of tiles whatever its rows, so its time is near both ends'. The class model priced it by its FLOPs from a
+    class measured at 128 rows, a fraction of that: wav2vec 2.0 Base's GEMMs ran 1.24 ms of kernels at batch 1 in
+    fp32 (benchmarks/results/device_2026-11-26f/kernel_mix) where the model priced 0.46, and on the H100 (C13,
+    benchmarks/results/device_2026-12-08) HuBERT Large under compile at batch 1 read -42% (fp32) and -33% (fp16),
+    -12% and -8% priced so; CLIP ViT-B/32 (C12) -57% and -56%, -28% and -29%."""
+    if not GEMV_MAX_M < m < GRID_M[0]:
+        return None
+    top = grid_time_us(grid, GRID_M[0], n, k)
+    if top is None:
+        return None
+    low = gemv_us(cal, precision, GEMV_MAX_M, n, k)
+    if low is None:
+        return top
+    return low + (m - GEMV_MAX_M) / (GRID_M[0] - GEMV_MAX_M) * (top - low)
+
+
 def memory_us(cal: Calibration, size_bytes: float) -> float:
     """Time of a memory-bound kernel moving ``size_bytes``: linear between calibrated sizes, the smallest
     size's time below it, the last segment's bandwidth beyond the largest."""
@@ -378,7 +403,7 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         return flops / (peak * _along(line, skv) * util) * 1e3, dim == d and line[0][0] <= skv <= line[-1][0]
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
-    grid_us = grid_time_us(grid, m, n, k) if kind == "gemm" else None
+    grid_us = few_rows_us(cal, precision, grid, m, n, k) or grid_time_us(grid, m, n, k) if kind == "gemm" else None
     if grid_us is not None:
         return grid_us / 1e3, True
     if kind == "conv":

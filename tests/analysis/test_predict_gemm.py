@@ -140,3 +140,31 @@ def test_a_dense_pointwise_conv_whose_class_was_not_measured_is_the_gemm_it_is()
         [est] = estimate_layers(cost_of(other), cal, "fp16", 1)
         [without] = estimate_layers(cost_of(other), synthetic(), "fp16", 1)
         assert est.compute_ms == without.compute_ms and not est.calibrated
+
+
+def test_a_gemm_of_fewer_rows_than_the_grid_lies_between_the_small_m_points_and_the_grid() -> None:
+    # A Linear of 1,024 -> 1,024 features over 40 tokens (M 40, N = K = 1,024), fp16: more rows than the small-M
+    # points (GEMV_MAX_M = 16) and fewer than the grid's first M (64). The grid: M = 64 at N = K = 1,024 and 2,048,
+    # each 2 x 64 x N x K / 1 TFLOP/s (read-bound: 134.217728 us at 1,024); the small-M point at 16 rows of the
+    # 1,024 x 1,024 fp16 weight (2 MiB) timed at 100 us. Linear in M between them:
+    # 100 + (40 - 16) / (64 - 16) x (134.217728 - 100) = 117.108864 us.
+    grid = [GemmPoint("fp16", 64, n, k, 2 * 64 * n * k / 1e12 * 1e6) for n in CELL for k in CELL]
+    gemv = [GemmPoint("fp16", 16, 1024, 1024, 100.0)]
+    cal = dataclasses.replace(synthetic(), gemm_grid=grid, gemv=gemv)
+    few = LayerCost("fc", "Linear", macs=40 * 1024 * 1024, params=1024 * 1024, output_shapes=[(40, 1024)],
+                    macs_dtype="float16", status="counted")
+    [est] = estimate_layers(cost_of(few), cal, "fp16", 1)
+    assert est.compute_ms == pytest.approx(0.117108864) and est.calibrated
+    # without small-M points, the grid's time at 64 rows alone: 134.217728 us (the class model priced it by its
+    # FLOPs from 128 rows' class)
+    [alone] = estimate_layers(cost_of(few), dataclasses.replace(cal, gemv=[]), "fp16", 1)
+    assert alone.compute_ms == pytest.approx(0.134217728)
+    # at the ends: 16 rows are the small-M points' (100 us), 64 the grid's
+    from modelcost.analysis.predict import few_rows_us
+
+    points = grid_points(cal, "fp16")
+    assert few_rows_us(cal, "fp16", points, 16, 1024, 1024) is None  # gemv_us prices it
+    assert few_rows_us(cal, "fp16", points, 64, 1024, 1024) is None  # the grid prices it
+    assert few_rows_us(cal, "fp16", points, 17, 1024, 1024) == pytest.approx(100 + 1 / 48 * 34.217728)
+    # a weight the grid does not reach (N 64 < 128): the class model, as before
+    assert few_rows_us(cal, "fp16", points, 40, 64, 1024) is None
