@@ -155,10 +155,12 @@ def convert_fp16(model_path: str | Path, out_path: str | Path | None = None) -> 
     except ImportError:
         convert_float_to_float16 = require("onnxconverter_common.float16").convert_float_to_float16
         how = "onnxconverter_common.float16"
+    from modelcost.loaders.onnx_external import needs_external_data
+
     model = onnx.load(str(src))
     converted = convert_float_to_float16(model, keep_io_types=True)
     tmp_out = scratch_beside(out)
-    big = converted.ByteSize() > (1 << 31) - (1 << 24)
+    big = needs_external_data(converted)
     try:
         onnx.save(converted, str(tmp_out), save_as_external_data=big,
                   location=f"{out.name}.data" if big else None)

@@ -108,6 +108,23 @@ def _info(tensor: Any, model_name: str) -> tuple[str, int, int | None]:
     return info.location, int(info.offset or 0), info.length
 
 
+# protobuf serializes no message of 2 GB or more; the margin leaves room for the graph's own bytes
+PROTOBUF_LIMIT_BYTES = (1 << 31) - (1 << 24)
+
+
+def needs_external_data(model: Any) -> bool:
+    """Whether ``model`` (a ModelProto with its weights in it) must be saved with its weights as external data: its
+    size is over ``PROTOBUF_LIMIT_BYTES``. Past 2 GB protobuf cannot even size it (``ByteSize`` raises
+    "EncodeError: Failed to serialize proto"), and the size check itself failed: OLMo 2 1B's fp16 copy (3 GB)
+    under ort-cuda (H100, benchmarks/results/device_2026-12-08)."""
+    from google.protobuf.message import EncodeError
+
+    try:
+        return model.ByteSize() > PROTOBUF_LIMIT_BYTES
+    except EncodeError:
+        return True
+
+
 def check_external_data(model: Any, model_path: Path) -> ExternalDataSummary:
     """Validate every external tensor of ``model`` against the files beside ``model_path`` (see module doc)."""
     folder = model_path.parent

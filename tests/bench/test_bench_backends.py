@@ -77,6 +77,31 @@ def test_fp16_copy_is_cached(tmp_path: Path) -> None:
     assert {i.data_type for i in onnx.load(str(a)).graph.initializer} == {onnx.TensorProto.FLOAT16}
 
 
+def test_an_fp16_copy_over_protobufs_limit_keeps_its_weights_beside_it(tmp_path: Path, monkeypatch) -> None:
+    # Past 2 GB protobuf cannot size a model: ByteSize raises EncodeError ("Failed to serialize proto"), and the
+    # size check did so for OLMo 2 1B's 3 GB fp16 copy (H100, device_2026-12-08). Such a model needs external data,
+    # as one over the limit does: here the limit is set to 0 bytes, so a 6 -> 1,024 -> 3 MLP's copy is written with
+    # its weights in <copy>.data (onnx moves tensors of 1 KiB and more: the first layer's 6 x 1,024 fp16 weight is
+    # 12 KiB), and reads back as fp16.
+    import onnx
+    from google.protobuf.message import EncodeError
+
+    from modelcost.loaders import onnx_external
+
+    class Unsizable:
+        def ByteSize(self) -> int:  # noqa: N802 (protobuf's name)
+            raise EncodeError("Failed to serialize proto")
+
+    assert onnx_external.needs_external_data(Unsizable())
+    assert not onnx_external.needs_external_data(onnx.ModelProto())
+    monkeypatch.setattr(onnx_external, "PROTOBUF_LIMIT_BYTES", 0)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 1024), torch.nn.Tanh(), torch.nn.Linear(1024, 3)).eval()
+    model = from_module(net, lambda b: [TensorSpec("x", (b, 6), "float32")], name="wide")
+    copy = fp16_copy(model.onnx_file(tmp_path), tmp_path, "big")
+    assert copy.with_name(f"{copy.name}.data").stat().st_size > 0
+    assert {i.data_type for i in onnx.load(str(copy)).graph.initializer} == {onnx.TensorProto.FLOAT16}
+
+
 def test_sessions_taking_turns_each_run_under_their_own_settings(tmp_path: Path) -> None:
     """Two torch sessions alive at once (an ABBA comparison): the one that runs switches the global settings
     to its own, and closing them in any order leaves the process as it was."""

@@ -135,13 +135,14 @@ def fp16_copy(path: Path, cache_dir: Path, key: str) -> Path:
             raise Unavailable("no fp16 converter: onnxruntime.transformers or onnxconverter-common is needed") from exc
     from modelcost.core import owned
     from modelcost.core.atomic import scratch_beside
+    from modelcost.loaders.onnx_external import needs_external_data
 
     model = _shapes_inferred(path)
     converted = one_cast_each(convert_float_to_float16(model, keep_io_types=True, disable_shape_infer=True,
                                                        node_block_list=weight_only_training_norms(model)))
     owned.make_folder(cache_dir, out.parent)
     tmp = scratch_beside(out)
-    external = converted.ByteSize() > (1 << 31) - (1 << 24)
+    external = needs_external_data(converted)
     data = out.with_name(f"{out.name}.data")  # the weights of a model over protobuf's 2 GB, beside it
     try:
         onnx.save(converted, str(tmp), save_as_external_data=external, location=data.name)
