@@ -403,7 +403,7 @@ def _compute_ms(layer: LayerCost, kind: str, cal: Calibration, precision: str, s
         return flops / (peak * _along(line, skv) * util) * 1e3, dim == d and line[0][0] <= skv <= line[-1][0]
     m, n, k = gemm_dims(layer, scale)
     check_matmul_mode(cal, precision)
-    grid_us = few_rows_us(cal, precision, grid, m, n, k) or grid_time_us(grid, m, n, k) if kind == "gemm" else None
+    grid_us = (few_rows_us(cal, precision, grid, m, n, k) or grid_time_us(grid, m, n, k)) if kind == "gemm" else None
     if grid_us is not None:
         return grid_us / 1e3, True
     if kind == "conv":
