@@ -663,11 +663,10 @@ def measured_once(cases: list[dict]) -> list[dict]:
     return list(once.values())
 
 
-def append_cases(path: Path, rows: list[dict]) -> list[dict]:
-    """Record ``rows`` as they finish (a crash later loses none); returns every case recorded so far."""
+def append_cases(path: Path, rows: list[dict]) -> None:
+    """Record ``rows`` as they finish (a crash later loses none); ``read_cases`` reads back every case recorded."""
     with path.open("a") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in rows)
-    return read_cases(path)
 
 
 def merge_table(summary: dict) -> None:

@@ -165,7 +165,8 @@ def main() -> None:
     if args.repredict:
         if not args.calibration or cases_file.exists():
             sys.exit("predict_validate_llm: --repredict needs --calibration FILE and an --out without llm_cases.jsonl")
-        summary = write_tables(args.out, append_cases(cases_file, repredict(args, config)))
+        append_cases(cases_file, repredict(args, config))
+        summary = write_tables(args.out, read_cases(cases_file))
         print(f"repredicted: {summary['entries']}", flush=True)
         if args.write_table:
             from predict_validate import merge_table
@@ -182,7 +183,8 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - a case that fails is recorded; the next one runs
             rows = [{"model": MODEL, "batch": batch, "error": f"{type(exc).__name__}: {exc}"[:500],
                      "trace": traceback.format_exc()[-1500:]}]
-        summary = write_tables(args.out, append_cases(cases_file, rows))
+        append_cases(cases_file, rows)
+        summary = write_tables(args.out, read_cases(cases_file))
         for r in rows:
             print(json.dumps(r), flush=True)
         print(f"batch {batch}: {len(rows)} rows in {time.perf_counter() - t1:.0f} s; entries {summary['entries']}",
